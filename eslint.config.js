@@ -1,0 +1,45 @@
+// @ts-check
+import js from '@eslint/js';
+import tseslint from 'typescript-eslint';
+import n from 'eslint-plugin-n';
+
+export default tseslint.config(
+  { ignores: ['dist/**', 'node_modules/**', 'coverage/**', 'config/schema.json'] },
+  js.configs.recommended,
+  ...tseslint.configs.recommended,
+  {
+    plugins: { n },
+    rules: {
+      'n/prefer-node-protocol': 'error',
+      '@typescript-eslint/no-unused-vars': [
+        'error',
+        { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrorsIgnorePattern: '^_' },
+      ],
+    },
+  },
+  {
+    // stdout is the stdio protocol channel: nothing in src/ may print to it except the CLI.
+    files: ['src/**/*.ts'],
+    ignores: ['src/cli/**'],
+    rules: { 'no-console': 'error' },
+  },
+  {
+    // core is pure: no I/O, no logger, no SDK runtime classes (ARCHITECTURE 1).
+    files: ['src/core/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            { group: ['node:*'], message: 'core is pure: pass the world in as parameters.' },
+            { group: ['pino', 'pino/*'], message: 'core does not log: return warnings.' },
+            {
+              group: ['@modelcontextprotocol/sdk/client/*', '@modelcontextprotocol/sdk/server/*', '../*/**'],
+              message: 'core imports nothing of ours outside core and no SDK runtime classes.',
+            },
+          ],
+        },
+      ],
+    },
+  },
+);

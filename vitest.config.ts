@@ -1,0 +1,13 @@
+import { defineConfig } from 'vitest/config';
+
+export default defineConfig({
+  test: {
+    include: ['test/**/*.test.ts'],
+    // Child-process tests (crash, restart, shutdown) need real processes; forks keep them isolated.
+    pool: 'forks',
+    testTimeout: 30_000,
+    hookTimeout: 30_000,
+    // A flaky test is a bug to fix, never to retry.
+    retry: 0,
+  },
+});
