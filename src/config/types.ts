@@ -1,0 +1,149 @@
+/**
+ * The runtime configuration: what the code uses, after the written YAML/JSON (`WrittenConfig`,
+ * snake_case, derived from the zod schema in `schema.ts`) has been interpolated, validated and
+ * normalized (`normalize.ts`). Every default is applied here, so no consumer re-derives one.
+ */
+import type { ErrorType } from '../core/result.js';
+
+/** The envelope an upstream client receives (F1–F3). */
+export type OutputFormat = 'results' | 'result' | 'response';
+
+/** How images, audio and blobs travel (F5). */
+export type MediaMode = 'artifacts' | 'passthrough';
+
+/** pino level names accepted by `log_level`. */
+export type LogLevel = 'trace' | 'debug' | 'info' | 'warn' | 'error';
+
+/** Which tools are listed upstream (T11). */
+export type ExposeMode = 'all' | 'read_only';
+
+/** Agent instructions per error type (R4). */
+export type InstructionMap = Readonly<Partial<Record<ErrorType, string>>>;
+
+/** A child process speaking MCP over stdio (C3). */
+export interface StdioTransportConfig {
+  readonly type: 'stdio';
+  readonly command: string;
+  readonly args: readonly string[];
+  /** Only these variables (plus the SDK's safe default set) reach the child. */
+  readonly env: Readonly<Record<string, string>>;
+  readonly cwd?: string;
+}
+
+/** A remote server over Streamable HTTP or legacy SSE (C3). */
+export interface RemoteTransportConfig {
+  readonly type: 'streamable-http' | 'sse';
+  readonly url: string;
+  readonly headers: Readonly<Record<string, string>>;
+}
+
+/** How to reach one downstream server. */
+export type TransportConfig = StdioTransportConfig | RemoteTransportConfig;
+
+/** Per-tool overrides, keyed by the tool's name after `rename` (T5). */
+export interface ToolOverride {
+  readonly description?: string;
+  /** Instruction attached to the tool's successful results (R4). */
+  readonly instruction?: string;
+  /** Instructions for the tool's failures, per error type (R4, most specific layer). */
+  readonly instructions?: InstructionMap;
+  /** T7: gate the tool behind `explicit_action` even without a destructive annotation. */
+  readonly requireExplicit?: boolean;
+}
+
+/** Tool selection and renaming for one server (T5). */
+export interface ToolsConfig {
+  /** Glob patterns over the downstream tool names; empty means every tool. */
+  readonly include: readonly string[];
+  readonly exclude: readonly string[];
+  /** downstream name → new name (before prefixing). */
+  readonly rename: Readonly<Record<string, string>>;
+  readonly overrides: Readonly<Record<string, ToolOverride>>;
+}
+
+/** Where a setting was written, for messages that point at it (C5). */
+export interface SourceLocation {
+  readonly file: string;
+  readonly line?: number;
+  readonly column?: number;
+}
+
+/** One downstream server, with every default applied. */
+export interface ServerConfig {
+  /** The server's key in the config (or its file name in `servers_dir`). */
+  readonly name: string;
+  /** The server prefix (T1): its `prefix`, else its key; `""` exposes names unprefixed. */
+  readonly prefix: string;
+  readonly enabled: boolean;
+  readonly transport: TransportConfig;
+  /** @default 60000 */
+  readonly timeoutMs: number;
+  /** @default 8 */
+  readonly concurrency: number;
+  /** @default 256 */
+  readonly maxQueue: number;
+  /** @default 300000 */
+  readonly withholdAfterMs: number;
+  /** N8. @default true */
+  readonly inbandErrors: boolean;
+  /** T11, inherited from the global `expose` unless set. */
+  readonly expose: ExposeMode;
+  /** R4, server layer. */
+  readonly instructions: InstructionMap;
+  readonly tools: ToolsConfig;
+  readonly source: SourceLocation;
+}
+
+/** `serve --http` settings (U1, U2). */
+export interface HttpConfig {
+  /** @default '127.0.0.1' */
+  readonly host: string;
+  /** @default 3333 */
+  readonly port: number;
+  /** Bearer token required on every request; undefined (or empty in YAML) = none. */
+  readonly token?: string;
+  /** Host names accepted in `Host`/`Origin` (compared without the port). */
+  readonly allowedHosts: readonly string[];
+}
+
+/** Output settings (F, N9, T6). */
+export interface OutputConfig {
+  /** @default 'results' */
+  readonly format: OutputFormat;
+  /** @default 'artifacts' */
+  readonly media: MediaMode;
+  /** @default 65536 */
+  readonly maxInlineBytes: number;
+  /** @default false */
+  readonly describeArguments: boolean;
+}
+
+/** The whole runtime configuration. */
+export interface Config {
+  /** Global prefix (T1): config `prefix`, else env `MCP_TOOL_PREFIX`, else none. */
+  readonly prefix?: string;
+  /** @default '_' */
+  readonly separator: string;
+  /** @default 64 */
+  readonly nameMaxLength: number;
+  /** @default 'info' */
+  readonly logLevel: LogLevel;
+  readonly output: OutputConfig;
+  /** T7. @default true */
+  readonly explicitDestructive: boolean;
+  /** T8. @default false */
+  readonly strictArguments: boolean;
+  /** T11. @default 'all' */
+  readonly expose: ExposeMode;
+  /** R4, global layer. */
+  readonly instructions: InstructionMap;
+  readonly http: HttpConfig;
+  /** Enabled and disabled servers, in config order (T4 decides collisions by this order). */
+  readonly servers: readonly ServerConfig[];
+  /** Argument keys whose values are redacted in trace logs (L1). */
+  readonly redactKeys: readonly string[];
+  /** Every value interpolated from the environment: never logged (L2). */
+  readonly secrets: readonly string[];
+  /** The main config file. */
+  readonly file: string;
+}
