@@ -1,0 +1,206 @@
+/**
+ * The three envelopes a Result is rendered to at the upstream boundary (CONTRACT F1–F3), as zod
+ * schemas, and the JSON Schemas derived from them that every exposed tool declares as its
+ * `outputSchema` (T6).
+ *
+ * Schema first: the renderer builds objects typed by these schemas (`z.infer`), so the renderer
+ * and the advertised outputSchema cannot drift apart silently; the render tests validate every
+ * rendered envelope against {@link ENVELOPE_JSON_SCHEMAS} with Ajv.
+ *
+ * Each schema admits success AND failure envelopes: the SDK client (1.32.2) validates
+ * `structuredContent` against the outputSchema even when `isError` is true, and so may others.
+ */
+import { z } from 'zod';
+import { ERROR_TYPES, RESULT_SOURCES } from '../core/result.js';
+
+/** The envelope formats, config `output.format` (F1–F3). */
+export const OUTPUT_FORMATS = ['results', 'result', 'response'] as const;
+
+/** One of {@link OUTPUT_FORMATS}. @default 'results' */
+export type OutputFormat = (typeof OUTPUT_FORMATS)[number];
+
+/** Config `output.format` as a zod schema. */
+export const OutputFormatSchema = z.enum(OUTPUT_FORMATS);
+
+/** How non-text blocks reach the upstream client, config `output.media` (F5). */
+export const MEDIA_MODES = ['artifacts', 'passthrough'] as const;
+
+/** One of {@link MEDIA_MODES}. @default 'artifacts' */
+export type MediaMode = (typeof MEDIA_MODES)[number];
+
+/** Config `output.media` as a zod schema. */
+export const MediaModeSchema = z.enum(MEDIA_MODES);
+
+const JsonObjectSchema = z.record(z.string(), z.unknown());
+
+/** The two file fields shared by every format (F1, F2; F3 uses the same pair). */
+const fileFields = {
+  returned_file_names: z
+    .array(z.string())
+    .optional()
+    .describe('Names of the files the call produced, in the same order as returned_file_contents.'),
+  returned_file_contents: z
+    .array(z.string())
+    .optional()
+    .describe('Base64 file bodies. Left out of the text content block, so never in the prompt.'),
+};
+
+/** A `resource_link` block as listed in `meta_data.resource_links` (N4); never fetched. */
+const ResourceLinkEntrySchema = z.strictObject({
+  uri: z.string(),
+  name: z.string().optional(),
+  title: z.string().optional(),
+  description: z.string().optional(),
+  mimeType: z.string().optional(),
+});
+
+/** Call metadata common to success and failure `meta_data` (F1). */
+const metaFields = {
+  server: z.string().optional().describe('The downstream server key.'),
+  tool: z.string().optional().describe("The downstream tool's own name."),
+  source: z.enum(RESULT_SOURCES).describe('Where the value came from.'),
+  elapsed_ms: z.number().optional(),
+  warnings: z.array(z.string()).optional(),
+  message: z.string().optional().describe('A message for the user.'),
+  instruction: z.string().optional().describe('Guidance for the agent.'),
+  resource_links: z.array(ResourceLinkEntrySchema).optional(),
+  downstream: JsonObjectSchema.optional().describe("The downstream's own meta_data, unchanged (N6)."),
+};
+
+/** F1 `meta_data` of a success. */
+export const SuccessMetaDataSchema = z.strictObject(metaFields);
+
+/** F1 `meta_data` of a failure. */
+export const FailureMetaDataSchema = z.strictObject({
+  is_error: z.literal(true),
+  error_type: z.enum(ERROR_TYPES),
+  error_code: z.string().optional().describe("The downstream's own error code, verbatim."),
+  ...metaFields,
+  error_data: JsonObjectSchema.optional(),
+});
+
+/** F1 `results` envelope, success: `{results, meta_data, returned_file_names?, ...}`. */
+export const ResultsSuccessEnvelopeSchema = z.strictObject({
+  results: z.unknown().describe('The tool result; null when the tool returned nothing (F4).'),
+  meta_data: SuccessMetaDataSchema,
+  ...fileFields,
+});
+
+/** F1 `results` envelope, failure: `{results: {error}, meta_data: {is_error: true, ...}}`. */
+export const ResultsFailureEnvelopeSchema = z.strictObject({
+  results: z.strictObject({ error: z.string() }),
+  meta_data: FailureMetaDataSchema,
+  ...fileFields,
+});
+
+/** F1: the MCP Tool Output Contract envelope (the default format). */
+export const ResultsEnvelopeSchema = z.union([ResultsSuccessEnvelopeSchema, ResultsFailureEnvelopeSchema]);
+
+/** F2 `result` envelope, success: ADR-003 `to_json()` of `Result.ok`. */
+export const ResultSuccessEnvelopeSchema = z.strictObject({
+  success: z.literal(true),
+  value: z.unknown().optional().describe('Omitted when the tool returned nothing.'),
+  message: z.string().optional(),
+  instruction: z.string().optional(),
+  ...fileFields,
+});
+
+/** F2 `result` envelope, failure: ADR-003 `to_json()` of `Result.failure`. */
+export const ResultFailureEnvelopeSchema = z.strictObject({
+  success: z.literal(false),
+  error: z.string(),
+  error_type: z.enum(ERROR_TYPES),
+  error_data: JsonObjectSchema.optional().describe(
+    "Structured detail; the downstream's own code is error_code.",
+  ),
+  exception_type: z.string().optional(),
+  exception_message: z.string().optional(),
+  message: z.string().optional(),
+  instruction: z.string().optional(),
+  ...fileFields,
+});
+
+/** F2: the ADR-003 Result envelope. */
+export const ResultEnvelopeSchema = z.discriminatedUnion('success', [
+  ResultSuccessEnvelopeSchema,
+  ResultFailureEnvelopeSchema,
+]);
+
+/** F3 `response` envelope, success: ADR-002 `{status: "SUCCESS", data}`. */
+export const ResponseSuccessEnvelopeSchema = z.strictObject({
+  status: z.literal('SUCCESS'),
+  data: z.unknown().describe('The tool result; null when the tool returned nothing.'),
+  instruction: z.string().optional().describe('Guidance for the agent (R4).'),
+  ...fileFields,
+});
+
+/** F3 `response` envelope, failure: ADR-002 `{status: "ERROR", error: {code, message, details?}}`. */
+export const ResponseFailureEnvelopeSchema = z.strictObject({
+  status: z.literal('ERROR'),
+  error: z.strictObject({
+    code: z.string().describe("The downstream's own code when it sent one, else the error type."),
+    message: z.string(),
+    details: JsonObjectSchema.optional(),
+  }),
+  instruction: z.string().optional().describe('Guidance for the agent (R4).'),
+  ...fileFields,
+});
+
+/** F3: the ADR-002 McpServerResponse envelope. */
+export const ResponseEnvelopeSchema = z.discriminatedUnion('status', [
+  ResponseSuccessEnvelopeSchema,
+  ResponseFailureEnvelopeSchema,
+]);
+
+/** The envelope zod schema of each format. */
+export const ENVELOPE_SCHEMAS = {
+  results: ResultsEnvelopeSchema,
+  result: ResultEnvelopeSchema,
+  response: ResponseEnvelopeSchema,
+} as const satisfies Record<OutputFormat, z.ZodType>;
+
+/** F1 envelope, as the renderer builds it. */
+export type ResultsEnvelope = z.infer<typeof ResultsEnvelopeSchema>;
+/** F2 envelope, as the renderer builds it. */
+export type ResultEnvelope = z.infer<typeof ResultEnvelopeSchema>;
+/** F3 envelope, as the renderer builds it. */
+export type ResponseEnvelope = z.infer<typeof ResponseEnvelopeSchema>;
+/** Any envelope. */
+export type Envelope = ResultsEnvelope | ResultEnvelope | ResponseEnvelope;
+
+/** A JSON Schema whose top level is an object schema, as MCP requires of an `outputSchema`. */
+export type JsonSchemaObject = Readonly<{ type: 'object' } & Record<string, unknown>>;
+
+function deepFreeze<T>(value: T): T {
+  if (value !== null && typeof value === 'object' && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const child of Object.values(value)) deepFreeze(child);
+  }
+  return value;
+}
+
+/**
+ * zod → JSON Schema for an outputSchema.
+ * - `$schema` is dropped: zod declares 2020-12, which a client's default (draft-07) Ajv refuses
+ *   to compile ("no schema with key or ref"), and every keyword used here means the same in
+ *   draft-07 and 2020-12 (the render tests compile the schemas with both dialects).
+ * - `type: "object"` is added beside the union's anyOf/oneOf: MCP requires it at the top level.
+ */
+function toOutputSchema(schema: z.ZodType): JsonSchemaObject {
+  const generated: Record<string, unknown> = z.toJSONSchema(schema, {
+    target: 'draft-2020-12',
+    io: 'output',
+  });
+  const { $schema: _dialect, ...rest } = generated;
+  return deepFreeze({ type: 'object', ...rest });
+}
+
+/**
+ * The outputSchema of every exposed tool, per format (T6), computed once at module load.
+ * Deep-frozen: one object is shared by every tool definition.
+ */
+export const ENVELOPE_JSON_SCHEMAS: Readonly<Record<OutputFormat, JsonSchemaObject>> = Object.freeze({
+  results: toOutputSchema(ResultsEnvelopeSchema),
+  result: toOutputSchema(ResultEnvelopeSchema),
+  response: toOutputSchema(ResponseEnvelopeSchema),
+});
