@@ -1,0 +1,71 @@
+/**
+ * Boundary rules of docs/architecture.md, checked on the sources:
+ * - core is pure: no `node:` modules, no pino, no SDK client/server runtime, nothing of ours
+ *   outside core;
+ * - R2: only src/upstream/server.ts imports the renderer;
+ * - nothing in src/ outside the CLI writes to the console (stdout is the protocol channel).
+ */
+import { readFileSync, readdirSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { describe, expect, it } from 'vitest';
+
+const root = join(import.meta.dirname, '..');
+
+function sources(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) return sources(path);
+    return entry.name.endsWith('.ts') ? [path] : [];
+  });
+}
+
+/** Every module specifier a file imports or re-exports, with whether it is type-only. */
+function imports(file: string): { spec: string; typeOnly: boolean }[] {
+  const text = readFileSync(file, 'utf8');
+  const found: { spec: string; typeOnly: boolean }[] = [];
+  const pattern = /^\s*(import|export)\s+(type\s+)?(?:[^'"]*?\sfrom\s+)?['"]([^'"]+)['"]|\bimport\(\s*['"]([^'"]+)['"]\s*\)/gm;
+  for (const m of text.matchAll(pattern)) {
+    const spec = m[3] ?? m[4];
+    if (spec) found.push({ spec, typeOnly: Boolean(m[2]) });
+  }
+  return found;
+}
+
+const all = sources(join(root, 'src')).map((file) => ({ file: relative(root, file), abs: file }));
+const core = all.filter((f) => f.file.startsWith('src/core/'));
+
+describe('architecture boundaries', () => {
+  it('R2/N10: src/core imports no node: module, no pino, no SDK runtime class and nothing of ours outside core', () => {
+    const offences: string[] = [];
+    for (const { file, abs } of core) {
+      for (const { spec, typeOnly } of imports(abs)) {
+        const sdkRuntime =
+          spec.startsWith('@modelcontextprotocol/sdk/') && !spec.endsWith('/types.js') && !typeOnly;
+        if (spec.startsWith('node:') || spec === 'pino' || spec.startsWith('pino/') || sdkRuntime) {
+          offences.push(`${file} imports ${spec}`);
+        }
+        if (spec.startsWith('.') && !spec.startsWith('./')) offences.push(`${file} imports ${spec}`);
+      }
+      const text = readFileSync(abs, 'utf8');
+      if (/\b(process\.|Date\.now\(|Math\.random\(|new Date\()/.test(text)) {
+        offences.push(`${file} reads the clock, randomness or the process`);
+      }
+    }
+    expect(offences).toEqual([]);
+  });
+
+  it('R2: only src/upstream/server.ts imports the renderer', () => {
+    const importers = all
+      .filter(({ abs }) => imports(abs).some(({ spec }) => /(^|\/)render(\.js)?$/.test(spec)))
+      .map(({ file }) => file);
+    expect(importers).toEqual(['src/upstream/server.ts']);
+  });
+
+  it('L1: nothing in src/ outside the CLI writes to the console', () => {
+    const offences = all
+      .filter(({ file }) => !file.startsWith('src/cli/'))
+      .filter(({ abs }) => /\bconsole\.\w+\(/.test(readFileSync(abs, 'utf8')))
+      .map(({ file }) => file);
+    expect(offences).toEqual([]);
+  });
+});
