@@ -1,0 +1,263 @@
+/**
+ * Argument validation against the downstream inputSchema (CONTRACT T8) and schema compilation
+ * for the catalog (T12).
+ *
+ * Ajv compiles each distinct schema once per catalog build (a rebuild reuses the previous
+ * build's validators for schemas it has already seen), never per call. The dialect comes from
+ * the schema's `$schema`: draft-07/06/04 → Ajv's draft-07 class, 2019-09 → `Ajv2019`, 2020-12
+ * or none → `Ajv2020` (MCP's default dialect). Ajv itself is pure JavaScript: no I/O, and its
+ * logger is switched off so nothing reaches the console.
+ */
+import { Ajv, type ErrorObject, type Options, type ValidateFunction } from 'ajv';
+import { Ajv2019 } from 'ajv/dist/2019.js';
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import addFormatsModule from 'ajv-formats';
+import { closest } from './suggest.js';
+
+/**
+ * T8: one problem with a call's arguments. `path` is a JSON Pointer (RFC 6901) to the offending
+ * value: `""` is the arguments object itself, `/query/limit` a nested key, `/items/0` an array
+ * element. For a missing or unknown key the pointer names that key (`/path`), not its parent.
+ */
+export interface ArgumentIssue {
+  readonly path: string;
+  readonly message: string;
+}
+
+/** T8: validates one call's arguments; `undefined` means valid. */
+export type ArgumentValidator = (args: unknown) => readonly ArgumentIssue[] | undefined;
+
+/** The JSON Schema dialects the catalog compiles (T12). */
+export type SchemaDialect = 'draft-07' | '2019-09' | '2020-12';
+
+/** A compiled schema, or why it did not compile. */
+export type CompiledSchema =
+  | { readonly ok: true; readonly dialect: SchemaDialect; readonly check: ValidateFunction }
+  | { readonly ok: false; readonly dialect: SchemaDialect; readonly error: string };
+
+/** Compiles schemas with a cache; one per catalog build (see {@link createSchemaCompiler}). */
+export interface SchemaCompiler {
+  /** Compiles `schema` (or returns the cached result for an equal schema). Never throws. */
+  compile(schema: Record<string, unknown>): CompiledSchema;
+  /** How many distinct schemas this compiler has compiled itself (cache misses). */
+  readonly compiledCount: number;
+}
+
+/** T8: at most this many issues are reported per call, so one bad call cannot flood a prompt. */
+export const MAX_ISSUES = 20;
+
+// ajv-formats is CommonJS with `module.exports = plugin`: under NodeNext the default import is
+// the module object in the types but the function at run time.
+const addFormats = addFormatsModule as unknown as (ajv: Ajv | Ajv2019 | Ajv2020) => unknown;
+
+const AJV_OPTIONS: Options = {
+  strict: false,
+  allErrors: true,
+  validateFormats: true,
+  // Core must not write to the console (stdout is the stdio protocol channel).
+  logger: false,
+  // Never register schemas by `$id`: two downstreams may reuse one `$id` for different schemas.
+  addUsedSchema: false,
+};
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/**
+ * T12: the dialect a schema declares through `$schema`. Unknown or absent → 2020-12, the
+ * dialect MCP specifies for schemas without `$schema`.
+ */
+export function dialectOf(schema: Record<string, unknown>): SchemaDialect {
+  const declared = schema['$schema'];
+  if (typeof declared !== 'string') return '2020-12';
+  if (/json-schema\.org\/draft-0[4-7]\/schema/.test(declared)) return 'draft-07';
+  if (/json-schema\.org\/draft\/2019-09\/schema/.test(declared)) return '2019-09';
+  return '2020-12';
+}
+
+type AnyAjv = Ajv | Ajv2019 | Ajv2020;
+
+function createAjv(dialect: SchemaDialect): AnyAjv {
+  const ajv =
+    dialect === 'draft-07'
+      ? new Ajv(AJV_OPTIONS)
+      : dialect === '2019-09'
+        ? new Ajv2019(AJV_OPTIONS)
+        : new Ajv2020(AJV_OPTIONS);
+  addFormats(ajv);
+  return ajv;
+}
+
+interface CompilerState {
+  readonly instances: Map<SchemaDialect, AnyAjv>;
+  readonly cache: Map<string, CompiledSchema>;
+}
+
+const STATE = Symbol('compiler state');
+
+/**
+ * A compiler for one catalog build. Pass the previous build's compiler to reuse its Ajv
+ * instances and every validator whose schema is still listed; schemas no longer listed are
+ * dropped with the old compiler, so memory follows the current catalog.
+ * @example const compiler = createSchemaCompiler(previousCatalog?.compiler)
+ */
+export function createSchemaCompiler(previous?: SchemaCompiler): SchemaCompiler {
+  const prior = previous
+    ? (previous as unknown as Record<symbol, CompilerState | undefined>)[STATE]
+    : undefined;
+  const instances = prior?.instances ?? new Map<SchemaDialect, AnyAjv>();
+  const cache = new Map<string, CompiledSchema>();
+  let compiledCount = 0;
+  const compile = (schema: Record<string, unknown>): CompiledSchema => {
+    const dialect = dialectOf(schema);
+    let key: string;
+    try {
+      key = `${dialect}\n${JSON.stringify(schema)}`;
+    } catch (error) {
+      return { ok: false, dialect, error: `not serializable as JSON: ${errorMessage(error)}` };
+    }
+    const known = cache.get(key) ?? prior?.cache.get(key);
+    if (known) {
+      cache.set(key, known);
+      return known;
+    }
+    let ajv = instances.get(dialect);
+    if (!ajv) {
+      ajv = createAjv(dialect);
+      instances.set(dialect, ajv);
+    }
+    // The dialect is chosen here, so `$schema` is dropped: a draft-06/04 or https spelling that
+    // the Ajv class has no meta-schema for would otherwise fail to compile.
+    const { $schema: _declared, ...body } = schema;
+    let compiled: CompiledSchema;
+    try {
+      compiled = { ok: true, dialect, check: ajv.compile(body) };
+    } catch (error) {
+      compiled = { ok: false, dialect, error: errorMessage(error) };
+    } finally {
+      // Ajv keeps every compiled schema in an identity cache; our own cache is the one that counts.
+      ajv.removeSchema(body);
+    }
+    compiledCount++;
+    cache.set(key, compiled);
+    return compiled;
+  };
+  const compiler = {
+    compile,
+    get compiledCount() {
+      return compiledCount;
+    },
+    [STATE]: { instances, cache } satisfies CompilerState,
+  };
+  return compiler;
+}
+
+function errorMessage(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+function escapePointer(key: string): string {
+  return key.replace(/~/g, '~0').replace(/\//g, '~1');
+}
+
+/** Ajv errors → issues; a missing/unknown key points at the key itself. */
+function toIssues(errors: readonly ErrorObject[]): ArgumentIssue[] {
+  const issues: ArgumentIssue[] = [];
+  const seen = new Set<string>();
+  for (const error of errors) {
+    let path = error.instancePath;
+    const params = error.params as Record<string, unknown>;
+    const key = params['missingProperty'] ?? params['additionalProperty'] ?? params['unevaluatedProperty'];
+    if (typeof key === 'string') path += `/${escapePointer(key)}`;
+    const message = error.message ?? error.keyword;
+    const id = `${path}\n${message}`;
+    if (seen.has(id)) continue;
+    seen.add(id);
+    issues.push({ path, message });
+  }
+  return issues;
+}
+
+const SCHEMA_DECIDES = ['additionalProperties', 'patternProperties', 'unevaluatedProperties'] as const;
+
+/** Follows a local `#/$defs/x` or `#/definitions/x` reference; anything else is unknown. */
+function resolveLocal(
+  root: Record<string, unknown>,
+  node: Record<string, unknown>,
+): Record<string, unknown> | undefined {
+  const ref = node['$ref'];
+  if (typeof ref !== 'string') return node;
+  const match = /^#\/(\$defs|definitions)\/([^/]+)$/.exec(ref);
+  const defs = match ? root[match[1] ?? ''] : undefined;
+  const target = match && isRecord(defs) ? defs[match[2] ?? ''] : undefined;
+  return isRecord(target) ? target : undefined;
+}
+
+/**
+ * T8 strict mode: the top-level keys the schema knows, or `undefined` when the schema itself
+ * decides about extra keys (`additionalProperties`, `patternProperties`,
+ * `unevaluatedProperties`, anywhere at the top level) or uses a reference we cannot follow.
+ * Keys from `allOf`/`anyOf`/`oneOf`/`then`/`else` members count as known, so composed schemas are
+ * not broken by a naive `additionalProperties: false`.
+ */
+export function knownTopLevelKeys(schema: Record<string, unknown>): ReadonlySet<string> | undefined {
+  const keys = new Set<string>();
+  const nodes: Record<string, unknown>[] = [schema];
+  for (let i = 0; i < nodes.length && i < 100; i++) {
+    const node = resolveLocal(schema, nodes[i] ?? {});
+    if (!node) return undefined;
+    if (SCHEMA_DECIDES.some((keyword) => keyword in node)) return undefined;
+    if (isRecord(node['properties'])) for (const key of Object.keys(node['properties'])) keys.add(key);
+    if (Array.isArray(node['required']))
+      for (const key of node['required']) if (typeof key === 'string') keys.add(key);
+    for (const keyword of ['allOf', 'anyOf', 'oneOf']) {
+      const members = node[keyword];
+      if (Array.isArray(members)) nodes.push(...members.filter(isRecord));
+    }
+    for (const keyword of ['then', 'else']) {
+      const member = node[keyword];
+      if (isRecord(member)) nodes.push(member);
+    }
+  }
+  return keys;
+}
+
+/** Options of {@link argumentValidator}. */
+export interface ArgumentValidatorOptions {
+  /**
+   * T8: also reject top-level keys the schema does not declare, unless the schema itself says
+   * what extra keys may be (see {@link knownTopLevelKeys}). Config `strict_arguments`.
+   * @default false
+   */
+  readonly strictArguments: boolean;
+}
+
+/**
+ * T8: a validator for one tool from its compiled inputSchema. Arguments that are not an object
+ * give one issue at the root; otherwise every Ajv error becomes an issue (at most
+ * {@link MAX_ISSUES}), plus, in strict mode, one issue per unknown top-level key.
+ */
+export function argumentValidator(
+  check: ValidateFunction,
+  schema: Record<string, unknown>,
+  options: ArgumentValidatorOptions,
+): ArgumentValidator {
+  const known = options.strictArguments ? knownTopLevelKeys(schema) : undefined;
+  return (args) => {
+    if (!isRecord(args)) {
+      const got = args === null ? 'null' : Array.isArray(args) ? 'an array' : typeof args;
+      return [{ path: '', message: `arguments must be an object, got ${got}` }];
+    }
+    const issues = check(args) ? [] : toIssues(check.errors ?? []);
+    if (known) {
+      for (const key of Object.keys(args)) {
+        if (known.has(key)) continue;
+        const near = closest(key, known, { limit: 1 });
+        const hint = near[0] === undefined ? '' : `; did you mean "${near[0]}"?`;
+        issues.push({ path: `/${escapePointer(key)}`, message: `is not a known argument${hint}` });
+      }
+    }
+    return issues.length === 0 ? undefined : issues.slice(0, MAX_ISSUES);
+  };
+}
