@@ -1,0 +1,237 @@
+/**
+ * Streamable HTTP hosting at `/mcp` on node:http (CONTRACT U1, U2, U4).
+ *
+ * Every request passes the U2 guard (Host/Origin allow-list, then the bearer token) before
+ * anything else is read. Sessions are stateful: one SDK transport and one upstream `Server` per
+ * `Mcp-Session-Id` (an SDK `Server` serves exactly one transport), all sharing the catalog and
+ * the pool behind {@link UpstreamServer}.
+ *
+ * Responses stream as SSE, not as plain JSON (`enableJsonResponse` stays off): in JSON-response
+ * mode the SDK transport (1.32.2) silently drops every notification tied to a request, so a
+ * client that sent a progress token would never see progress (P3). The transport fixes the mode
+ * per session, not per request, so there is no safe way to pick JSON only for calls without a
+ * token; docs/architecture.md records the trade-off.
+ */
+import { randomUUID } from 'node:crypto';
+import { createServer } from 'node:http';
+import type { IncomingMessage, Server as NodeHttpServer, ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
+import type { Logger } from 'pino';
+import { createRequestGuard } from './http-guard.js';
+import type { UpstreamServer } from './server.js';
+
+/** The `/healthz` answer: HTTP status and JSON body. */
+export interface HealthReport {
+  readonly status: number;
+  readonly body: Readonly<Record<string, unknown>>;
+}
+
+/** Options of {@link listenHttp}. */
+export interface HttpOptions {
+  /**
+   * Interface to bind. Only loopback by default: the proxy can start local processes.
+   * @default '127.0.0.1'
+   */
+  readonly host: string;
+  /**
+   * TCP port; `0` picks a free one (tests).
+   * @default 3333
+   */
+  readonly port: number;
+  /** Bearer token required on `/mcp` and `/healthz`; undefined or empty: none (U2). */
+  readonly token?: string;
+  /**
+   * Host names accepted in `Host`/`Origin`, compared without the port (U2). The bound host is
+   * added when it is a concrete address (not `0.0.0.0` / `::`).
+   * @example ['localhost', '127.0.0.1']
+   */
+  readonly allowedHosts: readonly string[];
+  /**
+   * Largest accepted request body; larger → 413.
+   * @default 4194304 (4 MiB)
+   */
+  readonly maxBodyBytes?: number;
+  /** Builds the `/healthz` answer on each request. */
+  readonly health: () => HealthReport;
+}
+
+/** A listening HTTP endpoint. */
+export interface HttpHandle {
+  /** Where MCP clients connect, e.g. `http://127.0.0.1:3333/mcp`. */
+  readonly url: string;
+  /** The health endpoint, e.g. `http://127.0.0.1:3333/healthz`. */
+  readonly healthUrl: string;
+  /** Number of open MCP sessions. */
+  sessionCount(): number;
+  /** Stops accepting connections, closes every session, and resolves once the socket is closed. */
+  close(): Promise<void>;
+}
+
+const DEFAULT_MAX_BODY_BYTES = 4 * 1024 * 1024;
+
+/**
+ * Serves `upstream` over Streamable HTTP and resolves once listening.
+ * @example const http = await listenHttp(upstream, { host: '127.0.0.1', port: 0, allowedHosts: ['127.0.0.1'], health }, logger);
+ */
+export async function listenHttp(upstream: UpstreamServer, options: HttpOptions, logger: Logger): Promise<HttpHandle> {
+  const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
+  const wildcard = options.host === '0.0.0.0' || options.host === '::' || options.host === '';
+  const guard = createRequestGuard({
+    allowedHosts: wildcard ? options.allowedHosts : [...options.allowedHosts, options.host],
+    ...(options.token !== undefined ? { token: options.token } : {}),
+  });
+  const sessions = new Map<string, StreamableHTTPServerTransport>();
+
+  async function openSession(req: IncomingMessage, res: ServerResponse, body: unknown): Promise<void> {
+    const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
+      sessionIdGenerator: randomUUID,
+      onsessioninitialized: (id) => {
+        sessions.set(id, transport);
+      },
+    });
+    transport.onclose = () => {
+      if (transport.sessionId !== undefined) sessions.delete(transport.sessionId);
+    };
+    await upstream.connect(transport);
+    await transport.handleRequest(req, res, body);
+  }
+
+  async function handleMcp(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const sessionHeader = req.headers['mcp-session-id'];
+    const sessionId = Array.isArray(sessionHeader) ? sessionHeader[0] : sessionHeader;
+    const transport = sessionId === undefined ? undefined : sessions.get(sessionId);
+    if (req.method === 'POST') {
+      const body = await readJsonBody(req, maxBodyBytes);
+      if (body.kind === 'too_large') {
+        return sendJsonRpcError(res, 413, -32000, `Payload Too Large: request body must not exceed ${maxBodyBytes} bytes`);
+      }
+      if (body.kind === 'invalid') return sendJsonRpcError(res, 400, -32700, 'Parse error: Invalid JSON');
+      if (transport !== undefined) return transport.handleRequest(req, res, body.value);
+      if (sessionId !== undefined) return sendJsonRpcError(res, 404, -32001, 'Session not found');
+      if (isInitializeRequest(body.value)) return openSession(req, res, body.value);
+      return sendJsonRpcError(res, 400, -32000, 'Bad Request: no valid Mcp-Session-Id header; initialize first');
+    }
+    if (req.method === 'GET' || req.method === 'DELETE') {
+      if (transport !== undefined) return transport.handleRequest(req, res);
+      if (sessionId !== undefined) return sendJsonRpcError(res, 404, -32001, 'Session not found');
+      return sendJsonRpcError(res, 400, -32000, 'Bad Request: Mcp-Session-Id header is required');
+    }
+    res.setHeader('Allow', 'GET, POST, DELETE');
+    return sendJsonRpcError(res, 405, -32000, 'Method not allowed.');
+  }
+
+  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    // U2: Host/Origin before anything else, then the token.
+    const verdict = guard({
+      host: req.headers.host,
+      origin: req.headers.origin,
+      authorization: req.headers.authorization,
+    });
+    if (!verdict.ok) {
+      logger.warn({ status: verdict.status, host: req.headers.host, origin: req.headers.origin }, verdict.message);
+      if (verdict.status === 401) res.setHeader('WWW-Authenticate', 'Bearer realm="mcp-normalizer"');
+      return sendJsonRpcError(res, verdict.status, -32000, verdict.message);
+    }
+    const path = (req.url ?? '/').split('?')[0];
+    if (path === '/mcp') return handleMcp(req, res);
+    if (path === '/healthz' && (req.method === 'GET' || req.method === 'HEAD')) {
+      const report = options.health();
+      return sendJson(res, report.status, report.body);
+    }
+    return sendJson(res, 404, { error: 'Not found: MCP is served at /mcp, health at /healthz' });
+  }
+
+  const server: NodeHttpServer = createServer((req, res) => {
+    handle(req, res).catch((error: unknown) => {
+      logger.error({ err: error }, 'HTTP request failed');
+      if (!res.headersSent) sendJsonRpcError(res, 500, -32603, 'Internal error');
+      else res.end();
+    });
+  });
+
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port, options.host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const address = server.address() as AddressInfo;
+  const base = `http://${formatHost(options.host)}:${address.port}`;
+
+  let closing: Promise<void> | undefined;
+  return {
+    url: `${base}/mcp`,
+    healthUrl: `${base}/healthz`,
+    sessionCount: () => sessions.size,
+    close() {
+      closing ??= (async () => {
+        const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+        await Promise.allSettled([...sessions.values()].map((transport) => transport.close()));
+        sessions.clear();
+        // Open SSE streams and keep-alive sockets would hold close() forever.
+        server.closeAllConnections();
+        await closed;
+      })();
+      return closing;
+    },
+  };
+}
+
+type BodyRead = { kind: 'ok'; value: unknown } | { kind: 'too_large' } | { kind: 'invalid' };
+
+/**
+ * Reads and parses a JSON body, refusing more than `limit` bytes without buffering them. Event
+ * listeners, not `for await`: leaving an async iterator early destroys the socket, and the 413
+ * answer could not be sent.
+ */
+function readJsonBody(req: IncomingMessage, limit: number): Promise<BodyRead> {
+  return new Promise((resolve, reject) => {
+    if (Number(req.headers['content-length']) > limit) {
+      req.resume();
+      resolve({ kind: 'too_large' });
+      return;
+    }
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let overflow = false;
+    req.on('data', (chunk: Buffer) => {
+      if (overflow) return;
+      size += chunk.length;
+      if (size > limit) {
+        overflow = true;
+        chunks.length = 0;
+        resolve({ kind: 'too_large' });
+        return;
+      }
+      chunks.push(chunk);
+    });
+    req.on('end', () => {
+      if (overflow) return;
+      try {
+        resolve({ kind: 'ok', value: JSON.parse(Buffer.concat(chunks).toString('utf8')) as unknown });
+      } catch {
+        resolve({ kind: 'invalid' });
+      }
+    });
+    req.on('error', reject);
+  });
+}
+
+function sendJson(res: ServerResponse, status: number, body: unknown): void {
+  const text = JSON.stringify(body);
+  res.writeHead(status, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(text) });
+  res.end(text);
+}
+
+function sendJsonRpcError(res: ServerResponse, status: number, code: number, message: string): void {
+  sendJson(res, status, { jsonrpc: '2.0', error: { code, message }, id: null });
+}
+
+function formatHost(host: string): string {
+  if (host === '0.0.0.0' || host === '') return '127.0.0.1';
+  if (host === '::') return '[::1]';
+  return host.includes(':') ? `[${host}]` : host;
+}

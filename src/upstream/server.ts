@@ -1,0 +1,234 @@
+/**
+ * The aggregated upstream MCP server (CONTRACT U1, R2, R3, T6–T10).
+ *
+ * Built on the SDK's low-level `Server`: it is marked deprecated in the 1.32.2 docs, but it is
+ * the only SDK server that serves raw JSON Schemas verbatim (T6); `McpServer` wants zod shapes.
+ * One `Server` serves one transport, so this module hands out a fresh `Server` per connection
+ * (stdio, each HTTP session, each in-memory CLI client), all sharing one {@link ToolBackend}.
+ *
+ * This file is the ONLY importer of `render.ts` (R2): a Result becomes JSON here and nowhere else.
+ */
+import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult, Implementation, Tool } from '@modelcontextprotocol/sdk/types.js';
+import type { Logger } from 'pino';
+import type { FailureResult, Result } from '../core/result.js';
+import { failure } from '../core/result.js';
+import { renderCallToolResult } from './render.js';
+import type { RenderOptions } from './render.js';
+
+/** A call that passed routing, the explicit gate and argument validation (T3, T7, T8). */
+export interface PreparedForward {
+  readonly kind: 'forward';
+  /** The downstream server key. */
+  readonly server: string;
+  /** The downstream tool's own name. */
+  readonly tool: string;
+  /** The arguments to forward (`explicit_action` already removed, T7). */
+  readonly arguments: Record<string, unknown>;
+}
+
+/** One progress update from a downstream, forwarded upstream with the upstream's token (P3). */
+export interface ProgressUpdate {
+  readonly progress: number;
+  readonly total?: number;
+  readonly message?: string;
+}
+
+/** What the server needs from the rest of the proxy; the composition root wires the real ones. */
+export interface ToolBackend<F extends PreparedForward = PreparedForward> {
+  /**
+   * tools/list: the exposed definitions, served from memory (T6, T10). May be a promise so that a
+   * client asking right after start waits for the first connection round instead of seeing a
+   * partial list.
+   */
+  listTools(): readonly Tool[] | Promise<readonly Tool[]>;
+  /** tools/call, step 1: lookup, explicit gate, argument check; a failure reaches no downstream. */
+  prepareCall(name: string, args: Record<string, unknown> | undefined): F | FailureResult;
+  /** tools/call, step 2: the downstream call. Never rejects (R3). */
+  callTool(call: F, options: { signal: AbortSignal; onProgress?: (update: ProgressUpdate) => void }): Promise<Result>;
+}
+
+/** Options of {@link createUpstreamServer}. */
+export interface UpstreamDeps<F extends PreparedForward = PreparedForward> {
+  readonly backend: ToolBackend<F>;
+  /**
+   * The envelope format and media mode (F1–F5).
+   * @example { format: 'results', media: 'artifacts' }
+   */
+  readonly output: RenderOptions;
+  readonly logger: Logger;
+  /**
+   * The name and version announced in `initialize`.
+   * @default { name: 'mcp-normalizer', version: '0.0.0' }
+   */
+  readonly serverInfo?: Implementation;
+}
+
+/** The aggregated server: a factory of per-transport SDK servers sharing one backend. */
+export interface UpstreamServer {
+  /** Creates a `Server` for `transport`, connects it, and tracks it until it closes. */
+  connect(transport: Transport): Promise<Server>;
+  /** T10: tells every initialized client that the tool list changed. */
+  notifyToolsChanged(): void;
+  /** P5: from now on tools/call answers `downstream_unavailable` (shutting down). */
+  stopAccepting(): void;
+  /** P5: resolves true once no call is in flight, or false after `graceMs`. */
+  drain(graceMs: number): Promise<boolean>;
+  /** Number of calls being answered right now. */
+  inFlight(): number;
+  /** Closes every connected `Server` (and with it its transport). */
+  close(): Promise<void>;
+}
+
+function isRefused<F extends PreparedForward>(prepared: F | FailureResult): prepared is FailureResult {
+  return (prepared as { kind?: unknown }).kind !== 'forward';
+}
+
+const SHUTTING_DOWN = 'mcp-normalizer is shutting down and takes no new calls';
+
+/**
+ * Builds the aggregated upstream server.
+ * @example const upstream = createUpstreamServer({ backend, output: { format: 'results', media: 'artifacts' }, logger });
+ */
+export function createUpstreamServer<F extends PreparedForward>(deps: UpstreamDeps<F>): UpstreamServer {
+  const { backend, output, logger } = deps;
+  const serverInfo = deps.serverInfo ?? { name: 'mcp-normalizer', version: '0.0.0' };
+  const connected = new Set<Server>();
+  const initialized = new WeakSet<Server>();
+  const calls = new Set<Promise<unknown>>();
+  let accepting = true;
+
+  async function answer(
+    name: string,
+    args: Record<string, unknown> | undefined,
+    extra: { signal: AbortSignal; requestId: string | number; progressToken: string | number | undefined },
+    sendProgress: (update: ProgressUpdate, token: string | number) => Promise<void>,
+  ): Promise<CallToolResult> {
+    let result: Result;
+    try {
+      result = await route(name, args, extra, sendProgress);
+    } catch (error) {
+      // R3, outermost net: a bug anywhere in the call path still gets exactly one answer.
+      logger.error({ err: error, tool: name, requestId: extra.requestId }, 'tools/call failed unexpectedly');
+      result = failure('normalization_error', `mcp-normalizer failed to answer the call to "${name}"`, {
+        exception: error,
+        instruction: 'Tell the user the tool could not be called because of an internal error; do not retry.',
+      });
+    }
+    return renderCallToolResult(result, output);
+  }
+
+  async function route(
+    name: string,
+    args: Record<string, unknown> | undefined,
+    extra: { signal: AbortSignal; requestId: string | number; progressToken: string | number | undefined },
+    sendProgress: (update: ProgressUpdate, token: string | number) => Promise<void>,
+  ): Promise<Result> {
+    if (!accepting) {
+      return failure('downstream_unavailable', SHUTTING_DOWN, {
+        instruction: 'Tell the user the tool proxy is shutting down; retry later.',
+      });
+    }
+    const prepared = backend.prepareCall(name, args);
+    if (isRefused(prepared)) {
+      // T7, T8, T9: refused before any downstream sees it.
+      logger.error(
+        { tool: name, requestId: extra.requestId, errorType: prepared.errorType, error: prepared.error },
+        'tools/call refused',
+      );
+      return prepared;
+    }
+    logger.trace(
+      { tool: name, server: prepared.server, downstreamTool: prepared.tool, requestId: extra.requestId, arguments: prepared.arguments },
+      'tools/call',
+    );
+    const token = extra.progressToken;
+    return backend.callTool(prepared, {
+      signal: extra.signal,
+      // P3: forward progress only when the upstream asked for it, with ITS token.
+      ...(token !== undefined
+        ? {
+            onProgress: (update: ProgressUpdate) => {
+              sendProgress(update, token).catch((error: unknown) => {
+                logger.debug({ err: error, requestId: extra.requestId }, 'progress notification not delivered');
+              });
+            },
+          }
+        : {}),
+    });
+  }
+
+  function newServer(): Server {
+    const server = new Server(serverInfo, { capabilities: { tools: { listChanged: true }, logging: {} } });
+    server.oninitialized = () => initialized.add(server);
+    // T6, T10: the list comes from memory; no downstream is asked.
+    server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: [...(await backend.listTools())] }));
+    server.setRequestHandler(CallToolRequestSchema, (request, extra) => {
+      const progressToken = extra._meta?.progressToken;
+      const sendProgress = (update: ProgressUpdate, token: string | number): Promise<void> =>
+        extra.sendNotification({
+          method: 'notifications/progress',
+          params: {
+            progressToken: token,
+            progress: update.progress,
+            ...(update.total !== undefined ? { total: update.total } : {}),
+            ...(update.message !== undefined ? { message: update.message } : {}),
+          },
+        });
+      const pending = answer(
+        request.params.name,
+        request.params.arguments,
+        { signal: extra.signal, requestId: extra.requestId, progressToken },
+        sendProgress,
+      );
+      calls.add(pending);
+      void pending.finally(() => calls.delete(pending));
+      return pending;
+    });
+    return server;
+  }
+
+  return {
+    async connect(transport) {
+      const server = newServer();
+      connected.add(server);
+      server.onclose = () => connected.delete(server);
+      await server.connect(transport);
+      return server;
+    },
+    notifyToolsChanged() {
+      for (const server of connected) {
+        if (!initialized.has(server)) continue;
+        server.sendToolListChanged().catch((error: unknown) => {
+          logger.debug({ err: error }, 'tools/list_changed not delivered');
+        });
+      }
+    },
+    stopAccepting() {
+      accepting = false;
+    },
+    async drain(graceMs) {
+      if (calls.size === 0) return true;
+      let timer: NodeJS.Timeout | undefined;
+      const expired = new Promise<false>((resolve) => {
+        timer = setTimeout(() => resolve(false), graceMs);
+      });
+      const done = (async () => {
+        while (calls.size > 0) await Promise.allSettled([...calls]);
+        return true as const;
+      })();
+      try {
+        return await Promise.race([done, expired]);
+      } finally {
+        clearTimeout(timer);
+      }
+    },
+    inFlight: () => calls.size,
+    async close() {
+      await Promise.allSettled([...connected].map((server) => server.close()));
+      connected.clear();
+    },
+  };
+}
