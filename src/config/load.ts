@@ -1,0 +1,276 @@
+/**
+ * The only config I/O: read the main file and its `servers_dir`, then run the pipeline
+ * parse → interpolate → validate → rules → normalize (C1–C6). Every stage collects problems
+ * instead of throwing, so a user sees all of them at once; a broken config yields no Config (C5).
+ */
+import { readdir, readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { LineCounter, parseDocument, type YAMLError } from 'yaml';
+import type { z } from 'zod';
+import type { Config } from './types.js';
+import { interpolate, redactSecrets, retype, type EnvMap } from './interpolate.js';
+import {
+  formatPath,
+  issueProblems,
+  locateOffset,
+  problemAt,
+  valueAt,
+  type ConfigProblem,
+  type KeyPath,
+  type ParsedFile,
+} from './locate.js';
+import { mainFileEntries, normalizeConfig, type ServerEntry } from './normalize.js';
+import { checkRules } from './rules.js';
+import { ConfigSchema, ServerSchema, type WrittenServer } from './schema.js';
+
+export type { ConfigProblem } from './locate.js';
+
+/** What {@link loadConfig} returns: a config only when there is no error. */
+export interface LoadResult {
+  readonly config?: Config;
+  readonly errors: readonly ConfigProblem[];
+  readonly warnings: readonly ConfigProblem[];
+}
+
+/** How to fix each kind of YAML syntax error, after the parser's own words. */
+const SYNTAX_HINTS: Partial<Record<YAMLError['code'], string>> = {
+  BAD_INDENT: 'indent keys of the same mapping by the same number of spaces',
+  TAB_AS_INDENT: 'indent with spaces, not tabs',
+  DUPLICATE_KEY: 'remove one of them',
+  MISSING_CHAR: 'add the missing character',
+  BLOCK_AS_IMPLICIT_KEY: 'put the nested keys on their own lines, or quote a value that contains ": "',
+  MULTILINE_IMPLICIT_KEY: 'put the key on one line, or check the indentation above',
+  MULTIPLE_DOCS: 'keep one document per file: remove the "---" separator',
+  UNEXPECTED_TOKEN: 'check quotes, commas and brackets here',
+  BLOCK_IN_FLOW: 'check for a missing comma or bracket before this point',
+};
+
+/** Where a YAML error really starts: an unclosed quote is reported at the end of the file. */
+function syntaxOffset(text: string, error: YAMLError): number {
+  const quote = /Missing closing (["'])quote/.exec(error.message)?.[1];
+  if (quote !== undefined) {
+    const opening = text.lastIndexOf(quote, error.pos[0] - 1);
+    if (opening !== -1) return opening;
+  }
+  return error.pos[0];
+}
+
+function syntaxMessage(text: string, error: YAMLError): string {
+  let what = error.message;
+  if (error.code === 'DUPLICATE_KEY')
+    what = `duplicate key "${text.slice(error.pos[0], error.pos[1]).trim()}"`;
+  if (error.code === 'TAB_AS_INDENT') what = 'tab used as indentation';
+  if (error.code === 'MULTIPLE_DOCS') what = 'more than one YAML document';
+  const hint = SYNTAX_HINTS[error.code];
+  return `YAML syntax error: ${what}${hint === undefined ? '' : `: ${hint}`}`;
+}
+
+interface ParseOutcome {
+  readonly parsed: ParsedFile;
+  readonly tree?: unknown;
+  readonly errors: ConfigProblem[];
+}
+
+/** Parses YAML or JSON text (JSON through yaml too, so locations work the same), all errors. */
+function parseText(file: string, text: string): ParseOutcome {
+  const lineCounter = new LineCounter();
+  const doc = parseDocument(text, { lineCounter, prettyErrors: false, uniqueKeys: true });
+  const parsed: ParsedFile = { file, doc, lineCounter };
+  const errors: ConfigProblem[] = [];
+  const seen = new Set<number>();
+  for (const error of doc.errors) {
+    const offset = syntaxOffset(text, error);
+    // The parser can report one mistake twice at the same spot; once is enough.
+    if (seen.has(offset)) continue;
+    seen.add(offset);
+    errors.push({ file, ...locateOffset(parsed, offset), path: [], message: syntaxMessage(text, error) });
+  }
+  if (errors.length > 0) return { parsed, errors };
+  try {
+    // maxAliasCount bounds alias expansion (a "billion laughs" file cannot exhaust memory).
+    return { parsed, tree: doc.toJS({ maxAliasCount: 100 }), errors };
+  } catch (error) {
+    const reason = error instanceof Error ? error.message : String(error);
+    return { parsed, errors: [{ file, path: [], message: `YAML error: ${reason}` }] };
+  }
+}
+
+interface Validated<T> {
+  readonly data?: T;
+  readonly tree: unknown;
+  readonly secrets: readonly string[];
+  readonly errors: ConfigProblem[];
+}
+
+/** Interpolates (C4) then validates against `schema` (C5), collecting every problem. */
+function interpolateAndValidate<S extends z.ZodType>(
+  outcome: ParseOutcome,
+  schema: S,
+  env: EnvMap,
+): Validated<z.infer<S>> {
+  const { parsed } = outcome;
+  const interpolated = interpolate(outcome.tree, env);
+  const errors: ConfigProblem[] = interpolated.errors.map((error) =>
+    problemAt(parsed, error.path, error.message),
+  );
+  const tree = interpolated.value;
+  let result = schema.safeParse(tree);
+  if (!result.success && retypeInterpolated(tree, result.error.issues, interpolated.interpolatedPaths)) {
+    result = schema.safeParse(tree);
+  }
+  if (!result.success) {
+    for (const issue of result.error.issues) errors.push(...issueProblems(parsed, schema, tree, issue));
+  }
+  // L2: a message quoting what was written ("got string …") must not reveal an env value.
+  const redacted = errors.map((error) => ({
+    ...error,
+    message: redactSecrets(error.message, interpolated.secrets),
+  }));
+  return {
+    ...(result.success ? { data: result.data as z.infer<S> } : {}),
+    tree,
+    secrets: interpolated.secrets,
+    errors: redacted,
+  };
+}
+
+/**
+ * `port: ${PORT:-3333}` interpolates to the string "3333": where the schema expects a number or
+ * boolean at an interpolated path, read the string as one. Returns whether anything changed.
+ */
+function retypeInterpolated(
+  tree: unknown,
+  issues: readonly z.core.$ZodIssue[],
+  paths: readonly KeyPath[],
+): boolean {
+  const interpolated = new Set(paths.map((p) => formatPath(p)));
+  let changed = false;
+  for (const issue of issues) {
+    if (issue.code !== 'invalid_type' || issue.path.length === 0) continue;
+    const keyPath = issue.path.map((s) => (typeof s === 'number' ? s : String(s)));
+    if (!interpolated.has(formatPath(keyPath))) continue;
+    const value = valueAt(tree, keyPath);
+    const typed =
+      typeof value === 'string'
+        ? retype(value, issue.expected === 'int' ? 'number' : issue.expected)
+        : undefined;
+    const parent = valueAt(tree, keyPath.slice(0, -1)) as Record<string | number, unknown> | undefined;
+    const key = keyPath.at(-1);
+    if (typed === undefined || parent === undefined || key === undefined) continue;
+    parent[key] = typed;
+    changed = true;
+  }
+  return changed;
+}
+
+async function readText(file: string): Promise<{ text?: string; error?: ConfigProblem }> {
+  try {
+    return { text: await readFile(file, 'utf8') };
+  } catch (error) {
+    const code = (error as { code?: string }).code;
+    const why = code === 'ENOENT' ? 'file not found' : code === 'EISDIR' ? 'is a folder' : String(error);
+    return { error: { file, path: [], message: `cannot read config file: ${why}` } };
+  }
+}
+
+const SERVER_FILE = /\.(ya?ml|json)$/i;
+
+interface DirOutcome {
+  readonly entries: ServerEntry[];
+  readonly errors: ConfigProblem[];
+  readonly secrets: string[];
+}
+
+/** C2: one server per file in `servers_dir`, key = file name, sorted by name. */
+async function loadServersDir(main: ParsedFile, dir: string, env: EnvMap): Promise<DirOutcome> {
+  const folder = path.resolve(path.dirname(main.file), dir);
+  const out: DirOutcome = { entries: [], errors: [], secrets: [] };
+  let names: string[];
+  try {
+    names = (await readdir(folder)).filter((name) => SERVER_FILE.test(name) && !name.startsWith('.')).sort();
+  } catch {
+    out.errors.push(
+      problemAt(
+        main,
+        ['servers_dir'],
+        `servers_dir "${dir}" is not a readable folder: create it or fix the path`,
+      ),
+    );
+    return out;
+  }
+  for (const name of names) {
+    const file = path.join(path.dirname(main.file), dir, name);
+    const read = await readText(file);
+    if (read.text === undefined) {
+      if (read.error !== undefined) out.errors.push(read.error);
+      continue;
+    }
+    const parsed = parseText(file, read.text);
+    if (parsed.errors.length > 0) {
+      out.errors.push(...parsed.errors);
+      continue;
+    }
+    const validated = interpolateAndValidate(parsed, ServerSchema, env);
+    out.errors.push(...validated.errors);
+    out.secrets.push(...validated.secrets);
+    if (validated.data !== undefined) {
+      const server: WrittenServer = validated.data;
+      out.entries.push({
+        name: name.replace(SERVER_FILE, ''),
+        section: 'servers_dir',
+        server,
+        parsed: parsed.parsed,
+        path: [],
+      });
+    }
+  }
+  return out;
+}
+
+/**
+ * Loads and validates a config file and its `servers_dir` (C1–C6).
+ * @param file the main config (YAML, or JSON with `mcpServers`)
+ * @param env the environment for `${VAR}` and `MCP_TOOL_PREFIX`
+ * @example const { config, errors } = await loadConfig('config.yaml');
+ */
+export async function loadConfig(file: string, env: EnvMap = process.env): Promise<LoadResult> {
+  const read = await readText(file);
+  if (read.text === undefined) return { errors: read.error === undefined ? [] : [read.error], warnings: [] };
+  const outcome = parseText(file, read.text);
+  if (outcome.errors.length > 0) return { errors: outcome.errors, warnings: [] };
+
+  const main = interpolateAndValidate(outcome, ConfigSchema, env);
+  const errors = [...main.errors];
+  // Read servers_dir even when the main file has problems, so that every problem is listed.
+  const dir = valueAt(main.tree, ['servers_dir']);
+  const fromDir =
+    typeof dir === 'string' && dir !== '' ? await loadServersDir(outcome.parsed, dir, env) : undefined;
+  errors.push(...(fromDir?.errors ?? []));
+  if (main.data === undefined || errors.length > 0) return { errors, warnings: [] };
+
+  const entries = [...mainFileEntries(main.data, outcome.parsed), ...(fromDir?.entries ?? [])];
+  const rules = checkRules(main.data, entries, outcome.parsed);
+  if (rules.errors.length > 0) return { errors: rules.errors, warnings: rules.warnings };
+  const secrets = [...new Set([...main.secrets, ...(fromDir?.secrets ?? [])])];
+  const config = normalizeConfig(main.data, entries, { file, env, secrets });
+  return { config, errors: [], warnings: rules.warnings };
+}
+
+/**
+ * One line per problem: `config.yaml:12:5: servers.fs.comand: unknown key "comand" (did you
+ * mean "command"?)`. The file is shown relative to `relativeTo` when it lies below it.
+ * @default relativeTo process.cwd()
+ */
+export function formatProblem(problem: ConfigProblem, relativeTo: string = process.cwd()): string {
+  const relative = path.relative(relativeTo, problem.file);
+  const shown =
+    relative !== '' && !relative.startsWith('..') && !path.isAbsolute(relative) ? relative : problem.file;
+  const position =
+    problem.line === undefined
+      ? ''
+      : problem.column === undefined
+        ? `:${problem.line}`
+        : `:${problem.line}:${problem.column}`;
+  const key = problem.path.length > 0 ? ` ${formatPath(problem.path)}:` : '';
+  return `${shown}${position}:${key} ${problem.message}`;
+}

@@ -1,0 +1,161 @@
+/**
+ * WrittenConfig → Config: apply every default, resolve prefixes, map Claude-Desktop entries (C2).
+ *
+ * Runs only on a config that validated and passed the rules, so it never reports problems.
+ */
+import path from 'node:path';
+import type {
+  Config,
+  InstructionMap,
+  ServerConfig,
+  ToolOverride,
+  ToolsConfig,
+  TransportConfig,
+} from './types.js';
+import type { EnvMap } from './interpolate.js';
+import { locate, type KeyPath, type ParsedFile } from './locate.js';
+import type { WrittenConfig, WrittenMcpServer, WrittenServer, WrittenToolOverride } from './schema.js';
+
+/** Where a server was written: `servers:`, `mcpServers:` (C2), or its own `servers_dir` file. */
+export type ServerSection = 'servers' | 'mcpServers' | 'servers_dir';
+
+/** One server as written, with where it came from; config order is the order of these entries. */
+export interface ServerEntry {
+  /** The server key (the file name without extension for `servers_dir`). */
+  readonly name: string;
+  readonly section: ServerSection;
+  readonly server: WrittenServer | WrittenMcpServer;
+  /** The file it is written in. */
+  readonly parsed: ParsedFile;
+  /** Its path in that file: `['servers', name]`, `['mcpServers', name]`, or `[]`. */
+  readonly path: KeyPath;
+}
+
+/** Inputs of {@link normalizeConfig} besides the written config. */
+export interface NormalizeContext {
+  readonly file: string;
+  readonly env: EnvMap;
+  readonly secrets: readonly string[];
+}
+
+/**
+ * The servers of a validated main file, in written order: `servers:` then `mcpServers:`.
+ * `servers_dir` entries are appended by the loader, sorted by file name (C2).
+ */
+export function mainFileEntries(written: WrittenConfig, parsed: ParsedFile): ServerEntry[] {
+  const entries: ServerEntry[] = [];
+  for (const [name, server] of Object.entries(written.servers ?? {})) {
+    entries.push({ name, section: 'servers', server, parsed, path: ['servers', name] });
+  }
+  for (const [name, server] of Object.entries(written.mcpServers ?? {})) {
+    entries.push({ name, section: 'mcpServers', server, parsed, path: ['mcpServers', name] });
+  }
+  return entries;
+}
+
+function isMcpEntry(entry: ServerEntry): boolean {
+  return entry.section === 'mcpServers';
+}
+
+/** C3 (+ C2 for `type`/`serverUrl`): the transport of one server. */
+function transportOf(server: WrittenServer & Partial<WrittenMcpServer>, folder: string): TransportConfig {
+  if (server.command !== undefined) {
+    const stdio: TransportConfig = {
+      type: 'stdio',
+      command: server.command,
+      args: server.args ?? [],
+      env: server.env ?? {},
+    };
+    // cwd is relative to the file that declares it, like servers_dir.
+    return server.cwd === undefined ? stdio : { ...stdio, cwd: path.resolve(folder, server.cwd) };
+  }
+  const url = server.url ?? server.serverUrl ?? '';
+  const type = server.type === 'sse' || server.transport === 'sse' ? 'sse' : 'streamable-http';
+  return { type, url, headers: server.headers ?? {} };
+}
+
+function toolOverride(written: WrittenToolOverride): ToolOverride {
+  const out: { -readonly [K in keyof ToolOverride]: ToolOverride[K] } = {};
+  if (written.description !== undefined) out.description = written.description;
+  if (written.instruction !== undefined) out.instruction = written.instruction;
+  if (written.instructions !== undefined) out.instructions = written.instructions;
+  if (written.require_explicit !== undefined) out.requireExplicit = written.require_explicit;
+  return out;
+}
+
+function toolsOf(server: WrittenServer): ToolsConfig {
+  const tools = server.tools ?? {};
+  const overrides: Record<string, ToolOverride> = {};
+  for (const [name, override] of Object.entries(tools.overrides ?? {}))
+    overrides[name] = toolOverride(override);
+  return {
+    include: tools.include ?? [],
+    exclude: tools.exclude ?? [],
+    rename: tools.rename ?? {},
+    overrides,
+  };
+}
+
+function serverConfig(entry: ServerEntry, written: WrittenConfig): ServerConfig {
+  const server = entry.server as WrittenServer & Partial<WrittenMcpServer>;
+  const defaults = written.defaults;
+  const disabled = isMcpEntry(entry) && server.disabled === true;
+  const where = locate(entry.parsed, entry.path, 'key');
+  return {
+    name: entry.name,
+    // T1: the server's prefix, else its key; "" stays "" (unprefixed).
+    prefix: server.prefix ?? entry.name,
+    enabled: server.enabled ?? !disabled,
+    transport: transportOf(server, path.dirname(entry.parsed.file)),
+    timeoutMs: server.timeout_ms ?? defaults.timeout_ms,
+    concurrency: server.concurrency ?? defaults.concurrency,
+    maxQueue: server.max_queue ?? defaults.max_queue,
+    withholdAfterMs: server.withhold_after_ms ?? defaults.withhold_after_ms,
+    inbandErrors: server.inband_errors ?? defaults.inband_errors,
+    expose: server.expose ?? written.expose,
+    instructions: (server.instructions ?? {}) as InstructionMap,
+    tools: toolsOf(server),
+    source: { file: entry.parsed.file, ...where },
+  };
+}
+
+/**
+ * The runtime Config: defaults applied, servers in config order (main file first, as written,
+ * then `servers_dir` files by name).
+ */
+export function normalizeConfig(
+  written: WrittenConfig,
+  entries: readonly ServerEntry[],
+  context: NormalizeContext,
+): Config {
+  // T1: config `prefix`, else env MCP_TOOL_PREFIX, else none; an empty value means none.
+  const globalPrefix = written.prefix ?? context.env['MCP_TOOL_PREFIX'];
+  const token = written.http.token;
+  const config: Config = {
+    separator: written.separator,
+    nameMaxLength: written.name_max_length,
+    logLevel: written.log_level,
+    output: {
+      format: written.output.format,
+      media: written.output.media,
+      maxInlineBytes: written.output.max_inline_bytes,
+      describeArguments: written.output.describe_arguments,
+    },
+    explicitDestructive: written.explicit_destructive,
+    strictArguments: written.strict_arguments,
+    expose: written.expose,
+    instructions: (written.instructions ?? {}) as InstructionMap,
+    http: {
+      host: written.http.host,
+      port: written.http.port,
+      // `token: ${MCP_NORMALIZER_TOKEN:-}` interpolates to "": no token required.
+      ...(token !== undefined && token !== '' ? { token } : {}),
+      allowedHosts: written.http.allowed_hosts,
+    },
+    servers: entries.map((entry) => serverConfig(entry, written)),
+    redactKeys: written.redact_keys,
+    secrets: context.secrets,
+    file: context.file,
+  };
+  return globalPrefix !== undefined && globalPrefix !== '' ? { ...config, prefix: globalPrefix } : config;
+}

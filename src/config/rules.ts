@@ -1,0 +1,219 @@
+/**
+ * Cross-field rules over a config that passed the schema (C5): problems that no single key can
+ * see. Every rule appends to `errors` or `warnings`; none throws, so the user sees all of them.
+ */
+import picomatch from 'picomatch';
+import { closest } from '../core/suggest.js';
+import { formatPath, problemAt, type ConfigProblem, type ParsedFile } from './locate.js';
+import type { ServerEntry } from './normalize.js';
+import type { WrittenConfig, WrittenServer } from './schema.js';
+
+/** Problems found by {@link checkRules}. */
+export interface RuleProblems {
+  readonly errors: ConfigProblem[];
+  readonly warnings: ConfigProblem[];
+}
+
+/** Keys of a `mcpServers` entry that we read; any other key is another client's and ignored. */
+const MCP_ENTRY_KEYS = new Set([
+  'command',
+  'args',
+  'env',
+  'cwd',
+  'url',
+  'serverUrl',
+  'type',
+  'headers',
+  'disabled',
+  'transport',
+  'prefix',
+  'enabled',
+  'timeout_ms',
+  'concurrency',
+  'max_queue',
+  'withhold_after_ms',
+  'tools',
+  'instructions',
+  'inband_errors',
+  'expose',
+]);
+
+const LOOPBACK = new Set(['127.0.0.1', 'localhost', '::1', '[::1]']);
+
+function where(entry: ServerEntry): string {
+  return entry.section === 'servers_dir' ? entry.parsed.file : formatPath(entry.path);
+}
+
+/** C2: a server key may be defined once across `servers`, `mcpServers` and `servers_dir`. */
+function uniqueNames(entries: readonly ServerEntry[], out: RuleProblems): void {
+  const seen = new Map<string, ServerEntry>();
+  for (const entry of entries) {
+    const first = seen.get(entry.name);
+    if (first === undefined) {
+      seen.set(entry.name, entry);
+      continue;
+    }
+    out.errors.push(
+      problemAt(
+        entry.parsed,
+        entry.path,
+        `server "${entry.name}" is defined twice (also in ${where(first)}): keep one of them`,
+        'key',
+      ),
+    );
+  }
+}
+
+/** T1/T4: two enabled servers may not expose their tools under the same prefix. */
+function uniquePrefixes(entries: readonly ServerEntry[], out: RuleProblems): void {
+  const byPrefix = new Map<string, ServerEntry>();
+  const unprefixed: ServerEntry[] = [];
+  for (const entry of entries) {
+    const server = entry.server as WrittenServer & { disabled?: boolean };
+    if (server.enabled === false || server.disabled === true) continue;
+    const prefix = server.prefix ?? entry.name;
+    if (prefix === '') {
+      unprefixed.push(entry);
+      continue;
+    }
+    const first = byPrefix.get(prefix);
+    if (first === undefined) {
+      byPrefix.set(prefix, entry);
+      continue;
+    }
+    const path = server.prefix === undefined ? entry.path : [...entry.path, 'prefix'];
+    out.errors.push(
+      problemAt(
+        entry.parsed,
+        path,
+        `prefix "${prefix}" of server "${entry.name}" is already used by server "${first.name}": give one of them another "prefix"`,
+        server.prefix === undefined ? 'key' : 'value',
+      ),
+    );
+  }
+  // Several unprefixed servers are a legitimate flat merge; T4 still withholds colliding names.
+  const [, ...others] = unprefixed;
+  for (const entry of others) {
+    out.warnings.push(
+      problemAt(
+        entry.parsed,
+        [...entry.path, 'prefix'],
+        `servers "${unprefixed[0]?.name ?? ''}" and "${entry.name}" both expose their tools unprefixed: tools with the same name are withheld (T4)`,
+      ),
+    );
+  }
+}
+
+/** T5: glob patterns must compile, renames must not merge two tools, overrides use new names. */
+function toolRules(entry: ServerEntry, out: RuleProblems): void {
+  const tools = (entry.server as WrittenServer).tools;
+  if (tools === undefined) return;
+  for (const key of ['include', 'exclude'] as const) {
+    (tools[key] ?? []).forEach((pattern, index) => {
+      try {
+        // strictBrackets: an unbalanced `[` is a typo, not a literal character.
+        picomatch.makeRe(pattern, { strictBrackets: true });
+      } catch (error) {
+        const reason = error instanceof Error ? error.message : String(error);
+        out.errors.push(
+          problemAt(
+            entry.parsed,
+            [...entry.path, 'tools', key, index],
+            `invalid glob pattern "${pattern}": ${reason}`,
+          ),
+        );
+      }
+    });
+  }
+  const rename = tools.rename ?? {};
+  const targets = new Map<string, string>();
+  for (const [from, to] of Object.entries(rename)) {
+    const other = targets.get(to);
+    if (other === undefined) {
+      targets.set(to, from);
+      continue;
+    }
+    out.errors.push(
+      problemAt(
+        entry.parsed,
+        [...entry.path, 'tools', 'rename', from],
+        `"${from}" and "${other}" are both renamed to "${to}": give each tool its own name`,
+      ),
+    );
+  }
+  for (const name of Object.keys(tools.overrides ?? {})) {
+    const renamedTo = rename[name];
+    if (renamedTo === undefined || Object.prototype.hasOwnProperty.call(tools.overrides, renamedTo)) continue;
+    out.warnings.push(
+      problemAt(
+        entry.parsed,
+        [...entry.path, 'tools', 'overrides', name],
+        `override "${name}" names the tool before its rename: overrides are keyed by the new name, write "${renamedTo}"`,
+        'key',
+      ),
+    );
+  }
+}
+
+/** C2: keys other clients put in `mcpServers` entries are ignored, with a warning. */
+function ignoredMcpKeys(entry: ServerEntry, out: RuleProblems): void {
+  if (entry.section !== 'mcpServers') return;
+  for (const key of Object.keys(entry.server)) {
+    if (MCP_ENTRY_KEYS.has(key)) continue;
+    const [suggestion] = closest(key, MCP_ENTRY_KEYS, { limit: 1 });
+    const hint = suggestion === undefined ? '' : ` (did you mean "${suggestion}"?)`;
+    out.warnings.push(
+      problemAt(
+        entry.parsed,
+        [...entry.path, key],
+        `key "${key}" is not used by mcp-normalizer and is ignored${hint}`,
+        'key',
+      ),
+    );
+  }
+}
+
+/**
+ * Runs every cross-field rule.
+ * @param written the validated main file
+ * @param entries every server, in config order (main file, then servers_dir)
+ * @param main the parsed main file, for problems about top-level keys
+ */
+export function checkRules(
+  written: WrittenConfig,
+  entries: readonly ServerEntry[],
+  main: ParsedFile,
+): RuleProblems {
+  const out: RuleProblems = { errors: [], warnings: [] };
+  if (entries.length === 0) {
+    const at = written.servers !== undefined ? ['servers'] : [];
+    out.errors.push(
+      problemAt(
+        main,
+        at,
+        'No servers configured: add one under "servers:" (e.g. servers: { fs: { command: npx, args: [...] } }), or set "servers_dir" to a folder of <key>.yaml files',
+      ),
+    );
+  } else if (entries.every((entry) => (entry.server as { enabled?: boolean }).enabled === false)) {
+    out.warnings.push(
+      problemAt(main, ['servers'], 'every server is disabled ("enabled: false"): no tools will be served'),
+    );
+  }
+  uniqueNames(entries, out);
+  uniquePrefixes(entries, out);
+  for (const entry of entries) {
+    toolRules(entry, out);
+    ignoredMcpKeys(entry, out);
+  }
+  // U2: listening beyond loopback without a token lets anyone on the network call the tools.
+  if (!LOOPBACK.has(written.http.host) && (written.http.token ?? '') === '') {
+    out.warnings.push(
+      problemAt(
+        main,
+        ['http', 'host'],
+        `serve --http on "${written.http.host}" without "http.token" accepts calls from any host that can reach it: set a token`,
+      ),
+    );
+  }
+  return out;
+}
