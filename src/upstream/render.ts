@@ -11,6 +11,9 @@ import { ContentBlockSchema } from '@modelcontextprotocol/sdk/types.js';
 import type { CallToolResult, ContentBlock } from '@modelcontextprotocol/sdk/types.js';
 import type { FailureResult, FileArtifact, ResourceLink, Result } from '../core/result.js';
 import { failure } from '../core/result.js';
+import { stripMcpErrorPrefix } from '../core/classify.js';
+import { DEFAULT_INSTRUCTIONS } from '../core/instructions.js';
+import { safeStringify } from '../core/json.js';
 import type {
   Envelope,
   MediaMode,
@@ -38,22 +41,6 @@ export interface RenderOptions {
 
 /** Added to F1 `meta_data.warnings` when F5 passthrough drops a block the SDK would reject. */
 export const INVALID_MEDIA_BLOCK_WARNING = 'invalid_media_block';
-
-/** Used only if a Result cannot be serialized at all (a cyclic or BigInt value). */
-const UNSERIALIZABLE_INSTRUCTION =
-  'Tell the user that the tool result could not be delivered; do not retry the same call.';
-
-// Interim copies until core/classify.ts and core/json.ts land (same signatures).
-function stripMcpErrorPrefix(message: string): string {
-  return message.replace(/^(?:MCP error -?\d+: )+/, '');
-}
-function safeStringify(value: unknown): string {
-  try {
-    return JSON.stringify(value) ?? 'null';
-  } catch {
-    return '{"error":"unserializable"}';
-  }
-}
 
 type Mutable<T> = { -readonly [K in keyof T]: T[K] };
 
@@ -249,7 +236,7 @@ function unserializable(result: Result, reason: unknown, what = 'serialized to J
       ...(Number.isFinite(meta.elapsedMs) ? { elapsedMs: meta.elapsedMs } : {}),
       source: meta.source,
     },
-    instruction: UNSERIALIZABLE_INSTRUCTION,
+    instruction: DEFAULT_INSTRUCTIONS.normalization_error,
   });
 }
 
