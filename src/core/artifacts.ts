@@ -1,0 +1,267 @@
+/**
+ * File artifacts: names that are short, unique within a call and say what they are (N4), the
+ * MIME type ↔ extension table, base64 checks (F5), and the spill of an oversized value into a
+ * JSON file (N9).
+ */
+import type { ArtifactKind, FileArtifact } from './result.js';
+import { safeStringify, utf8ByteLength, utf8ExceedsLimit } from './json.js';
+
+/** Default of `output.max_inline_bytes` (N9). */
+export const DEFAULT_MAX_INLINE_BYTES = 65536;
+
+/** Name of the JSON artifact that holds a spilled value (N9). */
+export const SPILL_FILE_NAME = 'result.json';
+
+/** How many characters of the value's JSON the spilled value keeps as `preview` (N9). */
+export const PREVIEW_CHARS = 512;
+
+const EXTENSION_BY_MIME: Readonly<Record<string, string>> = {
+  'image/png': 'png',
+  'image/jpeg': 'jpg',
+  'image/jpg': 'jpg',
+  'image/gif': 'gif',
+  'image/webp': 'webp',
+  'image/svg+xml': 'svg',
+  'image/bmp': 'bmp',
+  'image/tiff': 'tiff',
+  'image/x-icon': 'ico',
+  'image/avif': 'avif',
+  'audio/wav': 'wav',
+  'audio/x-wav': 'wav',
+  'audio/wave': 'wav',
+  'audio/mpeg': 'mp3',
+  'audio/mp3': 'mp3',
+  'audio/ogg': 'ogg',
+  'audio/webm': 'weba',
+  'audio/flac': 'flac',
+  'audio/aac': 'aac',
+  'audio/mp4': 'm4a',
+  'text/plain': 'txt',
+  'text/markdown': 'md',
+  'text/html': 'html',
+  'text/css': 'css',
+  'text/csv': 'csv',
+  'text/xml': 'xml',
+  'text/javascript': 'js',
+  'text/x-python': 'py',
+  'text/yaml': 'yaml',
+  'application/json': 'json',
+  'application/xml': 'xml',
+  'application/yaml': 'yaml',
+  'application/pdf': 'pdf',
+  'application/zip': 'zip',
+  'application/gzip': 'gz',
+  'application/x-gzip': 'gz',
+  'application/x-tar': 'tar',
+  'application/javascript': 'js',
+  'application/octet-stream': 'bin',
+  'video/mp4': 'mp4',
+  'video/webm': 'webm',
+};
+
+const MIME_BY_EXTENSION: Readonly<Record<string, string>> = (() => {
+  const out: Record<string, string> = {};
+  // First MIME type listed for an extension wins (the canonical one comes first in the table).
+  for (const [mime, ext] of Object.entries(EXTENSION_BY_MIME)) out[ext] ??= mime;
+  out['jpeg'] = 'image/jpeg';
+  out['htm'] = 'text/html';
+  out['yml'] = 'application/yaml';
+  return out;
+})();
+
+/** The essence of a MIME type: lower case, without parameters (`text/plain; charset=utf-8`). */
+function essence(mimeType: string): string {
+  const semi = mimeType.indexOf(';');
+  return (semi === -1 ? mimeType : mimeType.slice(0, semi)).trim().toLowerCase();
+}
+
+/**
+ * File extension for a MIME type: the table, else `txt` for `text/*`, `json` for `*+json`, and
+ * `bin` for anything unknown.
+ * @example extensionForMime('image/png') // 'png'
+ */
+export function extensionForMime(mimeType: string | undefined): string {
+  if (mimeType === undefined) return 'bin';
+  const key = essence(mimeType);
+  const known = EXTENSION_BY_MIME[key];
+  if (known !== undefined) return known;
+  if (key.endsWith('+json')) return 'json';
+  if (key.startsWith('text/')) return 'txt';
+  return 'bin';
+}
+
+/**
+ * MIME type for a file name, from its extension; `application/octet-stream` when unknown.
+ * @example mimeForFileName('chart.png') // 'image/png'
+ */
+export function mimeForFileName(name: string): string {
+  const dot = name.lastIndexOf('.');
+  if (dot <= 0) return 'application/octet-stream';
+  return MIME_BY_EXTENSION[name.slice(dot + 1).toLowerCase()] ?? 'application/octet-stream';
+}
+
+/** The artifact kind a MIME type suggests, for files whose origin says nothing (N6). */
+export function kindForMime(mimeType: string): ArtifactKind {
+  const key = essence(mimeType);
+  if (key.startsWith('image/')) return 'image';
+  if (key.startsWith('audio/')) return 'audio';
+  if (key === 'application/json' || key.endsWith('+json')) return 'json';
+  if (key.startsWith('text/')) return 'text';
+  return 'blob';
+}
+
+const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
+
+/**
+ * True when `data` is standard base64 (RFC 4648 alphabet, no whitespace), with or without its
+ * `=` padding: the strings `atob` accepts minus embedded whitespace, which a file consumer would
+ * choke on (F5).
+ */
+export function isValidBase64(data: unknown): data is string {
+  if (typeof data !== 'string') return false;
+  const padded = data.endsWith('=');
+  if (padded ? data.length % 4 !== 0 : data.length % 4 === 1) return false;
+  return BASE64.test(data);
+}
+
+const ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/';
+
+/** Standard padded base64 of some bytes (no `Buffer`: core stays free of Node APIs). */
+export function bytesToBase64(bytes: Uint8Array): string {
+  const parts: string[] = [];
+  let chunk = '';
+  let i = 0;
+  for (; i + 2 < bytes.length; i += 3) {
+    const n = ((bytes[i] ?? 0) << 16) | ((bytes[i + 1] ?? 0) << 8) | (bytes[i + 2] ?? 0);
+    chunk +=
+      ALPHABET.charAt(n >>> 18) +
+      ALPHABET.charAt((n >>> 12) & 63) +
+      ALPHABET.charAt((n >>> 6) & 63) +
+      ALPHABET.charAt(n & 63);
+    // Flush now and then so that a large file does not build one huge rope.
+    if (chunk.length >= 8192) {
+      parts.push(chunk);
+      chunk = '';
+    }
+  }
+  const rest = bytes.length - i;
+  if (rest === 1) {
+    const n = (bytes[i] ?? 0) << 16;
+    chunk += `${ALPHABET.charAt(n >>> 18)}${ALPHABET.charAt((n >>> 12) & 63)}==`;
+  } else if (rest === 2) {
+    const n = ((bytes[i] ?? 0) << 16) | ((bytes[i + 1] ?? 0) << 8);
+    chunk += `${ALPHABET.charAt(n >>> 18)}${ALPHABET.charAt((n >>> 12) & 63)}${ALPHABET.charAt((n >>> 6) & 63)}=`;
+  }
+  parts.push(chunk);
+  return parts.join('');
+}
+
+const encoder = new TextEncoder();
+
+/**
+ * Base64 of a string's UTF-8 bytes.
+ * @example utf8ToBase64('hi') // 'aGk='
+ */
+export function utf8ToBase64(text: string): string {
+  return bytesToBase64(encoder.encode(text));
+}
+
+const UNSAFE_NAME_CHARS = /[^A-Za-z0-9._-]+/g;
+const MAX_NAME_LENGTH = 64;
+
+/**
+ * A file name taken from a resource URI's last path segment, when that segment looks like a file
+ * name (it has an extension: `notes.txt`, not `1`): percent-decoded, reduced to `[A-Za-z0-9._-]`,
+ * at most 64 characters. `undefined` otherwise (`data:` URIs, `test://static/resource/1`).
+ * @example fileNameFromUri('file:///tmp/docs/notes.txt') // 'notes.txt'
+ */
+export function fileNameFromUri(uri: string | undefined): string | undefined {
+  if (uri === undefined || uri.startsWith('data:')) return undefined;
+  const path = uri.replace(/[?#].*$/, '');
+  const segment = path.slice(path.lastIndexOf('/') + 1);
+  let decoded = segment;
+  try {
+    decoded = decodeURIComponent(segment);
+  } catch {
+    // A malformed escape: keep the raw segment, the sanitizer below makes it safe.
+  }
+  const safe = decoded.replace(UNSAFE_NAME_CHARS, '_').replace(/^[._]+/, '');
+  const dot = safe.lastIndexOf('.');
+  if (dot <= 0 || dot === safe.length - 1) return undefined;
+  if (safe.length <= MAX_NAME_LENGTH) return safe;
+  const ext = safe.slice(dot);
+  return safe.slice(0, MAX_NAME_LENGTH - ext.length) + ext;
+}
+
+/** Gives the artifacts of one call their names (N4). Create one per call: it is stateful. */
+export class ArtifactNamer {
+  private readonly used = new Set<string>();
+  private readonly counters = new Map<string, number>();
+
+  /** `stem-N.ext` with N counting per stem from 1 (`image-1.png`, `image-2.png`), unique. */
+  numbered(stem: string, extension: string): string {
+    let n = (this.counters.get(stem) ?? 0) + 1;
+    while (this.used.has(`${stem}-${n}.${extension}`)) n++;
+    this.counters.set(stem, n);
+    return this.claim(`${stem}-${n}.${extension}`);
+  }
+
+  /** `name` itself when still free, else `name-2.ext`, `name-3.ext`, ... */
+  exact(name: string): string {
+    if (!this.used.has(name)) return this.claim(name);
+    const dot = name.lastIndexOf('.');
+    const stem = dot > 0 ? name.slice(0, dot) : name;
+    const ext = dot > 0 ? name.slice(dot) : '';
+    let n = 2;
+    while (this.used.has(`${stem}-${n}${ext}`)) n++;
+    return this.claim(`${stem}-${n}${ext}`);
+  }
+
+  private claim(name: string): string {
+    this.used.add(name);
+    return name;
+  }
+}
+
+/** The value that replaces an oversized one (N9). */
+export interface SpilledValue {
+  readonly truncated: true;
+  /** Name of the JSON artifact holding the whole value. */
+  readonly file: string;
+  /** Size of the value's JSON in UTF-8 bytes. */
+  readonly bytes: number;
+  /** The first {@link PREVIEW_CHARS} characters of the value's JSON. */
+  readonly preview: string;
+}
+
+/** The start of `text`, never splitting a surrogate pair. */
+function previewOf(text: string): string {
+  if (text.length <= PREVIEW_CHARS) return text;
+  const last = text.charCodeAt(PREVIEW_CHARS - 1);
+  const end = last >= 0xd800 && last <= 0xdbff ? PREVIEW_CHARS - 1 : PREVIEW_CHARS;
+  return text.slice(0, end);
+}
+
+/**
+ * N9: when the value's JSON is larger than `maxInlineBytes`, returns the JSON artifact and the
+ * {@link SpilledValue} that replaces the value; otherwise `undefined`. `bound` is an upper bound
+ * on the JSON's size known by the caller (e.g. from the text it was parsed from): when it is
+ * within the limit, the value is not serialized at all.
+ */
+export function spillIfTooLarge(
+  value: unknown,
+  maxInlineBytes: number,
+  namer: ArtifactNamer,
+  bound?: number,
+): { value: SpilledValue; file: FileArtifact } | undefined {
+  if (bound !== undefined && bound <= maxInlineBytes) return undefined;
+  // Scalars small by construction (null, booleans, numbers) never reach the limit in practice,
+  // but the check is cheap and keeps the rule exact for absurd limits.
+  const json = safeStringify(value);
+  if (!utf8ExceedsLimit(json, maxInlineBytes)) return undefined;
+  const name = namer.exact(SPILL_FILE_NAME);
+  return {
+    value: { truncated: true, file: name, bytes: utf8ByteLength(json), preview: previewOf(json) },
+    file: { name, mimeType: 'application/json', kind: 'json', base64: utf8ToBase64(json) },
+  };
+}

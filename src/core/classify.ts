@@ -1,0 +1,181 @@
+/**
+ * Anything thrown by a tool call (SDK McpError, p-queue TimeoutError, AbortError, a closed
+ * connection, a spawn error, a thrown string) → a failure Result (R3). Errors are recognised by
+ * their shape (`code`, `name`, `message`), never with `instanceof`: they come from other packages,
+ * possibly from another copy of the SDK.
+ */
+import { failure, type CallMeta, type ErrorType, type FailureResult } from './result.js';
+import { safeStringify } from './json.js';
+
+/** What the caller knows about the failed call. */
+export interface ClassifyContext {
+  /** The downstream server's key in the config. */
+  readonly server?: string;
+  /** The downstream tool's own name. */
+  readonly tool?: string;
+  /** Wall time of the call until it failed. */
+  readonly elapsedMs?: number;
+  /** The timeout the call ran under, named in `timeout` messages. */
+  readonly timeoutMs?: number;
+  /** True when the caller's own signal was aborted: the SDK reports an abort as -32001 too. */
+  readonly aborted?: boolean;
+}
+
+/** JSON-RPC / SDK error codes that matter here. */
+const CONNECTION_CLOSED = -32000;
+const REQUEST_TIMEOUT = -32001;
+
+/** Node system error codes that mean "the server cannot be reached or started". */
+const UNAVAILABLE_CODES: ReadonlySet<string> = new Set([
+  'ENOENT',
+  'EACCES',
+  'EPERM',
+  'ENOTDIR',
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ECONNABORTED',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'ETIMEDOUT',
+  'EPIPE',
+  'ERR_STREAM_DESTROYED',
+  'ERR_STREAM_WRITE_AFTER_END',
+]);
+
+/** Messages the SDK uses for a transport that is gone. */
+const UNAVAILABLE_MESSAGE = /^(connection closed|not connected)\b/i;
+
+const MCP_PREFIX = /^(?:\s*MCP error -?\d+:\s*)+/;
+
+/**
+ * Removes leading `MCP error -NNNNN:` prefixes, however many (an SDK server and an SDK client
+ * each add one). The code itself is kept in the Result's `errorCode`.
+ * @example stripMcpErrorPrefix('MCP error -32602: MCP error -32602: bad input') // 'bad input'
+ */
+export function stripMcpErrorPrefix(message: string): string {
+  const stripped = message.replace(MCP_PREFIX, '');
+  return stripped === '' ? message.trim() : stripped;
+}
+
+/** Reads a property of a thrown value without trusting it (a getter may throw). */
+function prop(value: unknown, key: string): unknown {
+  if ((typeof value !== 'object' && typeof value !== 'function') || value === null) return undefined;
+  try {
+    return (value as Record<string, unknown>)[key];
+  } catch {
+    return undefined;
+  }
+}
+
+/** The message of a thrown value, whatever it is. */
+function messageOf(error: unknown): string {
+  if (typeof error === 'string') return error;
+  if (error === undefined) return 'undefined was thrown';
+  if (error === null) return 'null was thrown';
+  const message = prop(error, 'message');
+  if (typeof message === 'string' && message !== '') return stripMcpErrorPrefix(message);
+  if (typeof error === 'object') {
+    const json = safeStringify(error);
+    return json.length > 300 ? `${json.slice(0, 299)}…` : json;
+  }
+  try {
+    return String(error);
+  } catch {
+    return 'an unprintable value was thrown';
+  }
+}
+
+function who(context: ClassifyContext): string {
+  const server = context.server !== undefined ? `"${context.server}"` : 'the downstream server';
+  return context.tool !== undefined ? `${server} (tool "${context.tool}")` : server;
+}
+
+function meta(context: ClassifyContext): Partial<CallMeta> {
+  const out: { -readonly [K in keyof CallMeta]?: CallMeta[K] } = { source: 'proxy' };
+  if (context.server !== undefined) out.server = context.server;
+  if (context.tool !== undefined) out.tool = context.tool;
+  if (context.elapsedMs !== undefined) out.elapsedMs = context.elapsedMs;
+  return out;
+}
+
+function fail(
+  errorType: ErrorType,
+  error: string,
+  exception: unknown,
+  context: ClassifyContext,
+  extra: { errorCode?: string; errorData?: Record<string, unknown> } = {},
+): FailureResult {
+  // `exception: undefined` is left out by failure(); a thrown `undefined` has nothing to keep.
+  return failure(errorType, error, { meta: meta(context), exception, ...extra });
+}
+
+function timedOut(error: unknown, context: ClassifyContext): FailureResult {
+  const within = context.timeoutMs !== undefined ? ` within ${context.timeoutMs} ms` : ' in time';
+  return fail('timeout', `No answer from ${who(context)}${within}`, error, context, {
+    ...(context.timeoutMs !== undefined ? { errorData: { timeout_ms: context.timeoutMs } } : {}),
+  });
+}
+
+function cancelled(error: unknown, context: ClassifyContext): FailureResult {
+  return fail('cancelled', `The call to ${who(context)} was cancelled`, error, context);
+}
+
+/**
+ * R3: turns anything thrown by a tool call into a failure Result (see the module comment for the
+ * mapping). The thrown value is kept in `exception` for the log.
+ * @example classifyError(new McpError(-32001, 'Request timed out'), { server: 'db', timeoutMs: 5000 })
+ * // failure('timeout', 'No answer from "db" within 5000 ms')
+ */
+export function classifyError(error: unknown, context: ClassifyContext): FailureResult {
+  try {
+    const code = prop(error, 'code');
+    const name = prop(error, 'name');
+    const message = messageOf(error);
+
+    if (code === REQUEST_TIMEOUT)
+      return context.aborted === true ? cancelled(error, context) : timedOut(error, context);
+    if (name === 'AbortError') return cancelled(error, context);
+    // p-queue's TimeoutError (and AbortSignal.timeout's DOMException) carry this name.
+    if (name === 'TimeoutError') return timedOut(error, context);
+
+    if (code === CONNECTION_CLOSED || UNAVAILABLE_MESSAGE.test(message)) {
+      return fail('downstream_unavailable', `${who(context)} is unavailable: ${message}`, error, context, {
+        ...(typeof code === 'number' ? { errorCode: String(code) } : {}),
+      });
+    }
+    if (typeof code === 'string' && UNAVAILABLE_CODES.has(code)) {
+      const errorData: Record<string, unknown> = { code };
+      const syscall = prop(error, 'syscall');
+      const path = prop(error, 'path');
+      if (typeof syscall === 'string') errorData['syscall'] = syscall;
+      if (typeof path === 'string') errorData['path'] = path;
+      return fail(
+        'downstream_unavailable',
+        `${who(context)} is unavailable (${code}): ${message}`,
+        error,
+        context,
+        {
+          errorCode: code,
+          errorData,
+        },
+      );
+    }
+    if (typeof code === 'number' && Number.isInteger(code)) {
+      // -32601 method not found, -32602 invalid params, -32603 internal error, and any other
+      // JSON-RPC code: the downstream answered, with an error.
+      const data = prop(error, 'data');
+      const errorData: Record<string, unknown> = { code };
+      if (data !== undefined) errorData['data'] = data;
+      return fail('downstream_error', message, error, context, { errorCode: String(code), errorData });
+    }
+    return fail('downstream_error', message, error, context);
+  } catch (bug) {
+    // R3 holds even if this function has a bug: the caller still gets a failure, never a throw.
+    return failure('normalization_error', 'mcp-normalizer could not classify an error', {
+      meta: meta(context),
+      exception: bug,
+    });
+  }
+}

@@ -1,0 +1,231 @@
+/**
+ * Content blocks → text parts, file artifacts and resource links (N3–N5). The blocks come from a
+ * downstream and are treated as untrusted JSON: every field is checked before it is used, and a
+ * malformed block becomes a warning, never an exception.
+ */
+import type { Diagnostic, FileArtifact, ResourceLink, ResultSource } from './result.js';
+import {
+  isJsonObject,
+  parsedJsonBytesBound,
+  stringJsonBytesBound,
+  tryParseJson,
+  type JsonObject,
+  type JsonParse,
+} from './json.js';
+import {
+  ArtifactNamer,
+  extensionForMime,
+  fileNameFromUri,
+  isValidBase64,
+  utf8ToBase64,
+} from './artifacts.js';
+
+/** Warning codes raised while reading content blocks. */
+export const CONTENT_WARNINGS = {
+  invalidBase64: 'invalid_base64',
+  malformedBlock: 'malformed_content_block',
+  unknownBlock: 'unknown_content_block',
+} as const;
+
+/** Collects warning codes (deduplicated, in order) and the diagnostics behind them. */
+export class WarningSink {
+  readonly warnings: string[] = [];
+  readonly diagnostics: Diagnostic[] = [];
+
+  add(code: string, message: string): void {
+    if (!this.warnings.includes(code)) this.warnings.push(code);
+    this.diagnostics.push({ code, message });
+  }
+}
+
+/** What {@link scanContent} found in a `content` array. */
+export interface ContentScan {
+  /** The `text` of every text block, in order. */
+  readonly texts: string[];
+  readonly files: FileArtifact[];
+  readonly links: ResourceLink[];
+  /** The original non-text blocks that were kept (by reference), for `output.media: passthrough`. */
+  readonly mediaBlocks: unknown[];
+}
+
+function optionalString(value: unknown): string | undefined {
+  return typeof value === 'string' ? value : undefined;
+}
+
+function readLink(block: JsonObject): ResourceLink | undefined {
+  const uri = block['uri'];
+  if (typeof uri !== 'string') return undefined;
+  const link: { -readonly [K in keyof ResourceLink]: ResourceLink[K] } = { uri };
+  const name = optionalString(block['name']);
+  const title = optionalString(block['title']);
+  const description = optionalString(block['description']);
+  const mimeType = optionalString(block['mimeType']);
+  if (name !== undefined) link.name = name;
+  if (title !== undefined) link.title = title;
+  if (description !== undefined) link.description = description;
+  if (mimeType !== undefined) link.mimeType = mimeType;
+  return link;
+}
+
+/**
+ * Reads every block of `content`. Text blocks give `texts`; image and audio blocks and embedded
+ * resources give file artifacts named by `namer` (N4); resource_link blocks give links (N4).
+ * Unknown block types, blocks missing a required field and invalid base64 (F5) are dropped with a
+ * warning in `sink`: they would also fail the SDK's own result validation if re-emitted.
+ */
+export function scanContent(
+  content: readonly unknown[],
+  namer: ArtifactNamer,
+  sink: WarningSink,
+): ContentScan {
+  const scan: ContentScan = { texts: [], files: [], links: [], mediaBlocks: [] };
+  for (let i = 0; i < content.length; i++) {
+    const block = content[i];
+    const type = isJsonObject(block) ? block['type'] : undefined;
+    if (!isJsonObject(block) || typeof type !== 'string') {
+      sink.add(
+        CONTENT_WARNINGS.malformedBlock,
+        `content[${i}] is not a content block (no string "type"); dropped`,
+      );
+      continue;
+    }
+    switch (type) {
+      case 'text': {
+        const text = block['text'];
+        if (typeof text === 'string') scan.texts.push(text);
+        else sink.add(CONTENT_WARNINGS.malformedBlock, `content[${i}] (text) has no string "text"; dropped`);
+        break;
+      }
+      case 'image':
+      case 'audio': {
+        // N4: image-1.png, audio-1.wav; F5: invalid base64 is a warning and the block is dropped.
+        const data = block['data'];
+        const mimeType = optionalString(block['mimeType']) ?? 'application/octet-stream';
+        if (!isValidBase64(data)) {
+          sink.add(
+            CONTENT_WARNINGS.invalidBase64,
+            `content[${i}] (${type}) "data" is not valid base64; dropped`,
+          );
+          break;
+        }
+        const name = namer.numbered(type, extensionForMime(mimeType));
+        scan.files.push({ name, mimeType, kind: type, base64: data });
+        scan.mediaBlocks.push(block);
+        break;
+      }
+      case 'resource': {
+        const file = readEmbedded(block['resource'], i, namer, sink);
+        if (file !== undefined) {
+          scan.files.push(file);
+          scan.mediaBlocks.push(block);
+        }
+        break;
+      }
+      case 'resource_link': {
+        const link = readLink(block);
+        if (link === undefined) {
+          sink.add(
+            CONTENT_WARNINGS.malformedBlock,
+            `content[${i}] (resource_link) has no string "uri"; dropped`,
+          );
+          break;
+        }
+        scan.links.push(link);
+        scan.mediaBlocks.push(block);
+        break;
+      }
+      default:
+        sink.add(
+          CONTENT_WARNINGS.unknownBlock,
+          `content[${i}] has unknown type ${JSON.stringify(type)}; dropped`,
+        );
+    }
+  }
+  return scan;
+}
+
+/** N4: an embedded resource (text or blob) → a file artifact, or a warning. */
+function readEmbedded(
+  resource: unknown,
+  index: number,
+  namer: ArtifactNamer,
+  sink: WarningSink,
+): FileArtifact | undefined {
+  if (!isJsonObject(resource)) {
+    sink.add(
+      CONTENT_WARNINGS.malformedBlock,
+      `content[${index}] (resource) has no "resource" object; dropped`,
+    );
+    return undefined;
+  }
+  const uri = optionalString(resource['uri']);
+  const text = resource['text'];
+  const blob = resource['blob'];
+  const isText = typeof text === 'string';
+  if (!isText && blob === undefined) {
+    sink.add(
+      CONTENT_WARNINGS.malformedBlock,
+      `content[${index}] (resource) has neither "text" nor "blob"; dropped`,
+    );
+    return undefined;
+  }
+  if (!isText && !isValidBase64(blob)) {
+    sink.add(
+      CONTENT_WARNINGS.invalidBase64,
+      `content[${index}] (resource) "blob" is not valid base64; dropped`,
+    );
+    return undefined;
+  }
+  const mimeType =
+    optionalString(resource['mimeType']) ?? (isText ? 'text/plain' : 'application/octet-stream');
+  const fromUri = fileNameFromUri(uri);
+  const name =
+    fromUri !== undefined ? namer.exact(fromUri) : namer.numbered('resource', extensionForMime(mimeType));
+  const file: { -readonly [K in keyof FileArtifact]: FileArtifact[K] } = {
+    name,
+    mimeType,
+    kind: isText ? 'text' : 'blob',
+    base64: isText ? utf8ToBase64(text) : (blob as string),
+  };
+  if (uri !== undefined) file.uri = uri;
+  return file;
+}
+
+/** A value read from text blocks (N3), with an upper bound on its JSON size for N9. */
+export interface TextValue {
+  readonly value: unknown;
+  readonly source: Extract<ResultSource, 'text_json' | 'text'>;
+  /** Upper bound on the UTF-8 size of the value's compact JSON. */
+  readonly bound: number;
+}
+
+/**
+ * N3: one text block → its JSON parse if it parses (`text_json`), else the string (`text`).
+ * Several → an array of their parses if every block parses (`text_json`), else the texts joined
+ * by a newline (`text`). Blocks after the first that does not parse are never parsed. `parses`
+ * carries parses already made (index-aligned with `texts`) so that no text is parsed twice.
+ */
+export function valueFromTexts(texts: readonly string[], parses: (JsonParse | undefined)[] = []): TextValue {
+  if (texts.length === 1) {
+    const text = texts[0] ?? '';
+    const parsed = parses[0] ?? tryParseJson(text);
+    parses[0] = parsed;
+    return parsed.ok
+      ? { value: parsed.value, source: 'text_json', bound: parsedJsonBytesBound(text.length) }
+      : { value: text, source: 'text', bound: stringJsonBytesBound(text) };
+  }
+  const values: unknown[] = [];
+  let bound = 2;
+  for (let i = 0; i < texts.length; i++) {
+    const text = texts[i] ?? '';
+    const parsed = parses[i] ?? tryParseJson(text);
+    parses[i] = parsed;
+    if (!parsed.ok) {
+      const joined = texts.join('\n');
+      return { value: joined, source: 'text', bound: stringJsonBytesBound(joined) };
+    }
+    values.push(parsed.value);
+    bound += parsedJsonBytesBound(text.length) + 1;
+  }
+  return { value: values, source: 'text_json', bound };
+}

@@ -1,0 +1,378 @@
+/**
+ * One downstream CallToolResult → one Result (N1–N10). Pure and total: no I/O, no clock (timing
+ * is passed in), and any input, however malformed, gives a Result; a bug in here gives a
+ * `normalization_error` failure instead of an exception (N10).
+ *
+ * Hot path. Per call at most one JSON.parse per text block and at most one JSON.stringify of the
+ * value, and the stringify only when N9 cannot rule out an oversized value from a cheap bound.
+ *
+ * Choices for malformed input (none of them throws):
+ * - raw is not an object (null, string, array, ...) → `downstream_error`, source `proxy`.
+ * - `content` present but not an array → warning `malformed_content`; with no usable
+ *   `structuredContent` either → `downstream_error` (an "empty success" would hide a broken server).
+ * - a block that is not an object with a string `type`, an unknown type, or a missing field →
+ *   dropped with a warning (`malformed_content_block`, `unknown_content_block`).
+ * - `structuredContent: null` counts as absent; a non-object `structuredContent` (array, string,
+ *   number) is still the value (N1: the server's structured answer wins) with the warning
+ *   `invalid_structured_content`, since MCP requires an object.
+ * - `isError` counts only when it is the boolean `true`.
+ */
+import { failure, ok, type CallMeta, type FailureResult, type Result, type ResultSource } from './result.js';
+import { isJsonObject, looksLikeJson, parsedJsonBytesBound, tryParseJson, type JsonParse } from './json.js';
+import { jsonDiff, jsonEqual } from './compare.js';
+import { scanContent, valueFromTexts, WarningSink, type ContentScan } from './content.js';
+import { detectInband, detectOutputContract, type OutputContract } from './inband.js';
+import {
+  ArtifactNamer,
+  DEFAULT_MAX_INLINE_BYTES,
+  isValidBase64,
+  kindForMime,
+  mimeForFileName,
+  spillIfTooLarge,
+} from './artifacts.js';
+
+/** What the normalizer needs to know about the call besides its raw result. */
+export interface NormalizeOptions {
+  /** The downstream server's key in the config, copied into the metadata. */
+  readonly server?: string;
+  /** The downstream tool's own name, copied into the metadata. */
+  readonly tool?: string;
+  /** Wall time of the call, measured by the caller (N10: the normalizer reads no clock). */
+  readonly elapsedMs?: number;
+  /**
+   * N9: a value whose JSON is larger than this many UTF-8 bytes moves into a `result.json` artifact.
+   * @default 65536
+   * @example { maxInlineBytes: 16384 }
+   */
+  readonly maxInlineBytes: number;
+  /**
+   * N8: read the in-band conventions (ADR-003, ADR-002, ADR-0005) in payloads.
+   * @default true
+   * @example { inbandErrors: false } // a server whose `{success: false}` is plain data
+   */
+  readonly inbandErrors: boolean;
+}
+
+/** The defaults of {@link NormalizeOptions}. */
+export const DEFAULT_NORMALIZE_OPTIONS: NormalizeOptions = Object.freeze({
+  maxInlineBytes: DEFAULT_MAX_INLINE_BYTES,
+  inbandErrors: true,
+});
+
+/** Warning codes raised by the normalizer itself (content.ts has the per-block ones). */
+export const NORMALIZE_WARNINGS = {
+  mismatch: 'structured_text_mismatch',
+  invalidStructured: 'invalid_structured_content',
+  malformedContent: 'malformed_content',
+  missingFileContent: 'missing_file_content',
+  invalidBase64: 'invalid_base64',
+} as const;
+
+const NO_MESSAGE = 'The tool reported an error without a message';
+
+/** State shared by the steps of one normalization. */
+interface Call {
+  readonly options: NormalizeOptions;
+  readonly namer: ArtifactNamer;
+  readonly sink: WarningSink;
+  readonly scan: ContentScan;
+}
+
+function describe(value: unknown): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'an array';
+  return typeof value;
+}
+
+/** Call metadata with only the fields that are set. */
+function meta(options: NormalizeOptions, source: ResultSource, extra?: Partial<CallMeta>): Partial<CallMeta> {
+  const out: { -readonly [K in keyof CallMeta]?: CallMeta[K] } = { source };
+  if (options.server !== undefined) out.server = options.server;
+  if (options.tool !== undefined) out.tool = options.tool;
+  if (options.elapsedMs !== undefined) out.elapsedMs = options.elapsedMs;
+  return extra === undefined ? out : { ...out, ...extra };
+}
+
+/** Metadata, files and media of a call whose content was read. */
+function init(call: Call, source: ResultSource, extra?: Partial<CallMeta>) {
+  return {
+    meta: meta(call.options, source, {
+      warnings: call.sink.warnings,
+      diagnostics: call.sink.diagnostics,
+      resourceLinks: call.scan.links,
+      ...extra,
+    }),
+    files: call.scan.files,
+    mediaBlocks: call.scan.mediaBlocks,
+  };
+}
+
+/**
+ * N2: compares `structured` with every text block that looks like JSON. Warns when at least one
+ * parses and none is deeply equal (a second block of prose or a different JSON summary beside an
+ * equal one is not a disagreement). Returns a bound on the value's JSON size when an equal text
+ * gives one.
+ */
+function checkAgainstTexts(
+  structured: unknown,
+  call: Call,
+  parses: (JsonParse | undefined)[],
+): number | undefined {
+  let firstJson: { index: number; value: unknown } | undefined;
+  const { texts } = call.scan;
+  for (let i = 0; i < texts.length; i++) {
+    const text = texts[i] ?? '';
+    if (!looksLikeJson(text)) continue;
+    const parsed = tryParseJson(text);
+    parses[i] = parsed;
+    if (!parsed.ok) continue;
+    if (jsonEqual(structured, parsed.value)) return parsedJsonBytesBound(text.length);
+    firstJson ??= { index: i, value: parsed.value };
+  }
+  if (firstJson !== undefined) {
+    // N2: structured wins; the diff goes to the log via the diagnostic.
+    const diff = jsonDiff(structured, firstJson.value);
+    call.sink.add(
+      NORMALIZE_WARNINGS.mismatch,
+      `structuredContent and JSON text block ${firstJson.index + 1} disagree (structured wins): ${diff}`,
+    );
+  }
+  return undefined;
+}
+
+/** N7: the error text of a JSON payload: its `error` (string, or object with `message`) or `message`. */
+function errorFromPayload(payload: unknown): { error?: string; code?: string } {
+  if (typeof payload === 'string') return payload.trim() === '' ? {} : { error: payload };
+  if (!isJsonObject(payload)) return {};
+  const error = payload['error'];
+  if (typeof error === 'string' && error.trim() !== '') return { error };
+  if (isJsonObject(error)) {
+    const message = error['message'];
+    const code = error['code'];
+    const codeText = typeof code === 'string' || typeof code === 'number' ? String(code) : undefined;
+    if (typeof message === 'string' && message.trim() !== '') {
+      return codeText === undefined ? { error: message } : { error: message, code: codeText };
+    }
+  }
+  const message = payload['message'];
+  if (typeof message === 'string' && message.trim() !== '') return { error: message };
+  // A payload in the output contract carries its error as `results.error` (F1).
+  const results = payload['results'];
+  if (isJsonObject(results) && typeof results['error'] === 'string') return { error: results['error'] };
+  return {};
+}
+
+/** N7: `isError: true` → a `tool_error` failure (or the in-band failure it spells out, N8). */
+function toolError(call: Call, structured: unknown, hasStructured: boolean): FailureResult {
+  const { texts } = call.scan;
+  let payload: unknown;
+  if (hasStructured) payload = structured;
+  else if (texts.length > 0) {
+    const fromText = valueFromTexts(texts);
+    if (fromText.source === 'text_json') payload = fromText.value;
+  }
+  if (call.options.inbandErrors) {
+    const inband = detectInband(payload);
+    if (inband !== undefined && !inband.success) {
+      const { convention, error, ...rest } = inband;
+      return failure('tool_error', error, {
+        ...init(call, hasStructured ? 'structured' : 'text_json', { convention }),
+        ...rest,
+      });
+    }
+  }
+  const fromPayload = errorFromPayload(payload);
+  const joined = texts.join('\n');
+  const error = fromPayload.error ?? (joined.trim() !== '' ? joined : NO_MESSAGE);
+  const source: ResultSource = hasStructured
+    ? 'structured'
+    : payload !== undefined
+      ? 'text_json'
+      : texts.length > 0
+        ? 'text'
+        : 'empty';
+  return failure('tool_error', error, {
+    ...init(call, source),
+    ...(fromPayload.code !== undefined ? { errorCode: fromPayload.code } : {}),
+    ...(payload !== undefined ? { errorData: isJsonObject(payload) ? payload : { payload } } : {}),
+  });
+}
+
+/** N6: the returned files of an output-contract payload → artifacts (names kept, deduplicated). */
+function returnedFiles(contract: OutputContract, call: Call): void {
+  const names = contract.returned_file_names ?? [];
+  const contents = contract.returned_file_contents ?? [];
+  const count = Math.max(names.length, contents.length);
+  for (let i = 0; i < count; i++) {
+    const entry = contents[i];
+    if (entry === undefined) {
+      call.sink.add(
+        NORMALIZE_WARNINGS.missingFileContent,
+        `returned_file_names[${i}] has no content; dropped`,
+      );
+      continue;
+    }
+    const base64 = typeof entry === 'string' ? entry : entry.b64;
+    if (!isValidBase64(base64)) {
+      call.sink.add(
+        NORMALIZE_WARNINGS.invalidBase64,
+        `returned_file_contents[${i}] is not valid base64; dropped`,
+      );
+      continue;
+    }
+    const given = names[i] ?? (typeof entry === 'string' ? undefined : entry.name);
+    const name =
+      given !== undefined && given !== '' ? call.namer.exact(given) : call.namer.numbered('file', 'bin');
+    const mimeType = mimeForFileName(name);
+    call.scan.files.push({ name, mimeType, kind: kindForMime(mimeType), base64 });
+  }
+}
+
+/** N6: a payload already in the output contract passes through (a chained gateway's failure too). */
+function passThrough(contract: OutputContract, call: Call): Result {
+  returnedFiles(contract, call);
+  const metaData = contract.meta_data ?? undefined;
+  const extra = metaData !== undefined ? { downstreamMeta: metaData } : undefined;
+  if (call.options.inbandErrors && metaData?.['is_error'] === true) {
+    const results = contract.results;
+    const error =
+      isJsonObject(results) && typeof results['error'] === 'string' ? results['error'] : NO_MESSAGE;
+    const errorType = metaData['error_type'];
+    const errorData = metaData['error_data'];
+    const message = metaData['message'];
+    const instruction = metaData['instruction'];
+    return failure('tool_error', error, {
+      ...init(call, 'passthrough', extra),
+      ...(typeof errorType === 'string' ? { errorCode: errorType } : {}),
+      ...(isJsonObject(errorData) ? { errorData } : {}),
+      ...(typeof message === 'string' ? { message } : {}),
+      ...(typeof instruction === 'string' ? { instruction } : {}),
+    });
+  }
+  return finish(contract.results ?? null, 'passthrough', undefined, call, extra);
+}
+
+/** N9 and the final success Result. */
+function finish(
+  value: unknown,
+  source: ResultSource,
+  bound: number | undefined,
+  call: Call,
+  extra?: Partial<CallMeta>,
+  texts?: { message?: string; instruction?: string },
+): Result {
+  const spilled = spillIfTooLarge(value, call.options.maxInlineBytes, call.namer, bound);
+  if (spilled !== undefined) call.scan.files.push(spilled.file);
+  return ok(spilled !== undefined ? spilled.value : value, { ...init(call, source, extra), ...texts });
+}
+
+function normalizeUnsafe(raw: unknown, options: NormalizeOptions): Result {
+  if (!isJsonObject(raw)) {
+    return failure(
+      'downstream_error',
+      `Malformed result from the downstream: expected an object, got ${describe(raw)}`,
+      {
+        meta: meta(options, 'proxy'),
+        errorData: { received: describe(raw) },
+      },
+    );
+  }
+  const namer = new ArtifactNamer();
+  const sink = new WarningSink();
+  const content = raw['content'];
+  const contentOk = content === undefined || Array.isArray(content);
+  if (!contentOk)
+    sink.add(NORMALIZE_WARNINGS.malformedContent, `"content" is ${describe(content)}, not an array; ignored`);
+  const scan = scanContent(Array.isArray(content) ? content : [], namer, sink);
+  const call: Call = { options, namer, sink, scan };
+
+  const structured = raw['structuredContent'];
+  const hasStructured = structured !== undefined && structured !== null;
+  if (hasStructured && !isJsonObject(structured)) {
+    sink.add(
+      NORMALIZE_WARNINGS.invalidStructured,
+      `"structuredContent" is ${describe(structured)}, not an object`,
+    );
+  }
+  const parses: (JsonParse | undefined)[] = [];
+  // N2 applies to failures too: a disagreement is worth a log line whatever the outcome.
+  const bound = hasStructured ? checkAgainstTexts(structured, call, parses) : undefined;
+
+  if (raw['isError'] === true) return toolError(call, structured, hasStructured);
+
+  let value: unknown;
+  let source: ResultSource;
+  let valueBound = bound;
+  if (hasStructured) {
+    // N1: structuredContent is the value.
+    value = structured;
+    source = 'structured';
+  } else if (scan.texts.length > 0) {
+    // N3: text blocks, parsed when they are JSON.
+    const fromText = valueFromTexts(scan.texts, parses);
+    value = fromText.value;
+    source = fromText.source;
+    valueBound = fromText.bound;
+  } else if (!contentOk) {
+    return failure('downstream_error', 'Malformed result from the downstream: "content" is not an array', {
+      ...init(call, 'proxy'),
+      errorData: { received: describe(content) },
+    });
+  } else {
+    // N5: nothing to read (files and links, if any, are still returned).
+    value = null;
+    source = 'empty';
+    valueBound = 4;
+  }
+
+  // N6 before N8: a contract payload is never also read as an in-band convention.
+  const contract = detectOutputContract(value);
+  if (contract !== undefined) return passThrough(contract, call);
+
+  if (options.inbandErrors) {
+    const inband = detectInband(value);
+    if (inband !== undefined) {
+      if (!inband.success) {
+        const { convention, error, ...rest } = inband;
+        return failure('tool_error', error, { ...init(call, source, { convention }), ...rest });
+      }
+      const { convention, value: inner, ...texts } = inband;
+      // The inner value's JSON is a part of the outer one's, so the outer bound still holds.
+      return finish(inner, source, valueBound, call, { convention }, texts);
+    }
+  }
+  return finish(value, source, valueBound, call);
+}
+
+/** The message of something thrown, without trusting it (a getter or toString may throw too). */
+function describeThrown(error: unknown): string {
+  try {
+    return error instanceof Error ? error.message : String(error);
+  } catch {
+    return 'an unprintable exception';
+  }
+}
+
+/**
+ * Normalizes one downstream `CallToolResult` into a Result (N1–N10). Never throws: a bug in the
+ * normalizer itself gives a `normalization_error` failure carrying the exception (N10, R3).
+ * @example
+ * normalizeCallToolResult(
+ *   { content: [{ type: 'text', text: '{"rows":3}' }] },
+ *   { server: 'db', tool: 'count', maxInlineBytes: 65536, inbandErrors: true },
+ * ) // ok({ rows: 3 }), source 'text_json'
+ */
+export function normalizeCallToolResult(raw: unknown, options: NormalizeOptions): Result {
+  try {
+    return normalizeUnsafe(raw, options);
+  } catch (error) {
+    return failure(
+      'normalization_error',
+      `mcp-normalizer could not read the tool's result: ${describeThrown(error)}`,
+      {
+        meta: meta(options, 'proxy'),
+        exception: error,
+      },
+    );
+  }
+}
