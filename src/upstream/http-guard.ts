@@ -41,8 +41,7 @@ export function originHostName(origin: string): string | undefined {
 
 /** What {@link checkRequestHeaders} decided. */
 export type GuardVerdict =
-  | { readonly ok: true }
-  | { readonly ok: false; readonly status: 401 | 403; readonly message: string };
+  { readonly ok: true } | { readonly ok: false; readonly status: 401 | 403; readonly message: string };
 
 /** Options of {@link createRequestGuard}. */
 export interface GuardOptions {
@@ -77,12 +76,20 @@ export function createRequestGuard(options: GuardOptions): (headers: GuardHeader
   return (headers) => {
     const host = hostName(headers.host);
     if (host === undefined || !allowed.has(host)) {
-      return { ok: false, status: 403, message: `Forbidden: Host ${JSON.stringify(headers.host ?? '')} is not allowed` };
+      return {
+        ok: false,
+        status: 403,
+        message: `Forbidden: Host ${JSON.stringify(headers.host ?? '')} is not allowed`,
+      };
     }
     if (headers.origin !== undefined) {
       const origin = originHostName(headers.origin);
       if (origin === undefined || !allowed.has(origin)) {
-        return { ok: false, status: 403, message: `Forbidden: Origin ${JSON.stringify(headers.origin)} is not allowed` };
+        return {
+          ok: false,
+          status: 403,
+          message: `Forbidden: Origin ${JSON.stringify(headers.origin)} is not allowed`,
+        };
       }
     }
     if (expected !== undefined) {

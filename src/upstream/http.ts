@@ -75,7 +75,11 @@ const DEFAULT_MAX_BODY_BYTES = 4 * 1024 * 1024;
  * Serves `upstream` over Streamable HTTP and resolves once listening.
  * @example const http = await listenHttp(upstream, { host: '127.0.0.1', port: 0, allowedHosts: ['127.0.0.1'], health }, logger);
  */
-export async function listenHttp(upstream: UpstreamServer, options: HttpOptions, logger: Logger): Promise<HttpHandle> {
+export async function listenHttp(
+  upstream: UpstreamServer,
+  options: HttpOptions,
+  logger: Logger,
+): Promise<HttpHandle> {
   const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
   const wildcard = options.host === '0.0.0.0' || options.host === '::' || options.host === '';
   const guard = createRequestGuard({
@@ -105,13 +109,23 @@ export async function listenHttp(upstream: UpstreamServer, options: HttpOptions,
     if (req.method === 'POST') {
       const body = await readJsonBody(req, maxBodyBytes);
       if (body.kind === 'too_large') {
-        return sendJsonRpcError(res, 413, -32000, `Payload Too Large: request body must not exceed ${maxBodyBytes} bytes`);
+        return sendJsonRpcError(
+          res,
+          413,
+          -32000,
+          `Payload Too Large: request body must not exceed ${maxBodyBytes} bytes`,
+        );
       }
       if (body.kind === 'invalid') return sendJsonRpcError(res, 400, -32700, 'Parse error: Invalid JSON');
       if (transport !== undefined) return transport.handleRequest(req, res, body.value);
       if (sessionId !== undefined) return sendJsonRpcError(res, 404, -32001, 'Session not found');
       if (isInitializeRequest(body.value)) return openSession(req, res, body.value);
-      return sendJsonRpcError(res, 400, -32000, 'Bad Request: no valid Mcp-Session-Id header; initialize first');
+      return sendJsonRpcError(
+        res,
+        400,
+        -32000,
+        'Bad Request: no valid Mcp-Session-Id header; initialize first',
+      );
     }
     if (req.method === 'GET' || req.method === 'DELETE') {
       if (transport !== undefined) return transport.handleRequest(req, res);
@@ -130,7 +144,10 @@ export async function listenHttp(upstream: UpstreamServer, options: HttpOptions,
       authorization: req.headers.authorization,
     });
     if (!verdict.ok) {
-      logger.warn({ status: verdict.status, host: req.headers.host, origin: req.headers.origin }, verdict.message);
+      logger.warn(
+        { status: verdict.status, host: req.headers.host, origin: req.headers.origin },
+        verdict.message,
+      );
       if (verdict.status === 401) res.setHeader('WWW-Authenticate', 'Bearer realm="mcp-normalizer"');
       return sendJsonRpcError(res, verdict.status, -32000, verdict.message);
     }

@@ -47,7 +47,10 @@ export interface ToolBackend<F extends PreparedForward = PreparedForward> {
   /** tools/call, step 1: lookup, explicit gate, argument check; a failure reaches no downstream. */
   prepareCall(name: string, args: Record<string, unknown> | undefined): F | FailureResult;
   /** tools/call, step 2: the downstream call. Never rejects (R3). */
-  callTool(call: F, options: { signal: AbortSignal; onProgress?: (update: ProgressUpdate) => void }): Promise<Result>;
+  callTool(
+    call: F,
+    options: { signal: AbortSignal; onProgress?: (update: ProgressUpdate) => void },
+  ): Promise<Result>;
 }
 
 /** Options of {@link createUpstreamServer}. */
@@ -141,7 +144,13 @@ export function createUpstreamServer<F extends PreparedForward>(deps: UpstreamDe
       return prepared;
     }
     logger.trace(
-      { tool: name, server: prepared.server, downstreamTool: prepared.tool, requestId: extra.requestId, arguments: prepared.arguments },
+      {
+        tool: name,
+        server: prepared.server,
+        downstreamTool: prepared.tool,
+        requestId: extra.requestId,
+        arguments: prepared.arguments,
+      },
       'tools/call',
     );
     const token = extra.progressToken;
@@ -152,7 +161,10 @@ export function createUpstreamServer<F extends PreparedForward>(deps: UpstreamDe
         ? {
             onProgress: (update: ProgressUpdate) => {
               sendProgress(update, token).catch((error: unknown) => {
-                logger.debug({ err: error, requestId: extra.requestId }, 'progress notification not delivered');
+                logger.debug(
+                  { err: error, requestId: extra.requestId },
+                  'progress notification not delivered',
+                );
               });
             },
           }
@@ -164,7 +176,9 @@ export function createUpstreamServer<F extends PreparedForward>(deps: UpstreamDe
     const server = new Server(serverInfo, { capabilities: { tools: { listChanged: true }, logging: {} } });
     server.oninitialized = () => initialized.add(server);
     // T6, T10: the list comes from memory; no downstream is asked.
-    server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: [...(await backend.listTools())] }));
+    server.setRequestHandler(ListToolsRequestSchema, async () => ({
+      tools: [...(await backend.listTools())],
+    }));
     server.setRequestHandler(CallToolRequestSchema, (request, extra) => {
       const progressToken = extra._meta?.progressToken;
       const sendProgress = (update: ProgressUpdate, token: string | number): Promise<void> =>

@@ -1,0 +1,74 @@
+/**
+ * A scripted ToolBackend for upstream tests: it records every call that would reach a
+ * downstream, so a test can prove that a refused call reached none.
+ */
+import type { Tool } from '@modelcontextprotocol/sdk/types.js';
+import type { FailureResult, Result } from '../../src/core/result.js';
+import { failure, ok } from '../../src/core/result.js';
+import type { PreparedForward, ProgressUpdate, ToolBackend } from '../../src/upstream/server.js';
+
+/** One recorded downstream call. */
+export interface RecordedCall {
+  readonly server: string;
+  readonly tool: string;
+  readonly arguments: Record<string, unknown>;
+  readonly signal: AbortSignal;
+  readonly progress: boolean;
+}
+
+/** How the fake answers a forwarded call. */
+export type Script = (
+  call: PreparedForward,
+  options: { signal: AbortSignal; onProgress?: (update: ProgressUpdate) => void },
+) => Promise<Result>;
+
+export const ECHO_TOOL: Tool = {
+  name: 'demo_echo',
+  description: 'Echo the text back.',
+  inputSchema: {
+    type: 'object',
+    properties: { text: { type: 'string', minLength: 1 } },
+    required: ['text'],
+    additionalProperties: false,
+    $defs: { unused: { type: 'string' } },
+  },
+  annotations: { readOnlyHint: true },
+};
+
+/** A backend with one tool, `demo_echo` → server `demo`, tool `echo`; `script` answers calls. */
+export function fakeBackend(script?: Script): ToolBackend & { calls: RecordedCall[]; tools: Tool[] } {
+  const calls: RecordedCall[] = [];
+  const tools: Tool[] = [ECHO_TOOL];
+  return {
+    calls,
+    tools,
+    listTools: () => tools,
+    prepareCall(name, args): PreparedForward | FailureResult {
+      if (!tools.some((tool) => tool.name === name)) {
+        return failure('unknown_tool', `Unknown tool "${name}"`, {
+          errorData: { suggestions: ['demo_echo'] },
+        });
+      }
+      const text = args?.['text'];
+      if (typeof text !== 'string' || text === '') {
+        return failure('invalid_arguments', 'text: must be a non-empty string', {
+          errorData: { issues: [{ path: '/text', message: 'must be a non-empty string' }] },
+        });
+      }
+      return { kind: 'forward', server: 'demo', tool: name.replace(/^demo_/, ''), arguments: args ?? {} };
+    },
+    callTool(call, options) {
+      calls.push({
+        server: call.server,
+        tool: call.tool,
+        arguments: call.arguments,
+        signal: options.signal,
+        progress: options.onProgress !== undefined,
+      });
+      if (script !== undefined) return script(call, options);
+      return Promise.resolve(
+        ok(call.arguments['text'], { meta: { server: call.server, tool: call.tool, source: 'text' } }),
+      );
+    },
+  };
+}

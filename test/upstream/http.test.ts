@@ -1,0 +1,283 @@
+/**
+ * Streamable HTTP hosting on a real socket (127.0.0.1, port 0): the U2 guard, the token,
+ * /healthz, body limits, sessions, and that progress and list_changed reach an HTTP client.
+ */
+import { request as httpRequest } from 'node:http';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import {
+  CallToolResultSchema,
+  LATEST_PROTOCOL_VERSION,
+  ToolListChangedNotificationSchema,
+} from '@modelcontextprotocol/sdk/types.js';
+import { pino } from 'pino';
+import { afterEach, describe, expect, it } from 'vitest';
+import { ok } from '../../src/core/result.js';
+import { createRequestGuard, hostName } from '../../src/upstream/http-guard.js';
+import { listenHttp } from '../../src/upstream/http.js';
+import type { HttpHandle, HttpOptions } from '../../src/upstream/http.js';
+import { createUpstreamServer } from '../../src/upstream/server.js';
+import type { UpstreamServer } from '../../src/upstream/server.js';
+import { ECHO_TOOL, fakeBackend } from './fake-backend.js';
+
+const logger = pino({ level: 'silent' });
+const cleanups: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+const HEALTH = {
+  status: 'ok',
+  servers: [{ name: 'demo', state: 'ready', tools: 1 }],
+};
+
+async function start(
+  options: Partial<HttpOptions> = {},
+  backend = fakeBackend(),
+): Promise<{ http: HttpHandle; port: number; upstream: UpstreamServer }> {
+  const upstream = createUpstreamServer({
+    backend,
+    output: { format: 'results', media: 'artifacts' },
+    logger,
+  });
+  const http = await listenHttp(
+    upstream,
+    {
+      host: '127.0.0.1',
+      port: 0,
+      allowedHosts: ['localhost', '127.0.0.1'],
+      health: () => ({ status: 200, body: HEALTH }),
+      ...options,
+    },
+    logger,
+  );
+  cleanups.push(() => http.close());
+  return { http, port: Number(new URL(http.url).port), upstream };
+}
+
+interface RawResponse {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  body: string;
+}
+
+/** node:http, not fetch: fetch does not let a test forge the Host header. */
+function raw(
+  port: number,
+  path: string,
+  headers: Record<string, string>,
+  method = 'GET',
+  body?: string,
+): Promise<RawResponse> {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest({ host: '127.0.0.1', port, path, method, headers }, (res) => {
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => (text += chunk));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: text }));
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+const INIT = JSON.stringify({
+  jsonrpc: '2.0',
+  id: 1,
+  method: 'initialize',
+  params: {
+    protocolVersion: LATEST_PROTOCOL_VERSION,
+    capabilities: {},
+    clientInfo: { name: 'raw', version: '1' },
+  },
+});
+const POST_HEADERS = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
+
+async function connect(url: string, token?: string): Promise<Client> {
+  const transport = new StreamableHTTPClientTransport(new URL(url), {
+    requestInit: token === undefined ? {} : { headers: { Authorization: `Bearer ${token}` } },
+  });
+  const client = new Client({ name: 'http-test', version: '1.0.0' });
+  await client.connect(transport);
+  cleanups.push(() => client.close());
+  return client;
+}
+
+describe('U2: request guard (pure)', () => {
+  it.each([
+    ['127.0.0.1:3333', '127.0.0.1'],
+    ['localhost', 'localhost'],
+    ['LocalHost:80', 'localhost'],
+    ['[::1]:3333', '::1'],
+    ['[::1]', '::1'],
+    ['::1', '::1'],
+    ['', undefined],
+    ['[::1', undefined],
+    ['[::1]x', undefined],
+  ])('U2: host name of %j is %j (port and IPv6 brackets removed)', (value, expected) => {
+    expect(hostName(value)).toBe(expected);
+  });
+
+  const guard = createRequestGuard({ allowedHosts: ['localhost', '127.0.0.1', '[::1]'], token: 's3cret' });
+  it.each([
+    ['allowed host and token', { host: '127.0.0.1:3333', authorization: 'Bearer s3cret' }, 'ok'],
+    ['IPv6 loopback host', { host: '[::1]:3333', authorization: 'bearer s3cret' }, 'ok'],
+    [
+      'allowed origin',
+      { host: 'localhost:3333', origin: 'http://localhost:5173', authorization: 'Bearer s3cret' },
+      'ok',
+    ],
+    ['missing Host', { authorization: 'Bearer s3cret' }, 403],
+    ['foreign Host', { host: 'evil.example:3333', authorization: 'Bearer s3cret' }, 403],
+    [
+      'foreign Origin',
+      { host: 'localhost', origin: 'http://evil.example', authorization: 'Bearer s3cret' },
+      403,
+    ],
+    ['opaque null Origin', { host: 'localhost', origin: 'null', authorization: 'Bearer s3cret' }, 403],
+    ['foreign Host is checked before the token', { host: 'evil.example' }, 403],
+    ['missing token', { host: 'localhost' }, 401],
+    ['wrong token', { host: 'localhost', authorization: 'Bearer s3cre' }, 401],
+    ['wrong scheme', { host: 'localhost', authorization: 'Basic s3cret' }, 401],
+  ])('U2: %s → %s', (_label, headers, expected) => {
+    const verdict = guard(headers);
+    expect(verdict.ok ? 'ok' : verdict.status).toBe(expected);
+  });
+});
+
+describe('U1/U2: Streamable HTTP endpoint', () => {
+  it('U1: listen() returns the actual URL of /mcp on the bound loopback address and port', async () => {
+    const { http, port } = await start();
+    expect(port).toBeGreaterThan(0);
+    expect(http.url).toBe(`http://127.0.0.1:${port}/mcp`);
+    expect(http.healthUrl).toBe(`http://127.0.0.1:${port}/healthz`);
+  });
+
+  it('U2: a foreign Host gets 403 before anything else', async () => {
+    const { port } = await start();
+    const res = await raw(port, '/mcp', { ...POST_HEADERS, host: `evil.example:${port}` }, 'POST', INIT);
+    expect(res.status).toBe(403);
+    expect(JSON.parse(res.body)).toMatchObject({ jsonrpc: '2.0', error: { code: -32000 } });
+  });
+
+  it('U2: a foreign Origin gets 403; an allowed Origin on another port passes', async () => {
+    const { port } = await start();
+    const foreign = await raw(
+      port,
+      '/mcp',
+      { ...POST_HEADERS, host: `127.0.0.1:${port}`, origin: 'http://evil.example' },
+      'POST',
+      INIT,
+    );
+    expect(foreign.status).toBe(403);
+    const allowed = await raw(
+      port,
+      '/mcp',
+      { ...POST_HEADERS, host: `localhost:${port}`, origin: 'http://localhost:5173' },
+      'POST',
+      INIT,
+    );
+    expect(allowed.status).toBe(200);
+  });
+
+  it('U2: with a token, a missing or wrong token gets 401 with WWW-Authenticate; the right one serves MCP', async () => {
+    const { http, port } = await start({ token: 'tok-123' });
+    const missing = await raw(port, '/mcp', { ...POST_HEADERS, host: `127.0.0.1:${port}` }, 'POST', INIT);
+    expect(missing.status).toBe(401);
+    expect(missing.headers['www-authenticate']).toMatch(/^Bearer/);
+    const wrong = await raw(
+      port,
+      '/mcp',
+      { ...POST_HEADERS, host: `127.0.0.1:${port}`, authorization: 'Bearer nope' },
+      'POST',
+      INIT,
+    );
+    expect(wrong.status).toBe(401);
+    await expect(connect(http.url, 'nope')).rejects.toThrow();
+    const client = await connect(http.url, 'tok-123');
+    const { tools } = await client.listTools();
+    expect(tools).toEqual([ECHO_TOOL]);
+  });
+
+  it('U4: GET /healthz answers the health report as JSON, behind the token when one is set', async () => {
+    const { port } = await start({ token: 'tok-123' });
+    const denied = await raw(port, '/healthz', { host: `127.0.0.1:${port}` });
+    expect(denied.status).toBe(401);
+    const res = await raw(port, '/healthz', { host: `127.0.0.1:${port}`, authorization: 'Bearer tok-123' });
+    expect(res.status).toBe(200);
+    expect(res.headers['content-type']).toBe('application/json');
+    expect(JSON.parse(res.body)).toEqual(HEALTH);
+  });
+
+  it('U1: a body over the limit gets 413, invalid JSON gets a 400 JSON-RPC parse error, other paths 404', async () => {
+    const { port } = await start({ maxBodyBytes: 1024 });
+    const host = `127.0.0.1:${port}`;
+    const big = await raw(
+      port,
+      '/mcp',
+      { ...POST_HEADERS, host },
+      'POST',
+      JSON.stringify({ pad: 'x'.repeat(2048) }),
+    );
+    expect(big.status).toBe(413);
+    const bad = await raw(port, '/mcp', { ...POST_HEADERS, host }, 'POST', '{"jsonrpc":');
+    expect(bad.status).toBe(400);
+    expect(JSON.parse(bad.body)).toMatchObject({ error: { code: -32700 } });
+    expect((await raw(port, '/nope', { host })).status).toBe(404);
+  });
+
+  it('U1: a request without a session must initialize first (400); an unknown session id gets 404', async () => {
+    const { port } = await start();
+    const host = `127.0.0.1:${port}`;
+    const list = JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/list' });
+    expect((await raw(port, '/mcp', { ...POST_HEADERS, host }, 'POST', list)).status).toBe(400);
+    expect(
+      (await raw(port, '/mcp', { ...POST_HEADERS, host, 'mcp-session-id': 'gone' }, 'POST', list)).status,
+    ).toBe(404);
+  });
+
+  it('U1: each client gets its own session, and closing a client (DELETE) frees it', async () => {
+    const { http } = await start();
+    const first = await connect(http.url);
+    await connect(http.url);
+    expect(http.sessionCount()).toBe(2);
+    await (first.transport as StreamableHTTPClientTransport).terminateSession();
+    await expect.poll(() => http.sessionCount()).toBe(1);
+  });
+
+  it('P3: progress reaches an HTTP client that sent a progress token (responses stream as SSE)', async () => {
+    const backend = fakeBackend(async (_call, options) => {
+      options.onProgress?.({ progress: 1, total: 2 });
+      options.onProgress?.({ progress: 2, total: 2 });
+      await new Promise((resolve) => setTimeout(resolve, 10));
+      return ok('done');
+    });
+    const { http } = await start({}, backend);
+    const client = await connect(http.url);
+    const seen: unknown[] = [];
+    const result = await client.request(
+      { method: 'tools/call', params: { name: 'demo_echo', arguments: { text: 'x' } } },
+      CallToolResultSchema,
+      { onprogress: (progress) => seen.push(progress) },
+    );
+    expect(result.isError).toBe(false);
+    expect(seen[0]).toEqual({ progress: 1, total: 2 });
+  });
+
+  it('T10: an HTTP client receives notifications/tools/list_changed on its standalone stream', async () => {
+    const backend = fakeBackend();
+    const { http, upstream } = await start({}, backend);
+    const client = await connect(http.url);
+    let changed = 0;
+    client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
+      changed += 1;
+    });
+    // The client opens its GET stream right after initialization; give it that moment.
+    await expect
+      .poll(() => {
+        upstream.notifyToolsChanged();
+        return changed;
+      })
+      .toBeGreaterThan(0);
+  });
+});
