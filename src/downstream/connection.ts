@@ -1,0 +1,396 @@
+/**
+ * One downstream server: connect, list its tools, call them, notice when it goes away, and bring
+ * it back (P1, P3, P4, P7, P8, T10, T12).
+ *
+ * States: `connecting` (first attempt) → `ready` → `down` → `restarting` → `ready` ..., and
+ * `closed` (terminal, after {@link Connection.close}). A server is `ready` only once its tool
+ * listing succeeded (P4). Calls go to the downstream only in `ready`; everything here throws and
+ * `dispatch.ts` turns what is thrown into a Result.
+ */
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import {
+  ErrorCode,
+  McpError,
+  ToolListChangedNotificationSchema,
+  type ClientCapabilities,
+  type Implementation,
+  type Progress,
+  type Tool,
+} from '@modelcontextprotocol/sdk/types.js';
+import type { Logger } from 'pino';
+import { z } from 'zod';
+import type { ServerConfig } from '../config/types.js';
+import { nextDelay, type BackoffOptions } from './backoff.js';
+import { Emitter } from './emitter.js';
+import { systemTimers, type TimerHandle, type Timers } from './timers.js';
+import { checkTools, LenientListToolsResultSchema, listAllPages, stableJson } from './tool-list.js';
+import { defaultTransportFactory, type TransportFactory } from './transport.js';
+
+/** Where a downstream is in its life cycle. */
+export type ConnectionState = 'connecting' | 'ready' | 'down' | 'restarting' | 'closed';
+
+/**
+ * P8: the client capabilities we advertise downstream: none. We cannot yet answer `roots/list`,
+ * `sampling/createMessage` or `elicitation/create` (forwarding them upstream is U5's job), and a
+ * server acts on what we advertise: server-filesystem REPLACES its allowed folders with the
+ * client's roots, server-everything registers more tools for a fuller client.
+ */
+export const ADVERTISED_CAPABILITIES: ClientCapabilities = Object.freeze({});
+
+/**
+ * P7: the tools/call result schema. Anything the downstream sends is the normalizer's to judge
+ * (N10 makes it total); the SDK's strict schema throws on unknown blocks, non-object
+ * structuredContent and outputSchema mismatches.
+ */
+const LenientCallToolResultSchema = z.unknown();
+
+/** Options of {@link Connection}. */
+export interface ConnectionOptions {
+  readonly server: ServerConfig;
+  /** The server's child logger (stderr lines, state changes, dropped tools). */
+  readonly logger: Logger;
+  /** @default defaultTransportFactory */
+  readonly transports?: TransportFactory;
+  /** @default systemTimers */
+  readonly timers?: Timers;
+  /** Source of jitter in [0, 1). @default Math.random */
+  readonly random?: () => number;
+  /** Restart curve. @default DEFAULT_BACKOFF */
+  readonly backoff?: BackoffOptions;
+  /** @default { name: 'mcp-normalizer', version: '0.1.0' } */
+  readonly clientInfo?: Implementation;
+}
+
+/** Per-call options of {@link Connection.call}. */
+export interface ConnectionCallOptions {
+  /** The caller's cancellation (P3). */
+  readonly signal?: AbortSignal;
+  /** Progress from the downstream (P3); every notification also restarts the timeout. */
+  readonly onProgress?: (progress: Progress) => void;
+}
+
+/** Events of a {@link Connection}. */
+export type ConnectionEvents = {
+  stateChanged: [state: ConnectionState];
+  /** The served tool list changed: new list, first listing, withheld, or no longer withheld (T10). */
+  toolsChanged: [];
+};
+
+/** How many times one listing is repeated when `tools/list_changed` keeps arriving meanwhile. */
+const MAX_RELIST_ROUNDS = 5;
+
+/** Upper bound on closing one client; the SDK's stdio close itself is bounded by ~4 s. */
+const CLOSE_BOUND_MS = 5000;
+
+function describe(error: unknown): string {
+  if (error instanceof Error) {
+    const code = (error as { code?: unknown }).code;
+    return typeof code === 'string' && !error.message.includes(code)
+      ? `${code}: ${error.message}`
+      : error.message;
+  }
+  return String(error);
+}
+
+/** One downstream MCP server behind an SDK {@link Client}, restarted with backoff when it fails. */
+export class Connection {
+  readonly name: string;
+  readonly events: Emitter<ConnectionEvents>;
+  #state: ConnectionState = 'connecting';
+  #client: Client | undefined;
+  #generation = 0;
+  #tools: readonly Tool[] = [];
+  #fingerprint: string | undefined;
+  #withheld = false;
+  #lastError: string | undefined;
+  #restarts = 0;
+  #failures = 0;
+  #nextAttemptAt: number | undefined;
+  #restartTimer: TimerHandle | undefined;
+  #withholdTimer: TimerHandle | undefined;
+  #listing = false;
+  #listDirty = false;
+  readonly #inflight = new Set<(error: Error) => void>();
+  readonly #server: ServerConfig;
+  readonly #logger: Logger;
+  readonly #transports: TransportFactory;
+  readonly #timers: Timers;
+  readonly #random: () => number;
+  readonly #backoff: BackoffOptions;
+  readonly #clientInfo: Implementation;
+
+  constructor(options: ConnectionOptions) {
+    this.#server = options.server;
+    this.name = options.server.name;
+    this.#logger = options.logger;
+    this.#transports = options.transports ?? defaultTransportFactory;
+    this.#timers = options.timers ?? systemTimers;
+    this.#random = options.random ?? Math.random;
+    this.#backoff = options.backoff ?? {};
+    this.#clientInfo = options.clientInfo ?? { name: 'mcp-normalizer', version: '0.1.0' };
+    this.events = new Emitter((error) => this.#logger.error({ err: error }, 'connection listener threw'));
+  }
+
+  get state(): ConnectionState {
+    return this.#state;
+  }
+  /** Last known good tools; `[]` while withheld (P4, T10). */
+  get tools(): readonly Tool[] {
+    return this.#withheld ? [] : this.#tools;
+  }
+  get toolsWithheld(): boolean {
+    return this.#withheld;
+  }
+  get lastError(): string | undefined {
+    return this.#lastError;
+  }
+  /** Restart attempts started since construction. */
+  get restarts(): number {
+    return this.#restarts;
+  }
+  /** Calls currently in flight on the downstream. */
+  get inflight(): number {
+    return this.#inflight.size;
+  }
+
+  /** P4: ms until the next restart attempt while down; 0 while an attempt runs; else undefined. */
+  retryAfterMs(): number | undefined {
+    if (this.#state === 'connecting' || this.#state === 'restarting') return 0;
+    if (this.#state !== 'down' || this.#nextAttemptAt === undefined) return undefined;
+    return Math.max(0, this.#nextAttemptAt - this.#timers.now());
+  }
+
+  /**
+   * The first connection attempt. Resolves (never rejects) once the server is ready or the
+   * attempt failed; a failure schedules background restarts and never waits for them (P1).
+   */
+  start(): Promise<void> {
+    return this.#attempt('connecting');
+  }
+
+  /**
+   * Calls `tool` on the downstream through the raw request method (P7). Throws when the server
+   * is not ready (`McpError` -32000), on timeout or abort (-32001, per the SDK), on a JSON-RPC
+   * error, and at once when the connection drops (-32000, P4).
+   */
+  async call(
+    tool: string,
+    args: Record<string, unknown>,
+    options: ConnectionCallOptions = {},
+  ): Promise<unknown> {
+    const client = this.#client;
+    if (this.#state !== 'ready' || !client) {
+      throw new McpError(ErrorCode.ConnectionClosed, `Server "${this.name}" is ${this.#state}`);
+    }
+    // One short-lived signal per call: the SDK adds an abort listener per request to the signal
+    // it gets, so the caller's long-lived signal would pile listeners up (ARCHITECTURE facts).
+    const controller = new AbortController();
+    const outer = options.signal;
+    const forward = (): void => controller.abort(outer?.reason);
+    if (outer?.aborted) forward();
+    else outer?.addEventListener('abort', forward, { once: true });
+    let fail!: (error: Error) => void;
+    // P4: our own rejection on close, so no call can hang even if the SDK's does not come.
+    const dropped = new Promise<never>((_, reject) => (fail = reject));
+    this.#inflight.add(fail);
+    try {
+      return await Promise.race([
+        client.request(
+          { method: 'tools/call', params: { name: tool, arguments: args } },
+          LenientCallToolResultSchema,
+          {
+            timeout: this.#server.timeoutMs,
+            // P3: progress restarts the clock; a handler is always registered so that it can.
+            resetTimeoutOnProgress: true,
+            onprogress: (progress) => options.onProgress?.(progress),
+            signal: controller.signal,
+          },
+        ),
+        dropped,
+      ]);
+    } finally {
+      outer?.removeEventListener('abort', forward);
+      this.#inflight.delete(fail);
+    }
+  }
+
+  /**
+   * Stops for good: no more restarts, in-flight calls fail with -32000, the client is closed
+   * (stdio: stdin end → SIGTERM → SIGKILL, bounded).
+   */
+  async close(): Promise<void> {
+    if (this.#state === 'closed') return;
+    this.#generation++;
+    this.#clearTimers();
+    const client = this.#client;
+    this.#client = undefined;
+    this.#dropInflight('shutting down');
+    this.#setState('closed');
+    if (client) await this.#closeClient(client);
+  }
+
+  async #attempt(kind: 'connecting' | 'restarting'): Promise<void> {
+    const generation = ++this.#generation;
+    const stale = (): boolean => generation !== this.#generation || this.#state === 'closed';
+    this.#setState(kind);
+    let client: Client | undefined;
+    try {
+      const transport: Transport = await this.#transports.create(this.#server, this.#logger);
+      if (stale()) {
+        await transport.close().catch(() => {});
+        return;
+      }
+      client = new Client(this.#clientInfo, { capabilities: ADVERTISED_CAPABILITIES });
+      this.#client = client;
+      const own = client;
+      own.onclose = () => this.#onClientClosed(own);
+      own.onerror = (error) => this.#logger.warn({ err: error }, 'downstream transport error');
+      own.setNotificationHandler(ToolListChangedNotificationSchema, () => this.#onListChanged(own));
+      await own.connect(transport, { timeout: this.#server.timeoutMs });
+      if (stale()) return;
+      const tools = await this.#listStable(own);
+      if (stale()) return;
+      this.#becomeReady(tools);
+    } catch (error) {
+      if (stale()) return;
+      if (client && this.#client === client) this.#client = undefined;
+      if (client) void this.#closeClient(client);
+      this.#goDown(error);
+    }
+  }
+
+  /** Lists every page; repeats while `tools/list_changed` arrived meanwhile (bounded). */
+  async #listStable(client: Client): Promise<readonly Tool[]> {
+    this.#listing = true;
+    try {
+      for (let round = 1; ; round++) {
+        this.#listDirty = false;
+        const entries = await listAllPages((cursor) =>
+          client.request(
+            { method: 'tools/list', params: cursor === undefined ? {} : { cursor } },
+            LenientListToolsResultSchema,
+            { timeout: this.#server.timeoutMs },
+          ),
+        );
+        const { tools, dropped } = checkTools(entries);
+        // T12: one malformed tool is withheld with a warning naming it; the rest are served.
+        for (const bad of dropped) {
+          this.#logger.warn(
+            { tool: bad.name, reason: bad.reason },
+            `tool "${bad.name}" withheld: ${bad.reason}`,
+          );
+        }
+        if (!this.#listDirty || round >= MAX_RELIST_ROUNDS) return tools;
+      }
+    } finally {
+      this.#listing = false;
+    }
+  }
+
+  #onListChanged(client: Client): void {
+    if (client !== this.#client) return;
+    // During an attempt or a listing, the running listing repeats itself (see #listStable).
+    if (this.#state !== 'ready' || this.#listing) {
+      this.#listDirty = true;
+      return;
+    }
+    void this.#relist(client);
+  }
+
+  /** T10: re-lists after `tools/list_changed`; a listing that fails takes the server down (P4). */
+  async #relist(client: Client): Promise<void> {
+    const generation = this.#generation;
+    try {
+      const tools = await this.#listStable(client);
+      if (generation !== this.#generation || this.#state !== 'ready') return;
+      this.#applyTools(tools);
+    } catch (error) {
+      if (generation !== this.#generation || this.#state !== 'ready' || client !== this.#client) return;
+      this.#client = undefined;
+      this.#dropInflight('tool listing failed');
+      void this.#closeClient(client);
+      this.#goDown(error);
+    }
+  }
+
+  #onClientClosed(client: Client): void {
+    // Closes during an attempt reject the attempt's own request; stale clients are ignored.
+    if (client !== this.#client || this.#state !== 'ready') return;
+    this.#client = undefined;
+    this.#dropInflight('connection closed');
+    this.#goDown(new Error('Connection closed'));
+  }
+
+  #becomeReady(tools: readonly Tool[]): void {
+    this.#failures = 0;
+    this.#nextAttemptAt = undefined;
+    this.#lastError = undefined;
+    if (this.#withholdTimer !== undefined) this.#timers.clearTimeout(this.#withholdTimer);
+    this.#withholdTimer = undefined;
+    this.#setState('ready');
+    this.#logger.info({ tools: tools.length }, 'downstream ready');
+    this.#applyTools(tools);
+  }
+
+  /** Stores `tools` as last known good; emits `toolsChanged` only on a real change (P4, T10). */
+  #applyTools(tools: readonly Tool[]): void {
+    const fingerprint = stableJson(tools);
+    const changed = fingerprint !== this.#fingerprint || this.#withheld;
+    this.#tools = tools;
+    this.#fingerprint = fingerprint;
+    this.#withheld = false;
+    if (changed) this.events.emit('toolsChanged');
+  }
+
+  #goDown(error: unknown): void {
+    this.#lastError = describe(error);
+    if (this.#withholdTimer === undefined && !this.#withheld) {
+      // P4: only a server down longer than withhold_after_ms loses its tools (T10).
+      this.#withholdTimer = this.#timers.setTimeout(() => this.#withhold(), this.#server.withholdAfterMs);
+    }
+    const delay = nextDelay(this.#failures++, this.#random, this.#backoff);
+    this.#nextAttemptAt = this.#timers.now() + delay;
+    this.#restartTimer = this.#timers.setTimeout(() => {
+      this.#restartTimer = undefined;
+      this.#restarts++;
+      void this.#attempt('restarting');
+    }, delay);
+    this.#setState('down');
+    this.#logger.warn({ error: this.#lastError, retryInMs: delay }, 'downstream down');
+  }
+
+  #withhold(): void {
+    this.#withholdTimer = undefined;
+    if (this.#state === 'ready' || this.#state === 'closed' || this.#withheld) return;
+    this.#withheld = true;
+    this.#logger.warn({ withholdAfterMs: this.#server.withholdAfterMs }, 'downstream tools withheld');
+    if (this.#tools.length > 0) this.events.emit('toolsChanged');
+  }
+
+  #dropInflight(why: string): void {
+    const error = new McpError(ErrorCode.ConnectionClosed, `Server "${this.name}": ${why}`);
+    for (const fail of this.#inflight) fail(error);
+    this.#inflight.clear();
+  }
+
+  #clearTimers(): void {
+    if (this.#restartTimer !== undefined) this.#timers.clearTimeout(this.#restartTimer);
+    if (this.#withholdTimer !== undefined) this.#timers.clearTimeout(this.#withholdTimer);
+    this.#restartTimer = undefined;
+    this.#withholdTimer = undefined;
+  }
+
+  async #closeClient(client: Client): Promise<void> {
+    let timer: TimerHandle | undefined;
+    const bound = new Promise<void>((resolve) => (timer = this.#timers.setTimeout(resolve, CLOSE_BOUND_MS)));
+    await Promise.race([client.close().catch(() => {}), bound]);
+    this.#timers.clearTimeout(timer);
+  }
+
+  #setState(state: ConnectionState): void {
+    if (this.#state === state) return;
+    this.#state = state;
+    this.events.emit('stateChanged', state);
+  }
+}

@@ -1,0 +1,81 @@
+/**
+ * Server config → SDK client transport (C3). The one place that knows how each transport kind is
+ * built; `connection.ts` only sees the SDK `Transport` interface, and tests swap the whole thing
+ * through {@link TransportFactory}.
+ */
+import { createInterface } from 'node:readline';
+import type { Readable } from 'node:stream';
+import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
+import { StdioClientTransport, getDefaultEnvironment } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import type { Logger } from 'pino';
+import type { ServerConfig } from '../config/types.js';
+
+/**
+ * Builds a fresh transport for one connection attempt. Called again on every restart: SDK
+ * transports cannot be restarted once closed.
+ *
+ * @example
+ * const factory: TransportFactory = { create: () => InMemoryTransport.createLinkedPair()[0] };
+ */
+export interface TransportFactory {
+  create(server: ServerConfig, logger: Logger): Transport | Promise<Transport>;
+}
+
+/**
+ * A stderr line longer than this is cut before logging: one runaway line (a minified stack, a
+ * base64 dump) must not become a multi-megabyte log record.
+ */
+const MAX_STDERR_LINE = 8192;
+
+/**
+ * P6: every line a child writes to stderr becomes one log record on the server's child logger,
+ * never a byte on our stdout (which is the upstream protocol channel).
+ */
+function logStderr(stream: Readable, logger: Logger): void {
+  const lines = createInterface({ input: stream, crlfDelay: Infinity });
+  lines.on('line', (line) => {
+    const text = line.length > MAX_STDERR_LINE ? `${line.slice(0, MAX_STDERR_LINE)}…` : line;
+    logger.info({ stderr: true }, text);
+  });
+  // A broken pipe on the child's stderr is not our failure; the transport reports the exit.
+  stream.on('error', () => {});
+}
+
+/**
+ * The transport for `server` as configured: a spawned child over stdio (its environment is the
+ * SDK's safe default set plus the configured `env`), Streamable HTTP, or legacy SSE (headers go
+ * with every request through `requestInit`).
+ */
+export function createTransport(server: ServerConfig, logger: Logger): Transport {
+  const config = server.transport;
+  switch (config.type) {
+    case 'stdio': {
+      const transport = new StdioClientTransport({
+        command: config.command,
+        args: [...config.args],
+        // The SDK merges its defaults itself when `env` is given; spelling it out keeps the rule
+        // (safe subset + configured values, configured wins) visible where it is decided.
+        env: { ...getDefaultEnvironment(), ...config.env },
+        ...(config.cwd !== undefined ? { cwd: config.cwd } : {}),
+        stderr: 'pipe',
+      });
+      // The SDK hands out the PassThrough before start(), so early output is not lost.
+      const stderr = transport.stderr;
+      if (stderr) logStderr(stderr as Readable, logger);
+      return transport;
+    }
+    case 'streamable-http':
+      return new StreamableHTTPClientTransport(new URL(config.url), {
+        requestInit: { headers: { ...config.headers } },
+      });
+    case 'sse':
+      return new SSEClientTransport(new URL(config.url), {
+        requestInit: { headers: { ...config.headers } },
+      });
+  }
+}
+
+/** The production {@link TransportFactory}: {@link createTransport}. */
+export const defaultTransportFactory: TransportFactory = { create: createTransport };
