@@ -1,0 +1,527 @@
+import { describe, expect, it } from 'vitest';
+import fc from 'fast-check';
+import { normalizeCallToolResult, type NormalizeOptions } from '../../src/core/normalize.js';
+import { ERROR_TYPES, type Result } from '../../src/core/result.js';
+
+const options: NormalizeOptions = { maxInlineBytes: 65536, inbandErrors: true };
+const PNG = 'iVBORw0KGgo=';
+
+function run(raw: unknown, overrides: Partial<NormalizeOptions> = {}): Result {
+  return normalizeCallToolResult(raw, { ...options, ...overrides });
+}
+
+function text(t: string) {
+  return { type: 'text', text: t };
+}
+
+/** The fields a table row asserts on. */
+function view(result: Result): Record<string, unknown> {
+  return result.success
+    ? { success: true, value: result.value, source: result.meta.source, warnings: result.meta.warnings }
+    : {
+        success: false,
+        errorType: result.errorType,
+        error: result.error,
+        source: result.meta.source,
+        warnings: result.meta.warnings,
+      };
+}
+
+describe('structuredContent (N1, N2)', () => {
+  it.each([
+    ['N1: structuredContent is the value', { content: [], structuredContent: { a: 1 } }, { a: 1 }, []],
+    [
+      'N1: structuredContent wins over equal JSON text without a warning',
+      { content: [text('{"a": 1}')], structuredContent: { a: 1 } },
+      { a: 1 },
+      [],
+    ],
+    [
+      'N2: structured wins over disagreeing JSON text, with a warning',
+      { content: [text('{"a": 2}')], structuredContent: { a: 1 } },
+      { a: 1 },
+      ['structured_text_mismatch'],
+    ],
+    [
+      'N2: a prose summary is not a disagreement',
+      { content: [text('Found 1 item.')], structuredContent: { a: 1 } },
+      { a: 1 },
+      [],
+    ],
+    [
+      'N2: prose that starts like JSON but does not parse is not a disagreement',
+      { content: [text('3 items found')], structuredContent: { n: 3 } },
+      { n: 3 },
+      [],
+    ],
+    [
+      'N2: one equal JSON block among several is agreement',
+      { content: [text('[1]'), text('{"a":1}')], structuredContent: { a: 1 } },
+      { a: 1 },
+      [],
+    ],
+    [
+      'N1: structuredContent null counts as absent',
+      { content: [text('hello')], structuredContent: null },
+      'hello',
+      [],
+    ],
+    [
+      'N1: a non-object structuredContent is still the value, with a warning',
+      { content: [], structuredContent: [1, 2] },
+      [1, 2],
+      ['invalid_structured_content'],
+    ],
+  ])('%s', (_label, raw, value, warnings) => {
+    const result = run(raw);
+    expect(view(result)).toMatchObject({ success: true, value, warnings });
+  });
+
+  it('N2: the diagnostic carries a short diff', () => {
+    const result = run({ content: [text('{"a":{"b":2}}')], structuredContent: { a: { b: 1 } } });
+    expect(result.meta.diagnostics).toEqual([
+      {
+        code: 'structured_text_mismatch',
+        message: 'structuredContent and JSON text block 1 disagree (structured wins): $.a.b: 1 ≠ 2',
+      },
+    ]);
+  });
+});
+
+describe('text content (N3) and empty results (N5)', () => {
+  it.each([
+    ['N3: one JSON text block → its parse', [text('{"rows":3}')], { rows: 3 }, 'text_json'],
+    ['N3: one JSON scalar text block → its parse', [text('42')], 42, 'text_json'],
+    ['N3: one prose block → the string', [text('Hello world')], 'Hello world', 'text'],
+    ['N3: an empty text block → the empty string', [text('')], '', 'text'],
+    [
+      'N3: several JSON blocks → an array of parses',
+      [text('1'), text('{"a":2}')],
+      [1, { a: 2 }],
+      'text_json',
+    ],
+    [
+      'N3: several blocks, one prose → joined by newline',
+      [text('{"a":1}'), text('done')],
+      '{"a":1}\ndone',
+      'text',
+    ],
+    ['N3: several prose blocks → joined', [text('a'), text('b'), text('c')], 'a\nb\nc', 'text'],
+    ['N5: no content → null', [], null, 'empty'],
+    [
+      'N5: only an image → null value, the image as a file',
+      [{ type: 'image', data: PNG, mimeType: 'image/png' }],
+      null,
+      'empty',
+    ],
+  ])('%s', (_label, content, value, source) => {
+    expect(view(run({ content }))).toMatchObject({ success: true, value, source });
+  });
+
+  it('N5: a result with neither content nor structuredContent is an empty success', () => {
+    expect(view(run({}))).toEqual({ success: true, value: null, source: 'empty', warnings: [] });
+  });
+});
+
+describe('files and links (N4)', () => {
+  it('N4: image, audio, embedded blob and text resources become named artifacts; links are listed', () => {
+    const link = { type: 'resource_link', uri: 'file:///r/a.txt', name: 'a.txt', mimeType: 'text/plain' };
+    const result = run({
+      content: [
+        { type: 'image', data: PNG, mimeType: 'image/png' },
+        { type: 'image', data: PNG, mimeType: 'image/jpeg' },
+        { type: 'audio', data: 'UklGRg==', mimeType: 'audio/wav' },
+        { type: 'resource', resource: { uri: 'file:///docs/notes.txt', mimeType: 'text/plain', text: 'hi' } },
+        {
+          type: 'resource',
+          resource: { uri: 'test://static/resource/2', mimeType: 'application/pdf', blob: 'AA==' },
+        },
+        { type: 'resource', resource: { uri: 'file:///other/notes.txt', text: 'again' } },
+        link,
+      ],
+    });
+    expect(result.files).toEqual([
+      { name: 'image-1.png', mimeType: 'image/png', kind: 'image', base64: PNG },
+      { name: 'image-2.jpg', mimeType: 'image/jpeg', kind: 'image', base64: PNG },
+      { name: 'audio-1.wav', mimeType: 'audio/wav', kind: 'audio', base64: 'UklGRg==' },
+      {
+        name: 'notes.txt',
+        mimeType: 'text/plain',
+        kind: 'text',
+        base64: 'aGk=',
+        uri: 'file:///docs/notes.txt',
+      },
+      {
+        name: 'resource-1.pdf',
+        mimeType: 'application/pdf',
+        kind: 'blob',
+        base64: 'AA==',
+        uri: 'test://static/resource/2',
+      },
+      {
+        name: 'notes-2.txt',
+        mimeType: 'text/plain',
+        kind: 'text',
+        base64: 'YWdhaW4=',
+        uri: 'file:///other/notes.txt',
+      },
+    ]);
+    expect(result.meta.resourceLinks).toEqual([
+      { uri: 'file:///r/a.txt', name: 'a.txt', mimeType: 'text/plain' },
+    ]);
+    expect(result.mediaBlocks).toHaveLength(7);
+    expect(result.mediaBlocks[6]).toBe(link);
+  });
+
+  it.each([
+    [
+      'F5/N4: invalid base64 in an image',
+      { type: 'image', data: 'not base64!', mimeType: 'image/png' },
+      'invalid_base64',
+    ],
+    [
+      'F5/N4: invalid base64 in a blob',
+      { type: 'resource', resource: { uri: 'x:/a.bin', blob: '***' } },
+      'invalid_base64',
+    ],
+    ['N10: an image without data', { type: 'image', mimeType: 'image/png' }, 'invalid_base64'],
+    ['N10: an unknown block type', { type: 'video', data: 'AA==' }, 'unknown_content_block'],
+    ['N10: a block without a type', { text: 'x' }, 'malformed_content_block'],
+    ['N10: a block that is not an object', 'text', 'malformed_content_block'],
+    ['N10: a text block whose text is not a string', { type: 'text', text: 5 }, 'malformed_content_block'],
+    ['N10: a resource without a resource', { type: 'resource' }, 'malformed_content_block'],
+    [
+      'N10: a resource with neither text nor blob',
+      { type: 'resource', resource: { uri: 'x:/a' } },
+      'malformed_content_block',
+    ],
+    ['N10: a resource_link without a uri', { type: 'resource_link', name: 'x' }, 'malformed_content_block'],
+  ])('%s is dropped with a warning, never a crash', (_label, block, warning) => {
+    const result = run({ content: [block, text('ok')] });
+    expect(view(result)).toEqual({ success: true, value: 'ok', source: 'text', warnings: [warning] });
+    expect(result.files).toEqual([]);
+    expect(result.mediaBlocks).toEqual([]);
+    expect(result.meta.diagnostics[0]?.message).toContain('content[0]');
+  });
+});
+
+describe('output contract passthrough (N6)', () => {
+  it('N6: results becomes the value, meta_data and files are merged', () => {
+    const result = run({
+      content: [],
+      structuredContent: {
+        results: { rows: 2 },
+        meta_data: { elapsed_ms: 4 },
+        returned_file_names: ['chart.png', 'data.csv'],
+        returned_file_contents: [PNG, { name: 'ignored.bin', b64: 'YSxi' }],
+      },
+    });
+    expect(view(result)).toMatchObject({ success: true, value: { rows: 2 }, source: 'passthrough' });
+    expect(result.meta.downstreamMeta).toEqual({ elapsed_ms: 4 });
+    expect(result.files).toEqual([
+      { name: 'chart.png', mimeType: 'image/png', kind: 'image', base64: PNG },
+      { name: 'data.csv', mimeType: 'text/csv', kind: 'text', base64: 'YSxi' },
+    ]);
+  });
+
+  it('N6: a file name without content and invalid base64 are warnings', () => {
+    const result = run({
+      structuredContent: {
+        results: 1,
+        returned_file_names: ['a.txt', 'b.txt'],
+        returned_file_contents: ['%%'],
+      },
+    });
+    expect(result.meta.warnings).toEqual(['invalid_base64', 'missing_file_content']);
+    expect(result.files).toEqual([]);
+  });
+
+  it("N6: a chained gateway's failure envelope stays a failure", () => {
+    const result = run({
+      structuredContent: {
+        results: { error: 'No such row' },
+        meta_data: { is_error: true, error_type: 'tool_error', instruction: 'Stop.' },
+      },
+    });
+    expect(result).toMatchObject({
+      success: false,
+      errorType: 'tool_error',
+      error: 'No such row',
+      errorCode: 'tool_error',
+      instruction: 'Stop.',
+    });
+  });
+
+  it('N6: a contract payload in a JSON text block passes through too', () => {
+    expect(view(run({ content: [text('{"results":[1,2]}')] }))).toMatchObject({
+      value: [1, 2],
+      source: 'passthrough',
+    });
+  });
+});
+
+describe('isError (N7)', () => {
+  it.each([
+    [
+      'N7: the text is the error',
+      { isError: true, content: [text('File not found')] },
+      'File not found',
+      undefined,
+    ],
+    [
+      'N7: the error field of a JSON payload',
+      { isError: true, content: [text('{"error":"bad id","id":3}')] },
+      'bad id',
+      { error: 'bad id', id: 3 },
+    ],
+    [
+      'N7: the message field of a JSON payload',
+      { isError: true, content: [text('{"message":"denied"}')] },
+      'denied',
+      { message: 'denied' },
+    ],
+    [
+      'N7: an error object {code, message}',
+      { isError: true, structuredContent: { error: { code: 'E42', message: 'quota' } } },
+      'quota',
+      { error: { code: 'E42', message: 'quota' } },
+    ],
+    [
+      'N7: a non-object JSON payload is kept as {payload}',
+      { isError: true, content: [text('[1,2]')] },
+      '[1,2]',
+      { payload: [1, 2] },
+    ],
+    ['N7: no content at all', { isError: true }, 'The tool reported an error without a message', undefined],
+    [
+      'N7: several text blocks are joined',
+      { isError: true, content: [text('a'), text('b')] },
+      'a\nb',
+      undefined,
+    ],
+  ])('%s', (_label, raw, error, errorData) => {
+    const result = run(raw);
+    expect(result).toMatchObject({ success: false, errorType: 'tool_error', error });
+    expect(result.success ? undefined : result.errorData).toEqual(errorData);
+  });
+
+  it('N7: an error object keeps its code in errorCode', () => {
+    expect(run({ isError: true, content: [text('{"error":{"code":404,"message":"gone"}}')] })).toMatchObject({
+      errorCode: '404',
+    });
+  });
+
+  it('N7: isError "true" as a string is not an error', () => {
+    expect(run({ isError: 'true', content: [text('x')] }).success).toBe(true);
+  });
+
+  it('N7/N8: an in-band failure payload under isError keeps its fields', () => {
+    const result = run({
+      isError: true,
+      content: [text('{"success":false,"error":"locked","error_type":"conflict","instruction":"Wait."}')],
+    });
+    expect(result).toMatchObject({
+      errorType: 'tool_error',
+      error: 'locked',
+      errorCode: 'conflict',
+      instruction: 'Wait.',
+    });
+    expect(result.meta.convention).toBe('result');
+  });
+
+  it('N7: files and links of a failed call are still returned', () => {
+    const result = run({
+      isError: true,
+      content: [text('x'), { type: 'image', data: PNG, mimeType: 'image/png' }],
+    });
+    expect(result.files.map((f) => f.name)).toEqual(['image-1.png']);
+  });
+});
+
+describe('in-band conventions (N8)', () => {
+  it.each([
+    ['ADR-003 failure', { success: false, error: 'x', error_type: 'conflict' }, false, 'result'],
+    ['ADR-003 success', { success: true, value: 5 }, true, 'result'],
+    ['ADR-002 failure', { status: 'ERROR', error: { code: 'E', message: 'x' } }, false, 'response'],
+    ['ADR-002 success', { status: 'SUCCESS', data: 5 }, true, 'response'],
+    ['ADR-0005 failure', { result: '', error: 'x' }, false, 'tool_result'],
+    ['ADR-0005 success', { result: 5, error: '' }, true, 'tool_result'],
+  ])('N8: %s from structuredContent and from JSON text', (_label, payload, success, convention) => {
+    for (const raw of [{ structuredContent: payload }, { content: [text(JSON.stringify(payload))] }]) {
+      const result = run(raw);
+      expect(result.success).toBe(success);
+      expect(result.meta.convention).toBe(convention);
+      if (result.success) expect(result.value).toBe(5);
+      else expect(result).toMatchObject({ errorType: 'tool_error', error: 'x' });
+    }
+  });
+
+  it('N8: ADR-002 keeps the code in errorCode and the details in errorData; errorType stays tool_error', () => {
+    const result = run({
+      structuredContent: { status: 'ERROR', error: { code: 'NOT_FOUND', message: 'no', details: { id: 1 } } },
+    });
+    expect(result).toMatchObject({ errorType: 'tool_error', errorCode: 'NOT_FOUND', errorData: { id: 1 } });
+  });
+
+  it('N8: ADR-003 success carries message and instruction', () => {
+    const result = run({
+      structuredContent: { success: true, value: [1], message: 'One.', instruction: 'Show it.' },
+    });
+    expect(result).toMatchObject({ success: true, value: [1], message: 'One.', instruction: 'Show it.' });
+  });
+
+  it('N8: inbandErrors: false leaves the payload as it is', () => {
+    const payload = { success: false, error: 'x' };
+    const result = run({ structuredContent: payload }, { inbandErrors: false });
+    expect(result).toMatchObject({ success: true, value: payload });
+    expect(result.meta.convention).toBeUndefined();
+  });
+
+  it('N8: a payload with success among unrelated keys is not reinterpreted', () => {
+    const payload = { success: false, items: [], total: 0 };
+    expect(run({ structuredContent: payload })).toMatchObject({ success: true, value: payload });
+  });
+});
+
+describe('size limit (N9)', () => {
+  it('N9: a value over max_inline_bytes moves into result.json', () => {
+    const value = { text: 'x'.repeat(200) };
+    const result = run({ structuredContent: value }, { maxInlineBytes: 100 });
+    const json = JSON.stringify(value);
+    expect(result).toMatchObject({
+      success: true,
+      value: { truncated: true, file: 'result.json', bytes: json.length, preview: json },
+    });
+    expect(result.files).toEqual([
+      { name: 'result.json', mimeType: 'application/json', kind: 'json', base64: btoa(json) },
+    ]);
+  });
+
+  it('N9: the limit is exclusive: a value exactly at the limit stays inline', () => {
+    const value = { t: 'abc' };
+    expect(run({ structuredContent: value }, { maxInlineBytes: JSON.stringify(value).length }).value).toEqual(
+      value,
+    );
+    expect(
+      run({ structuredContent: value }, { maxInlineBytes: JSON.stringify(value).length - 1 }).value,
+    ).toMatchObject({
+      truncated: true,
+    });
+  });
+
+  it.each([
+    ['plain text', { content: [text('y'.repeat(300))] }],
+    ['JSON text', { content: [text(JSON.stringify({ a: 'y'.repeat(300) }, null, 2))] }],
+    ['an ADR-003 inner value', { structuredContent: { success: true, value: 'y'.repeat(300) } }],
+    ['passthrough results', { structuredContent: { results: 'y'.repeat(300) } }],
+  ])('N9: applies to %s', (_label, raw) => {
+    expect(run(raw, { maxInlineBytes: 100 }).value).toMatchObject({ truncated: true, file: 'result.json' });
+  });
+
+  it('N9: a spilled value keeps the other artifacts and gets a unique name', () => {
+    const result = run(
+      {
+        content: [
+          text('z'.repeat(300)),
+          { type: 'resource', resource: { uri: 'file:///result.json', text: '{}' } },
+        ],
+      },
+      { maxInlineBytes: 100 },
+    );
+    expect(result.files.map((f) => f.name)).toEqual(['result.json', 'result-2.json']);
+    expect(result.value).toMatchObject({ file: 'result-2.json' });
+  });
+});
+
+describe('totality (N10)', () => {
+  it.each([
+    ['null', null, 'downstream_error'],
+    ['a string', 'hello', 'downstream_error'],
+    ['a number', 7, 'downstream_error'],
+    ['an array', [{ type: 'text', text: 'x' }], 'downstream_error'],
+    ['undefined', undefined, 'downstream_error'],
+    ['content that is not an array, nothing else', { content: 'hello' }, 'downstream_error'],
+  ])('N10: %s gives a failure, not an exception', (_label, raw, errorType) => {
+    expect(run(raw)).toMatchObject({ success: false, errorType });
+  });
+
+  it('N10: content that is not an array beside structuredContent is a warning', () => {
+    expect(view(run({ content: { type: 'text' }, structuredContent: { a: 1 } }))).toEqual({
+      success: true,
+      value: { a: 1 },
+      source: 'structured',
+      warnings: ['malformed_content'],
+    });
+  });
+
+  it('N10: a getter that throws inside the raw result gives normalization_error', () => {
+    const raw = Object.defineProperty({}, 'content', {
+      enumerable: true,
+      get() {
+        throw new Error('hostile getter');
+      },
+    });
+    const result = run(raw);
+    expect(result).toMatchObject({ success: false, errorType: 'normalization_error' });
+    expect(result.success ? undefined : result.exception).toBeInstanceOf(Error);
+  });
+
+  it('N10: pure: the same input gives the same output and the input is not changed', () => {
+    const raw = {
+      content: [text('{"a":1}'), { type: 'image', data: PNG, mimeType: 'image/png' }],
+      structuredContent: { a: 2 },
+    };
+    const copy = structuredClone(raw);
+    expect(run(raw)).toEqual(run(raw));
+    expect(raw).toEqual(copy);
+  });
+
+  it('N10: call metadata is copied from the options', () => {
+    const result = run({ content: [] }, { server: 's', tool: 't', elapsedMs: 12 });
+    expect(result.meta).toMatchObject({ server: 's', tool: 't', elapsedMs: 12, source: 'empty' });
+  });
+
+  it('N10/R3: any JSON-like input gives a Result with a known error type', () => {
+    const block = fc.oneof(
+      fc.record(
+        {
+          type: fc.constantFrom('text', 'image', 'audio', 'resource', 'resource_link', 'x'),
+          text: fc.string(),
+          data: fc.string(),
+          uri: fc.string(),
+          resource: fc.anything(),
+        },
+        { requiredKeys: ['type'] },
+      ),
+      fc.anything(),
+    );
+    const raw = fc.oneof(
+      fc.anything(),
+      fc.record(
+        {
+          content: fc.oneof(fc.array(block), fc.anything()),
+          structuredContent: fc.anything(),
+          isError: fc.anything(),
+        },
+        { requiredKeys: [] },
+      ),
+      fc
+        .jsonValue()
+        .map((v) => ({ content: [{ type: 'text', text: JSON.stringify(v) }], structuredContent: v })),
+    );
+    fc.assert(
+      fc.property(
+        raw,
+        fc.boolean(),
+        fc.integer({ min: 0, max: 200 }),
+        (input, inbandErrors, maxInlineBytes) => {
+          const result = normalizeCallToolResult(input, { inbandErrors, maxInlineBytes });
+          if (!result.success) expect(ERROR_TYPES).toContain(result.errorType);
+          else expect(result.value).not.toBeUndefined();
+          expect(Array.isArray(result.meta.warnings)).toBe(true);
+        },
+      ),
+      { numRuns: 500 },
+    );
+  });
+});
