@@ -2,8 +2,9 @@
  * Argument validation against the downstream inputSchema (CONTRACT T8) and schema compilation
  * for the catalog (T12).
  *
- * Ajv compiles each distinct schema once per catalog build (a rebuild reuses the previous
- * build's validators for schemas it has already seen), never per call. The dialect comes from
+ * Each distinct schema is checked once per catalog build and compiled by Ajv at most once (on
+ * its tool's first call; a rebuild reuses what the previous build checked and compiled), never
+ * per call. The dialect comes from
  * the schema's `$schema`: draft-07/06/04 → Ajv's draft-07 class, 2019-09 → `Ajv2019`, 2020-12
  * or none → `Ajv2020` (MCP's default dialect). Ajv itself is pure JavaScript: no I/O, and its
  * logger is switched off so nothing reaches the console.
@@ -30,16 +31,28 @@ export type ArgumentValidator = (args: unknown) => readonly ArgumentIssue[] | un
 /** The JSON Schema dialects the catalog compiles (T12). */
 export type SchemaDialect = 'draft-07' | '2019-09' | '2020-12';
 
-/** A compiled schema, or why it did not compile. */
-export type CompiledSchema =
-  | { readonly ok: true; readonly dialect: SchemaDialect; readonly check: ValidateFunction }
+/** The build-time verdict on one schema (T12): fine, or why it cannot be used. */
+export type SchemaCheck =
+  | { readonly ok: true; readonly dialect: SchemaDialect }
   | { readonly ok: false; readonly dialect: SchemaDialect; readonly error: string };
 
-/** Compiles schemas with a cache; one per catalog build (see {@link createSchemaCompiler}). */
+/**
+ * Checks schemas at catalog build and compiles validators on first use, both cached per distinct
+ * schema (see {@link createSchemaCompiler}).
+ */
 export interface SchemaCompiler {
-  /** Compiles `schema` (or returns the cached result for an equal schema). Never throws. */
-  compile(schema: Record<string, unknown>): CompiledSchema;
-  /** How many distinct schemas this compiler has compiled itself (cache misses). */
+  /**
+   * T12, cheap: the schema is valid for its dialect's meta-schema, every `$ref` resolves inside
+   * it and every `pattern` is a valid Unicode RegExp. This is what makes an Ajv compile fail, at
+   * a tenth of its cost. Never throws.
+   */
+  check(schema: Record<string, unknown>): SchemaCheck;
+  /**
+   * The compiled validator of `schema`, compiled on the first call and cached (so once per
+   * distinct schema, never per tool call). An error string when Ajv still refuses it.
+   */
+  validator(schema: Record<string, unknown>): ValidateFunction | string;
+  /** How many schemas this compiler has compiled itself (not reused from the previous one). */
   readonly compiledCount: number;
 }
 
@@ -54,6 +67,8 @@ const AJV_OPTIONS: Options = {
   strict: false,
   allErrors: true,
   validateFormats: true,
+  // check() already ran the meta-schema; compile() need not run it again.
+  validateSchema: false,
   // Core must not write to the console (stdout is the stdio protocol channel).
   logger: false,
   // Never register schemas by `$id`: two downstreams may reuse one `$id` for different schemas.
@@ -89,17 +104,92 @@ function createAjv(dialect: SchemaDialect): AnyAjv {
   return ajv;
 }
 
+/** What is known about one distinct schema. */
+interface Entry {
+  readonly dialect: SchemaDialect;
+  /** The schema without `$schema`: we pick the dialect, so Ajv must not look it up. */
+  readonly body: Record<string, unknown>;
+  readonly verdict: SchemaCheck;
+  compiled?: ValidateFunction | string;
+}
+
 interface CompilerState {
   readonly instances: Map<SchemaDialect, AnyAjv>;
-  readonly cache: Map<string, CompiledSchema>;
+  readonly cache: Map<string, Entry>;
 }
 
 const STATE = Symbol('compiler state');
 
+const MAX_WALK = 10_000;
+
+/** Why a schema's references or patterns would break a compile, or `undefined`. */
+function staticProblem(root: Record<string, unknown>): string | undefined {
+  const ids = new Set<string>();
+  const anchors = new Set<string>();
+  const refs: string[] = [];
+  const stack: unknown[] = [root];
+  for (let seen = 0; stack.length > 0 && seen < MAX_WALK; seen++) {
+    const node = stack.pop();
+    if (Array.isArray(node)) stack.push(...node);
+    if (!isRecord(node)) continue;
+    for (const [key, value] of Object.entries(node)) {
+      if (typeof value === 'string') {
+        if (key === '$id') ids.add(value.replace(/#$/, ''));
+        else if (key === '$anchor' || key === '$dynamicAnchor') anchors.add(value);
+        else if (key === '$ref' || key === '$dynamicRef') refs.push(value);
+        else if (key === 'pattern') {
+          try {
+            new RegExp(value, 'u');
+          } catch {
+            return `pattern ${JSON.stringify(value)} is not a valid regular expression`;
+          }
+        }
+      } else if (typeof value === 'object' && value !== null) stack.push(value);
+    }
+  }
+  for (const ref of refs) {
+    if (!resolves(root, ref, ids, anchors)) return `can't resolve reference ${ref}`;
+  }
+  return undefined;
+}
+
+function resolves(
+  root: unknown,
+  ref: string,
+  ids: ReadonlySet<string>,
+  anchors: ReadonlySet<string>,
+): boolean {
+  const hash = ref.indexOf('#');
+  const base = hash < 0 ? ref : ref.slice(0, hash);
+  const fragment = hash < 0 ? '' : ref.slice(hash + 1);
+  // A reference to another document: fine when the schema embeds it, or it is a meta-schema.
+  if (base) return ids.has(base) || /^https?:\/\/json-schema\.org\//.test(base);
+  if (fragment === '') return true;
+  if (!fragment.startsWith('/')) return anchors.has(fragment);
+  let node: unknown = root;
+  for (const raw of fragment.slice(1).split('/')) {
+    let key: string;
+    try {
+      key = decodeURIComponent(raw).replace(/~1/g, '/').replace(/~0/g, '~');
+    } catch {
+      return false;
+    }
+    if (Array.isArray(node)) node = node[Number(key)];
+    else if (isRecord(node)) node = node[key];
+    else return false;
+    if (node === undefined) return false;
+  }
+  return true;
+}
+
 /**
- * A compiler for one catalog build. Pass the previous build's compiler to reuse its Ajv
- * instances and every validator whose schema is still listed; schemas no longer listed are
- * dropped with the old compiler, so memory follows the current catalog.
+ * The schema compiler of one catalog build. Pass the previous build's compiler to reuse its Ajv
+ * instances and every check and validator whose schema is still listed; schemas no longer listed
+ * leave with the old compiler, so memory follows the current catalog.
+ *
+ * Why validators compile on first use: an Ajv compile costs milliseconds per schema (measured
+ * 3–9 ms on the 2-core CI machine), so compiling 2,000 tools up front would take seconds at every
+ * start. {@link SchemaCompiler.check} catches, at build time, what makes a compile fail.
  * @example const compiler = createSchemaCompiler(previousCatalog?.compiler)
  */
 export function createSchemaCompiler(previous?: SchemaCompiler): SchemaCompiler {
@@ -107,50 +197,74 @@ export function createSchemaCompiler(previous?: SchemaCompiler): SchemaCompiler 
     ? (previous as unknown as Record<symbol, CompilerState | undefined>)[STATE]
     : undefined;
   const instances = prior?.instances ?? new Map<SchemaDialect, AnyAjv>();
-  const cache = new Map<string, CompiledSchema>();
+  const cache = new Map<string, Entry>();
   let compiledCount = 0;
-  const compile = (schema: Record<string, unknown>): CompiledSchema => {
+  const ajvFor = (dialect: SchemaDialect): AnyAjv => {
+    let ajv = instances.get(dialect);
+    if (!ajv) {
+      ajv = createAjv(dialect);
+      instances.set(dialect, ajv);
+    }
+    return ajv;
+  };
+  const entryFor = (schema: Record<string, unknown>): Entry => {
     const dialect = dialectOf(schema);
+    const { $schema: _declared, ...body } = schema;
     let key: string;
     try {
-      key = `${dialect}\n${JSON.stringify(schema)}`;
+      key = `${dialect}\n${JSON.stringify(body)}`;
     } catch (error) {
-      return { ok: false, dialect, error: `not serializable as JSON: ${errorMessage(error)}` };
+      return {
+        dialect,
+        body,
+        verdict: { ok: false, dialect, error: `not serializable as JSON: ${errorMessage(error)}` },
+      };
     }
     const known = cache.get(key) ?? prior?.cache.get(key);
     if (known) {
       cache.set(key, known);
       return known;
     }
-    let ajv = instances.get(dialect);
-    if (!ajv) {
-      ajv = createAjv(dialect);
-      instances.set(dialect, ajv);
+    const ajv = ajvFor(dialect);
+    let verdict: SchemaCheck = { ok: true, dialect };
+    if (!ajv.validateSchema(body)) {
+      verdict = {
+        ok: false,
+        dialect,
+        error: `schema is invalid: ${ajv.errorsText(ajv.errors, { dataVar: 'schema' })}`,
+      };
+    } else {
+      const problem = staticProblem(body);
+      if (problem) verdict = { ok: false, dialect, error: problem };
     }
-    // The dialect is chosen here, so `$schema` is dropped: a draft-06/04 or https spelling that
-    // the Ajv class has no meta-schema for would otherwise fail to compile.
-    const { $schema: _declared, ...body } = schema;
-    let compiled: CompiledSchema;
+    const entry: Entry = { dialect, body, verdict };
+    cache.set(key, entry);
+    return entry;
+  };
+  const validator = (schema: Record<string, unknown>): ValidateFunction | string => {
+    const entry = entryFor(schema);
+    if (entry.compiled !== undefined) return entry.compiled;
+    if (!entry.verdict.ok) return (entry.compiled = entry.verdict.error);
+    const ajv = ajvFor(entry.dialect);
     try {
-      compiled = { ok: true, dialect, check: ajv.compile(body) };
+      entry.compiled = ajv.compile(entry.body);
     } catch (error) {
-      compiled = { ok: false, dialect, error: errorMessage(error) };
+      entry.compiled = errorMessage(error);
     } finally {
-      // Ajv keeps every compiled schema in an identity cache; our own cache is the one that counts.
-      ajv.removeSchema(body);
+      // Ajv keeps every compiled schema in an identity cache; ours is the one that counts.
+      ajv.removeSchema(entry.body);
     }
     compiledCount++;
-    cache.set(key, compiled);
-    return compiled;
+    return entry.compiled;
   };
-  const compiler = {
-    compile,
+  return {
+    check: (schema) => entryFor(schema).verdict,
+    validator,
     get compiledCount() {
       return compiledCount;
     },
     [STATE]: { instances, cache } satisfies CompilerState,
-  };
-  return compiler;
+  } as SchemaCompiler;
 }
 
 function errorMessage(error: unknown): string {
@@ -234,22 +348,27 @@ export interface ArgumentValidatorOptions {
 }
 
 /**
- * T8: a validator for one tool from its compiled inputSchema. Arguments that are not an object
- * give one issue at the root; otherwise every Ajv error becomes an issue (at most
- * {@link MAX_ISSUES}), plus, in strict mode, one issue per unknown top-level key.
+ * T8: a validator for one tool's inputSchema. Arguments that are not an object give one issue at
+ * the root; otherwise every Ajv error becomes an issue (at most {@link MAX_ISSUES}), plus, in
+ * strict mode, one issue per unknown top-level key. The Ajv validator is compiled on the first
+ * call (see {@link createSchemaCompiler}); should Ajv refuse a schema that passed
+ * {@link SchemaCompiler.check}, the arguments are left to the downstream's own validation rather
+ * than refusing every call of a listed tool.
  */
 export function argumentValidator(
-  check: ValidateFunction,
+  compiler: SchemaCompiler,
   schema: Record<string, unknown>,
   options: ArgumentValidatorOptions,
 ): ArgumentValidator {
   const known = options.strictArguments ? knownTopLevelKeys(schema) : undefined;
+  let compiled: ValidateFunction | string | undefined;
   return (args) => {
     if (!isRecord(args)) {
       const got = args === null ? 'null' : Array.isArray(args) ? 'an array' : typeof args;
       return [{ path: '', message: `arguments must be an object, got ${got}` }];
     }
-    const issues = check(args) ? [] : toIssues(check.errors ?? []);
+    const check = (compiled ??= compiler.validator(schema));
+    const issues = typeof check === 'string' || check(args) ? [] : toIssues(check.errors ?? []);
     if (known) {
       for (const key of Object.keys(args)) {
         if (known.has(key)) continue;
