@@ -7,9 +7,17 @@ const base = { separator: '_', maxLength: 64 };
 describe('naming', () => {
   it.each([
     ['server prefix + tool', { serverPrefix: 'fs', tool: 'read' }, 'fs_read'],
-    ['global prefix first (MCP_TOOL_PREFIX-style value passed in)', { globalPrefix: 'acme', serverPrefix: 'fs', tool: 'read' }, 'acme_fs_read'],
+    [
+      'global prefix first (MCP_TOOL_PREFIX-style value passed in)',
+      { globalPrefix: 'acme', serverPrefix: 'fs', tool: 'read' },
+      'acme_fs_read',
+    ],
     ['prefix "" exposes the tool unprefixed', { serverPrefix: '', tool: 'read' }, 'read'],
-    ['global prefix with an unprefixed server', { globalPrefix: 'acme', serverPrefix: '', tool: 'read' }, 'acme_read'],
+    [
+      'global prefix with an unprefixed server',
+      { globalPrefix: 'acme', serverPrefix: '', tool: 'read' },
+      'acme_read',
+    ],
     ['empty global prefix means none', { globalPrefix: '', serverPrefix: 'fs', tool: 'read' }, 'fs_read'],
     ['custom separator', { serverPrefix: 'fs', tool: 'read', separator: '-' }, 'fs-read'],
   ])('T1: %s', (_label, parts, expected) => {
@@ -50,7 +58,9 @@ describe('naming', () => {
     const tool = `${'x'.repeat(80)}_end`;
     const name = exposedName({ ...base, serverPrefix: 'srv', tool });
     expect(name).toHaveLength(64);
-    expect(name).toBe(`srv_${'x'.repeat(53)}_${shortHash(composeName({ ...base, serverPrefix: 'srv', tool }))}`);
+    expect(name).toBe(
+      `srv_${'x'.repeat(53)}_${shortHash(composeName({ ...base, serverPrefix: 'srv', tool }))}`,
+    );
     expect(exposedName({ ...base, serverPrefix: 'srv', tool })).toBe(name);
   });
 
@@ -72,7 +82,9 @@ describe('naming', () => {
     ['maxLength 5 is the hash cut to fit', 5, /^[0-9a-z]{5}$/],
     ['maxLength 1', 1, /^[0-9a-z]$/],
   ])('T2: %s', (_label, maxLength, pattern) => {
-    expect(exposedName({ serverPrefix: 'srv', separator: '_', tool: 'tool_name', maxLength })).toMatch(pattern);
+    expect(exposedName({ serverPrefix: 'srv', separator: '_', tool: 'tool_name', maxLength })).toMatch(
+      pattern,
+    );
   });
 
   it('T2: every exposed name matches ^[A-Za-z0-9_-]{1,max}$ (property)', () => {
