@@ -10,6 +10,12 @@ function run(raw: unknown, overrides: Partial<NormalizeOptions> = {}): Result {
   return normalizeCallToolResult(raw, { ...options, ...overrides });
 }
 
+/** The value of a Result that must be a success. */
+function valueOf(result: Result): unknown {
+  if (!result.success) throw new Error(`expected a success, got ${result.errorType}: ${result.error}`);
+  return result.value;
+}
+
 function text(t: string) {
   return { type: 'text', text: t };
 }
@@ -399,11 +405,11 @@ describe('size limit (N9)', () => {
 
   it('N9: the limit is exclusive: a value exactly at the limit stays inline', () => {
     const value = { t: 'abc' };
-    expect(run({ structuredContent: value }, { maxInlineBytes: JSON.stringify(value).length }).value).toEqual(
-      value,
-    );
     expect(
-      run({ structuredContent: value }, { maxInlineBytes: JSON.stringify(value).length - 1 }).value,
+      valueOf(run({ structuredContent: value }, { maxInlineBytes: JSON.stringify(value).length })),
+    ).toEqual(value);
+    expect(
+      valueOf(run({ structuredContent: value }, { maxInlineBytes: JSON.stringify(value).length - 1 })),
     ).toMatchObject({
       truncated: true,
     });
@@ -415,7 +421,10 @@ describe('size limit (N9)', () => {
     ['an ADR-003 inner value', { structuredContent: { success: true, value: 'y'.repeat(300) } }],
     ['passthrough results', { structuredContent: { results: 'y'.repeat(300) } }],
   ])('N9: applies to %s', (_label, raw) => {
-    expect(run(raw, { maxInlineBytes: 100 }).value).toMatchObject({ truncated: true, file: 'result.json' });
+    expect(valueOf(run(raw, { maxInlineBytes: 100 }))).toMatchObject({
+      truncated: true,
+      file: 'result.json',
+    });
   });
 
   it('N9: a spilled value keeps the other artifacts and gets a unique name', () => {
@@ -429,7 +438,7 @@ describe('size limit (N9)', () => {
       { maxInlineBytes: 100 },
     );
     expect(result.files.map((f) => f.name)).toEqual(['result.json', 'result-2.json']);
-    expect(result.value).toMatchObject({ file: 'result-2.json' });
+    expect(valueOf(result)).toMatchObject({ file: 'result-2.json' });
   });
 });
 
