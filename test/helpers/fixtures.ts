@@ -1,0 +1,83 @@
+/**
+ * Fixture servers as tests spawn them: the compiled JS in dist/fixtures/servers (built by
+ * `npm run build`), run by the current Node binary, plus runtime ServerConfig builders.
+ */
+import { existsSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { ServerConfig, TransportConfig } from '../../src/config/types.js';
+
+/** The repository root. */
+export const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+
+/** Where `tsc -p tsconfig.build.json` puts the compiled fixture servers. */
+export const FIXTURE_DIST = join(ROOT, 'dist', 'fixtures', 'servers');
+
+/** The fixture servers that exist (fixtures/servers/<name>.ts). */
+export type FixtureName =
+  | 'structured'
+  | 'text'
+  | 'files'
+  | 'inband'
+  | 'errors'
+  | 'slow'
+  | 'crash'
+  | 'annotated'
+  | 'noisy'
+  | 'counter'
+  | 'dynamic'
+  | 'echo'
+  | 'many-tools'
+  | 'http';
+
+/**
+ * The command that runs fixture `name` over stdio. Throws when dist is missing, naming the fix.
+ * @example fixtureServer('echo') // { command: '/usr/bin/node', args: ['/repo/dist/fixtures/servers/echo.js'] }
+ */
+export function fixtureServer(
+  name: FixtureName,
+  extraArgs: readonly string[] = [],
+): { command: string; args: string[] } {
+  const script = join(FIXTURE_DIST, `${name}.js`);
+  if (!existsSync(script)) {
+    throw new Error(`Fixture server "${name}" is not built (${script} is missing): run npm run build`);
+  }
+  return { command: process.execPath, args: [script, ...extraArgs] };
+}
+
+/**
+ * A runtime ServerConfig with every default of the config pipeline, for tests.
+ * @example serverConfig('db', { type: 'stdio', command: 'node', args: [], env: {} }, { timeoutMs: 100 })
+ */
+export function serverConfig(
+  name: string,
+  transport: TransportConfig,
+  overrides: Partial<Omit<ServerConfig, 'name' | 'transport'>> = {},
+): ServerConfig {
+  return {
+    name,
+    prefix: name,
+    enabled: true,
+    transport,
+    timeoutMs: 60_000,
+    concurrency: 8,
+    maxQueue: 256,
+    withholdAfterMs: 300_000,
+    inbandErrors: true,
+    expose: 'all',
+    instructions: {},
+    tools: { include: [], exclude: [], rename: {}, overrides: {} },
+    source: { file: 'test' },
+    ...overrides,
+  };
+}
+
+/** A ServerConfig that runs fixture `fixture` over stdio under the server name `name`. */
+export function fixtureConfig(
+  name: string,
+  fixture: FixtureName,
+  overrides: Partial<Omit<ServerConfig, 'name' | 'transport'>> = {},
+): ServerConfig {
+  const { command, args } = fixtureServer(fixture);
+  return serverConfig(name, { type: 'stdio', command, args, env: {} }, overrides);
+}
