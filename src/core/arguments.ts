@@ -71,8 +71,6 @@ const AJV_OPTIONS: Options = {
   validateSchema: false,
   // Core must not write to the console (stdout is the stdio protocol channel).
   logger: false,
-  // Never register schemas by `$id`: two downstreams may reuse one `$id` for different schemas.
-  addUsedSchema: false,
 };
 
 function isRecord(value: unknown): value is Record<string, unknown> {
@@ -251,7 +249,9 @@ export function createSchemaCompiler(previous?: SchemaCompiler): SchemaCompiler 
     } catch (error) {
       entry.compiled = errorMessage(error);
     } finally {
-      // Ajv keeps every compiled schema in an identity cache; ours is the one that counts.
+      // Ajv registers the schema by identity and by `$id`; ours is the cache that counts, and two
+      // downstreams may reuse one `$id` for different schemas. (Not registering at all, with
+      // `addUsedSchema: false`, breaks a root self-reference `$ref: "#"`.)
       ajv.removeSchema(entry.body);
     }
     compiledCount++;
@@ -372,7 +372,8 @@ export function argumentValidator(
     if (known) {
       for (const key of Object.keys(args)) {
         if (known.has(key)) continue;
-        const near = closest(key, known, { limit: 1 });
+        // A hint for one- or two-letter keys would be noise ("b"? did you mean "a"?).
+        const near = key.length >= 3 ? closest(key, known, { limit: 1 }) : [];
         const hint = near[0] === undefined ? '' : `; did you mean "${near[0]}"?`;
         issues.push({ path: `/${escapePointer(key)}`, message: `is not a known argument${hint}` });
       }
