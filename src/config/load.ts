@@ -55,14 +55,22 @@ function syntaxOffset(text: string, error: YAMLError): number {
   return error.pos[0];
 }
 
-function syntaxMessage(text: string, error: YAMLError): string {
+function syntaxMessage(file: string, text: string, error: YAMLError): string {
+  const kind = /\.json$/i.test(file) ? 'JSON' : 'YAML';
   let what = error.message;
-  if (error.code === 'DUPLICATE_KEY')
-    what = `duplicate key "${text.slice(error.pos[0], error.pos[1]).trim()}"`;
+  if (error.code === 'DUPLICATE_KEY') {
+    // The error's range covers only the key's first character: read the whole key.
+    const key = /^("[^"\n]*"|'[^'\n]*'|[^:\n]+)/.exec(text.slice(error.pos[0]))?.[1] ?? '';
+    what = `duplicate key "${key.trim().replace(/^["']|["']$/g, '')}"`;
+  }
+  const quote = /Missing closing (["'])quote/.exec(error.message)?.[1];
+  if (quote !== undefined) {
+    return `${kind} syntax error: unclosed ${quote === '"' ? 'double' : 'single'} quote: close it with ${quote} where the value ends`;
+  }
   if (error.code === 'TAB_AS_INDENT') what = 'tab used as indentation';
   if (error.code === 'MULTIPLE_DOCS') what = 'more than one YAML document';
   const hint = SYNTAX_HINTS[error.code];
-  return `YAML syntax error: ${what}${hint === undefined ? '' : `: ${hint}`}`;
+  return `${kind} syntax error: ${what}${hint === undefined ? '' : `: ${hint}`}`;
 }
 
 interface ParseOutcome {
@@ -78,12 +86,20 @@ function parseText(file: string, text: string): ParseOutcome {
   const parsed: ParsedFile = { file, doc, lineCounter };
   const errors: ConfigProblem[] = [];
   const seen = new Set<number>();
+  let unclosedQuoteAt = Number.POSITIVE_INFINITY;
   for (const error of doc.errors) {
     const offset = syntaxOffset(text, error);
-    // The parser can report one mistake twice at the same spot; once is enough.
-    if (seen.has(offset)) continue;
+    // The parser can report one mistake twice at the same spot, and an unclosed quote swallows
+    // the rest of the file so that what follows only echoes it: report the cause once.
+    if (seen.has(offset) || offset > unclosedQuoteAt) continue;
     seen.add(offset);
-    errors.push({ file, ...locateOffset(parsed, offset), path: [], message: syntaxMessage(text, error) });
+    if (error.code === 'MISSING_CHAR' && /quote/.test(error.message)) unclosedQuoteAt = offset;
+    errors.push({
+      file,
+      ...locateOffset(parsed, offset),
+      path: [],
+      message: syntaxMessage(file, text, error),
+    });
   }
   if (errors.length > 0) return { parsed, errors };
   try {
@@ -119,8 +135,17 @@ function interpolateAndValidate<S extends z.ZodType>(
     result = schema.safeParse(tree);
   }
   if (!result.success) {
-    for (const issue of result.error.issues) errors.push(...issueProblems(parsed, schema, tree, issue));
+    const issues = result.error.issues;
+    // "comand: npx" gives both an unknown key and "no transport": the typo is the one to fix.
+    const unknownAt = new Set(
+      issues.filter((i) => i.code === 'unrecognized_keys').map((i) => formatPath(keyPathOf(i))),
+    );
+    for (const issue of issues) {
+      if (isNoTransport(issue) && unknownAt.has(formatPath(keyPathOf(issue)))) continue;
+      errors.push(...issueProblems(parsed, schema, tree, issue));
+    }
   }
+  errors.sort(byPosition);
   // L2: a message quoting what was written ("got string …") must not reveal an env value.
   const redacted = errors.map((error) => ({
     ...error,
@@ -132,6 +157,22 @@ function interpolateAndValidate<S extends z.ZodType>(
     secrets: interpolated.secrets,
     errors: redacted,
   };
+}
+
+function keyPathOf(issue: z.core.$ZodIssue): KeyPath {
+  return issue.path.map((segment) => (typeof segment === 'number' ? segment : String(segment)));
+}
+
+function isNoTransport(issue: z.core.$ZodIssue): boolean {
+  return (
+    issue.code === 'custom' && (issue.params as { noTransport?: boolean } | undefined)?.noTransport === true
+  );
+}
+
+/** Problems in reading order: by line, then column (problems without a position last). */
+function byPosition(a: ConfigProblem, b: ConfigProblem): number {
+  const line = (a.line ?? Number.MAX_SAFE_INTEGER) - (b.line ?? Number.MAX_SAFE_INTEGER);
+  return line !== 0 ? line : (a.column ?? 0) - (b.column ?? 0);
 }
 
 /**
@@ -147,7 +188,7 @@ function retypeInterpolated(
   let changed = false;
   for (const issue of issues) {
     if (issue.code !== 'invalid_type' || issue.path.length === 0) continue;
-    const keyPath = issue.path.map((s) => (typeof s === 'number' ? s : String(s)));
+    const keyPath = keyPathOf(issue);
     if (!interpolated.has(formatPath(keyPath))) continue;
     const value = valueAt(tree, keyPath);
     const typed =

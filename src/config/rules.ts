@@ -40,6 +40,11 @@ const MCP_ENTRY_KEYS = new Set([
 
 const LOOPBACK = new Set(['127.0.0.1', 'localhost', '::1', '[::1]']);
 
+function isEnabled(entry: ServerEntry): boolean {
+  const server = entry.server as { enabled?: boolean; disabled?: boolean };
+  return server.enabled ?? server.disabled !== true;
+}
+
 function where(entry: ServerEntry): string {
   return entry.section === 'servers_dir' ? entry.parsed.file : formatPath(entry.path);
 }
@@ -69,14 +74,16 @@ function uniquePrefixes(entries: readonly ServerEntry[], out: RuleProblems): voi
   const byPrefix = new Map<string, ServerEntry>();
   const unprefixed: ServerEntry[] = [];
   for (const entry of entries) {
-    const server = entry.server as WrittenServer & { disabled?: boolean };
-    if (server.enabled === false || server.disabled === true) continue;
+    if (!isEnabled(entry)) continue;
+    const server = entry.server as WrittenServer;
     const prefix = server.prefix ?? entry.name;
     if (prefix === '') {
       unprefixed.push(entry);
       continue;
     }
     const first = byPrefix.get(prefix);
+    // Two definitions of one key are already reported by uniqueNames.
+    if (first?.name === entry.name) continue;
     if (first === undefined) {
       byPrefix.set(prefix, entry);
       continue;
@@ -194,7 +201,7 @@ export function checkRules(
         'No servers configured: add one under "servers:" (e.g. servers: { fs: { command: npx, args: [...] } }), or set "servers_dir" to a folder of <key>.yaml files',
       ),
     );
-  } else if (entries.every((entry) => (entry.server as { enabled?: boolean }).enabled === false)) {
+  } else if (entries.every((entry) => !isEnabled(entry))) {
     out.warnings.push(
       problemAt(main, ['servers'], 'every server is disabled ("enabled: false"): no tools will be served'),
     );

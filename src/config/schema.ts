@@ -147,6 +147,8 @@ function checkTransportKeys(server: ServerLike, ctx: z.RefinementCtx, urlKeys: r
       code: 'custom',
       path: [],
       message: 'server has no transport: add "command" (local stdio server) or "url" (remote server)',
+      // Lets the loader drop this issue when an unknown key (a typo of command/url) explains it.
+      params: { noTransport: true },
     });
     return;
   }
