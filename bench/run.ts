@@ -1,0 +1,167 @@
+/**
+ * `npm run bench`: direct vs bare passthrough vs mcp-normalizer, over stdio and Streamable HTTP,
+ * rounds alternating the targets. Prints a markdown table and writes the raw rounds as JSON to
+ * bench/results/. Ratios are reported, never asserted.
+ *
+ * Flags: `--quick` (a short run, ~1–2 min), `--smoke` (a handful of calls, for the harness test),
+ * `--only echo-stdio,echo-http,list-stdio,list-http,cold` (a subset of suites),
+ * `--cpu-prof normalizer[,passthrough,direct]` (run those targets under `node --cpu-prof`; profiles
+ * go to bench/results/profiles/<date>/, summarize them with `node dist/bench/profile.js`).
+ */
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpus } from 'node:os';
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { parseArgs } from 'node:util';
+import type { Figure } from './figures.js';
+import { markdownTable, summarize } from './report.js';
+import { coldSuite, echoSuite, listSuite, type Plan, type SuiteOutput } from './suites.js';
+import { ROOT, missingBuild, type TargetKind } from './targets.js';
+
+/** Every suite, by the name `--only` takes. */
+const SUITES = {
+  'echo-stdio': (plan: Plan, deadline: number) => echoSuite('stdio', plan, deadline),
+  'echo-http': (plan: Plan, deadline: number) => echoSuite('http', plan, deadline),
+  'list-stdio': (plan: Plan, deadline: number) => listSuite('stdio', plan, deadline),
+  'list-http': (plan: Plan, deadline: number) => listSuite('http', plan, deadline),
+  cold: (plan: Plan, deadline: number) => coldSuite(plan, deadline),
+} satisfies Record<string, (plan: Plan, deadline: number) => Promise<SuiteOutput>>;
+
+/** A suite name. */
+export type SuiteName = keyof typeof SUITES;
+
+/** The run sizes: full (default) stays under ~10 min on 2 cores; `budgetMs` bounds it anyway. */
+export const PLANS = {
+  full: {
+    budgetMs: 12 * 60_000,
+    warmup: 1000,
+    latency: { rounds: 10, calls: 500 },
+    throughput: { rounds: 8, calls: 2000, inFlight: [16, 64] },
+    big: { rounds: 8, calls: 10 },
+    list: { rounds: 8, calls: 20, servers: 20, tools: 100 },
+    cold: { rounds: 8, servers: 10, calls: 500 },
+  },
+  quick: {
+    budgetMs: 5 * 60_000,
+    warmup: 100,
+    latency: { rounds: 3, calls: 200 },
+    throughput: { rounds: 3, calls: 300, inFlight: [16, 64] },
+    big: { rounds: 3, calls: 3 },
+    list: { rounds: 3, calls: 5, servers: 20, tools: 100 },
+    cold: { rounds: 2, servers: 10, calls: 100 },
+  },
+  smoke: {
+    budgetMs: 60_000,
+    warmup: 3,
+    latency: { rounds: 1, calls: 5 },
+    throughput: { rounds: 1, calls: 16, inFlight: [16] },
+    big: { rounds: 1, calls: 1 },
+    list: { rounds: 1, calls: 1, servers: 2, tools: 10 },
+    cold: { rounds: 1, servers: 2, calls: 4 },
+  },
+} satisfies Record<string, Plan & { budgetMs: number }>;
+
+/** What a run produced. */
+export interface BenchResult {
+  readonly meta: Record<string, unknown>;
+  readonly figures: Figure[];
+  readonly problems: string[];
+}
+
+/**
+ * Run the chosen suites in order under one time budget.
+ * @example const { figures, problems } = await runBench('smoke', ['echo-stdio']);
+ */
+export async function runBench(
+  size: keyof typeof PLANS,
+  only: readonly SuiteName[] = Object.keys(SUITES) as SuiteName[],
+  cpuProf?: Plan['cpuProf'],
+): Promise<BenchResult> {
+  const missing = missingBuild();
+  if (missing.length > 0) throw new Error(`Run \`npm run build\` first; missing: ${missing.join(', ')}`);
+  const plan: Plan = { ...PLANS[size], ...(cpuProf === undefined ? {} : { cpuProf }) };
+  const deadline = performance.now() + PLANS[size].budgetMs;
+  const figures: Figure[] = [];
+  const problems: string[] = [];
+  const started = new Date();
+  for (const name of only) {
+    const output = await SUITES[name](plan, deadline);
+    figures.push(...output.figures);
+    problems.push(...output.problems);
+  }
+  return { meta: describeRun(size, only, started), figures, problems };
+}
+
+function describeRun(size: string, only: readonly string[], started: Date): Record<string, unknown> {
+  const git = (args: string[]): string => {
+    try {
+      return execFileSync('git', args, { cwd: ROOT, encoding: 'utf8' }).trim();
+    } catch {
+      return 'unknown';
+    }
+  };
+  const sdk = JSON.parse(
+    readFileSync(join(ROOT, 'node_modules/@modelcontextprotocol/sdk/package.json'), 'utf8'),
+  ) as {
+    version: string;
+  };
+  return {
+    date: started.toISOString(),
+    seconds: Math.round((Date.now() - started.getTime()) / 1000),
+    size,
+    suites: only,
+    node: process.version,
+    sdk: sdk.version,
+    cores: cpus().length,
+    cpu: cpus()[0]?.model ?? 'unknown',
+    loadAverageAtEnd: readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' '),
+    commit: git(['rev-parse', '--short', 'HEAD']),
+    command: `node ${process.argv.slice(1).join(' ')}`,
+  };
+}
+
+async function main(): Promise<void> {
+  const { values } = parseArgs({
+    options: {
+      quick: { type: 'boolean', default: false },
+      smoke: { type: 'boolean', default: false },
+      only: { type: 'string' },
+      'cpu-prof': { type: 'string' },
+    },
+  });
+  const size = values.smoke ? 'smoke' : values.quick ? 'quick' : 'full';
+  const only = (values.only?.split(',') ?? Object.keys(SUITES)) as SuiteName[];
+  const unknown = only.filter((name) => !(name in SUITES));
+  if (unknown.length > 0)
+    throw new Error(`Unknown suite ${unknown.join(', ')}; known: ${Object.keys(SUITES).join(', ')}`);
+  const results = join(ROOT, 'bench/results');
+  let cpuProf: Plan['cpuProf'];
+  if (values['cpu-prof'] !== undefined) {
+    const kinds = values['cpu-prof'].split(',') as TargetKind[];
+    const dir = join(results, 'profiles', new Date().toISOString().replace(/[:.]/g, '-'));
+    mkdirSync(dir, { recursive: true });
+    cpuProf = { dir, kinds };
+    console.error(`CPU profiles of ${kinds.join(', ')} go to ${dir}`);
+  }
+  const result = await runBench(size, only, cpuProf);
+  mkdirSync(results, { recursive: true });
+  const stamp = String(result.meta['date']).replace(/[:.]/g, '-');
+  const json = JSON.stringify({ ...result, rows: result.figures.map(summarize) }, null, 2);
+  writeFileSync(join(results, `bench-${stamp}.json`), json);
+  writeFileSync(join(results, 'latest.json'), json);
+  const m = result.meta;
+  console.log(
+    `\n${m['cores']} cores (${m['cpu']}), Node ${m['node']}, SDK ${m['sdk']}, ${m['date']}, ${size} run, ${m['seconds']} s\n`,
+  );
+  console.log(markdownTable(result.figures));
+  console.log(`\nraw results: bench/results/bench-${stamp}.json`);
+  if (result.problems.length > 0) {
+    console.error(`\n${result.problems.length} problem(s):\n${result.problems.join('\n')}`);
+    process.exitCode = 1;
+  }
+}
+
+if (process.argv[1] !== undefined && import.meta.filename === process.argv[1]) {
+  await main();
+}
