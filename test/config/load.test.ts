@@ -1,0 +1,230 @@
+/**
+ * The loader end to end on files: valid fixtures load (C1, C2, C6), defaults are applied (C3,
+ * C6), Claude-Desktop files map (C2), the global prefix comes from config or env (T1), and
+ * interpolation feeds typed keys (C4).
+ */
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { formatProblem, loadConfig } from '../../src/config/load.js';
+import type { Config } from '../../src/config/types.js';
+
+const valid = path.resolve(import.meta.dirname, '../../fixtures/configs/valid');
+const env = { HOME: '/home/test', REMOTE_TOKEN: 'remote-secret-token' };
+
+async function load(file: string, environment: Record<string, string> = env): Promise<Config> {
+  const result = await loadConfig(file, environment);
+  expect(result.errors.map((p) => formatProblem(p))).toEqual([]);
+  if (result.config === undefined) throw new Error('no config');
+  return result.config;
+}
+
+/** Writes `text` as a config file in a fresh temp folder and returns its path. */
+function configFile(text: string, name = 'config.yaml'): string {
+  const dir = mkdtempSync(path.join(tmpdir(), 'mcpn-config-'));
+  const file = path.join(dir, name);
+  writeFileSync(file, text);
+  return file;
+}
+
+describe('loadConfig on the valid fixtures', () => {
+  it('C6: the contract example validates as written with REMOTE_TOKEN set', async () => {
+    const config = await load(path.join(valid, 'contract-c6.yaml'));
+    expect(config.prefix).toBe('acme');
+    expect(config.servers.map((s) => s.name)).toEqual(['fs', 'remote', 'memory']);
+    const [fs, remote] = config.servers;
+    expect(fs?.prefix).toBe('files');
+    expect(fs?.timeoutMs).toBe(20_000);
+    expect(fs?.transport).toEqual({
+      type: 'stdio',
+      command: 'npx',
+      args: ['-y', '@modelcontextprotocol/server-filesystem', '/home/test/notes'],
+      env: { NODE_ENV: 'production' },
+    });
+    expect(fs?.tools.rename).toEqual({ read_text_file: 'read' });
+    expect(fs?.tools.overrides['read']?.instruction).toBe('Quote the note; do not summarise it.');
+    expect(remote?.transport).toEqual({
+      type: 'streamable-http',
+      url: 'http://127.0.0.1:8931/mcp',
+      headers: { Authorization: 'Bearer remote-secret-token' },
+    });
+    expect(remote?.expose).toBe('read_only');
+    expect(remote?.tools.overrides['delete_record']?.requireExplicit).toBe(true);
+    expect(config.http).toEqual({ host: '127.0.0.1', port: 3333, allowedHosts: ['localhost', '127.0.0.1'] });
+    expect(config.instructions.timeout).toMatch(/retry at most once/);
+    expect(config.secrets).toEqual(expect.arrayContaining(['remote-secret-token', '/home/test']));
+  });
+
+  it('C4, C6: without REMOTE_TOKEN the contract example fails, naming the variable and file:line:col', async () => {
+    const result = await loadConfig(path.join(valid, 'contract-c6.yaml'), { HOME: '/home/test' });
+    expect(result.config).toBeUndefined();
+    expect(result.errors.map((p) => formatProblem(p, valid))).toEqual([
+      'contract-c6.yaml:45:31: servers.remote.headers.Authorization: environment variable "REMOTE_TOKEN" is not set: set it, or give a default with ${REMOTE_TOKEN:-default}',
+    ]);
+  });
+
+  it('C3, C6: a minimal config gets every contract default', async () => {
+    const config = await load(path.join(valid, 'minimal.yaml'), {});
+    expect(config).toMatchObject({
+      separator: '_',
+      nameMaxLength: 64,
+      logLevel: 'info',
+      output: { format: 'results', media: 'artifacts', maxInlineBytes: 65_536, describeArguments: false },
+      explicitDestructive: true,
+      strictArguments: false,
+      expose: 'all',
+      instructions: {},
+      http: { host: '127.0.0.1', port: 3333, allowedHosts: ['localhost', '127.0.0.1', '[::1]'] },
+      redactKeys: ['password', 'token', 'secret', 'api_key', 'apikey', 'authorization', 'access_token'],
+      secrets: [],
+    });
+    expect(config.prefix).toBeUndefined();
+    expect(config.http.token).toBeUndefined();
+    expect(config.servers[0]).toMatchObject({
+      name: 'echo',
+      prefix: 'echo',
+      enabled: true,
+      timeoutMs: 60_000,
+      concurrency: 8,
+      maxQueue: 256,
+      withholdAfterMs: 300_000,
+      inbandErrors: true,
+      expose: 'all',
+      tools: { include: [], exclude: [], rename: {}, overrides: {} },
+      source: { file: path.join(valid, 'minimal.yaml'), line: 3, column: 3 },
+    });
+  });
+
+  it('C2: servers_dir files load in name order, with the defaults block and their own keys', async () => {
+    const config = await load(path.join(valid, 'servers-dir/config.yaml'));
+    expect(config.logLevel).toBe('debug');
+    expect(config.servers.map((s) => [s.name, s.prefix, s.timeoutMs, s.transport.type])).toEqual([
+      ['a-search', 'a-search', 5000, 'sse'],
+      ['b-notes', 'notes', 15_000, 'stdio'],
+    ]);
+    expect(config.servers[1]?.transport).toMatchObject({
+      cwd: path.join(valid, 'servers-dir/servers/notes'),
+    });
+  });
+
+  it('C2: a Claude-Desktop mcpServers file works unchanged; foreign keys are warned about', async () => {
+    const result = await loadConfig(path.join(valid, 'claude-desktop.json'), env);
+    expect(result.errors).toEqual([]);
+    const servers = result.config?.servers ?? [];
+    expect(servers.map((s) => [s.name, s.enabled, s.transport.type])).toEqual([
+      ['filesystem', true, 'stdio'],
+      ['remote', true, 'streamable-http'],
+      ['legacy', true, 'sse'],
+      ['paused', false, 'stdio'],
+    ]);
+    expect(servers[2]?.transport).toEqual({ type: 'sse', url: 'http://127.0.0.1:8932/sse', headers: {} });
+    expect(result.warnings.map((p) => formatProblem(p, valid))).toEqual([
+      'claude-desktop.json:20:7: mcpServers.paused.autoApprove: key "autoApprove" is not used by mcp-normalizer and is ignored',
+    ]);
+  });
+});
+
+describe('loadConfig on inline configs', () => {
+  it.each([
+    ['http', 'streamable-http'],
+    ['streamable-http', 'streamable-http'],
+    ['streamableHttp', 'streamable-http'],
+    ['sse', 'sse'],
+  ])('C2: mcpServers type "%s" maps to transport %s', async (type, transport) => {
+    const file = configFile(
+      JSON.stringify({ mcpServers: { r: { url: 'http://127.0.0.1:1/mcp', type } } }),
+      'mcp.json',
+    );
+    const config = await load(file);
+    expect(config.servers[0]?.transport.type).toBe(transport);
+  });
+
+  it('C2: a main file may combine mcpServers with our own top-level keys', async () => {
+    const file = configFile(
+      'log_level: warn\nmcpServers:\n  a: { command: node }\nservers:\n  b: { command: node }\n',
+    );
+    const config = await load(file);
+    expect(config.logLevel).toBe('warn');
+    expect(config.servers.map((s) => s.name)).toEqual(['b', 'a']);
+  });
+
+  it.each([
+    ['T1: the config prefix wins over MCP_TOOL_PREFIX', 'prefix: cfg\n', { MCP_TOOL_PREFIX: 'env' }, 'cfg'],
+    ['T1: MCP_TOOL_PREFIX applies when the config has no prefix', '', { MCP_TOOL_PREFIX: 'env' }, 'env'],
+    ['T1: no prefix anywhere means none', '', {}, undefined],
+    ['T1: an empty MCP_TOOL_PREFIX means none', '', { MCP_TOOL_PREFIX: '' }, undefined],
+  ])('%s', async (_name, head, environment, expected) => {
+    const config = await load(configFile(`${head}servers:\n  a: { command: node }\n`), environment);
+    expect(config.prefix).toBe(expected);
+  });
+
+  it('T1: prefix "" exposes a server unprefixed; other servers keep their key', async () => {
+    const config = await load(
+      configFile('servers:\n  a: { command: node, prefix: "" }\n  b: { command: node }\n'),
+    );
+    expect(config.servers.map((s) => s.prefix)).toEqual(['', 'b']);
+  });
+
+  it('C6: the defaults block applies unless a server sets its own', async () => {
+    const text =
+      'defaults: { timeout_ms: 1000, concurrency: 2, max_queue: 0, withhold_after_ms: 5, inband_errors: false }\n' +
+      'expose: read_only\nservers:\n  a: { command: node }\n  b: { command: node, timeout_ms: 7, inband_errors: true, expose: all }\n';
+    const [a, b] = (await load(configFile(text))).servers;
+    expect([
+      a?.timeoutMs,
+      a?.concurrency,
+      a?.maxQueue,
+      a?.withholdAfterMs,
+      a?.inbandErrors,
+      a?.expose,
+    ]).toEqual([1000, 2, 0, 5, false, 'read_only']);
+    expect([b?.timeoutMs, b?.inbandErrors, b?.expose]).toEqual([7, true, 'all']);
+  });
+
+  it('C4: an interpolated number or boolean is read as one where the schema expects it', async () => {
+    // Block style: in a flow map `{ … }` a plain ${VAR} must be quoted (its braces are YAML syntax).
+    const text =
+      'http:\n  port: ${PORT:-3333}\n  token: ${MCP_NORMALIZER_TOKEN:-}\nservers:\n  a:\n    command: node\n    enabled: ${ON}\n';
+    const config = await load(configFile(text), { PORT: '0', ON: 'false' });
+    expect(config.http.port).toBe(0);
+    expect(config.http.token).toBeUndefined();
+    expect(config.servers[0]?.enabled).toBe(false);
+  });
+
+  it('C4, L2: an interpolated string that is not a number is a type error that hides the value', async () => {
+    const file = configFile('http:\n  port: ${PORT}\nservers:\n  a: { command: node }\n');
+    const result = await loadConfig(file, { PORT: 'eighty' });
+    expect(result.errors.map((p) => formatProblem(p, path.dirname(file)))).toEqual([
+      'config.yaml:2:9: http.port: expected number, got string "[REDACTED]"',
+    ]);
+  });
+
+  it('C5: warnings do not stop the start: unprefixed twins, overrides before rename, open host', async () => {
+    const text =
+      'http: { host: 0.0.0.0 }\nservers:\n  a: { command: node, prefix: "" }\n' +
+      '  b:\n    command: node\n    prefix: ""\n    tools: { rename: { read_file: read }, overrides: { read_file: { description: x } } }\n';
+    const file = configFile(text);
+    const result = await loadConfig(file, {});
+    expect(result.config).toBeDefined();
+    expect(result.warnings.map((p) => formatProblem(p, path.dirname(file)))).toEqual([
+      'config.yaml:6:13: servers.b.prefix: servers "a" and "b" both expose their tools unprefixed: tools with the same name are withheld (T4)',
+      'config.yaml:7:56: servers.b.tools.overrides.read_file: override "read_file" names the tool before its rename: overrides are keyed by the new name, write "read"',
+      'config.yaml:1:15: http.host: serve --http on "0.0.0.0" without "http.token" accepts calls from any host that can reach it: set a token',
+    ]);
+  });
+
+  it('C5: a missing config file is one problem, not a crash', async () => {
+    const result = await loadConfig(path.join(tmpdir(), 'does-not-exist-mcpn.yaml'), {});
+    expect(result.config).toBeUndefined();
+    expect(result.errors.map((p) => p.message)).toEqual(['cannot read config file: file not found']);
+  });
+
+  it('C5: a missing servers_dir is an error at the key', async () => {
+    const file = configFile('servers_dir: ./nope\n');
+    const result = await loadConfig(file, {});
+    expect(result.errors.map((p) => formatProblem(p, path.dirname(file)))).toEqual([
+      'config.yaml:1:14: servers_dir: servers_dir "./nope" is not a readable folder: create it or fix the path',
+    ]);
+  });
+});
