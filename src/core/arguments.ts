@@ -361,6 +361,7 @@ export function argumentValidator(
   options: ArgumentValidatorOptions,
 ): ArgumentValidator {
   const known = options.strictArguments ? knownTopLevelKeys(schema) : undefined;
+  const hintable = known ? [...known].filter((key) => key.length >= 3) : [];
   let compiled: ValidateFunction | string | undefined;
   return (args) => {
     if (!isRecord(args)) {
@@ -372,8 +373,9 @@ export function argumentValidator(
     if (known) {
       for (const key of Object.keys(args)) {
         if (known.has(key)) continue;
-        // A hint for one- or two-letter keys would be noise ("b"? did you mean "a"?).
-        const near = key.length >= 3 ? closest(key, known, { limit: 1 }) : [];
+        // Hints between one- or two-letter names are noise (`closest` also counts containment,
+        // so "extra" would suggest "a").
+        const near = key.length >= 3 ? closest(key, hintable, { limit: 1 }) : [];
         const hint = near[0] === undefined ? '' : `; did you mean "${near[0]}"?`;
         issues.push({ path: `/${escapePointer(key)}`, message: `is not a known argument${hint}` });
       }

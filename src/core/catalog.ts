@@ -1,0 +1,247 @@
+/**
+ * The tool catalog (CONTRACT T1–T12): every downstream's listed tools, filtered, renamed,
+ * prefixed, gated and checked, in one routing table keyed by exposed name. Built once per change
+ * of any downstream's list (T10) and read on every request: tools/list returns the prebuilt
+ * {@link Catalog.definitions} array and tools/call is a Map lookup (T3), so neither costs
+ * anything per request. Pure: the listings come in as data, problems go out as data.
+ */
+import type { Tool } from '@modelcontextprotocol/sdk/types.js';
+import {
+  argumentValidator,
+  createSchemaCompiler,
+  type ArgumentValidator,
+  type SchemaCompiler,
+} from './arguments.js';
+import { candidates, type Candidate } from './catalog-listing.js';
+import { describeArguments } from './describe.js';
+import { gateFor, gatedDescription, gateSchema, isGated, type ExplicitGate } from './explicit.js';
+import { exposedName } from './naming.js';
+import type { ErrorType } from './result.js';
+import { closest } from './suggest.js';
+
+/** Per-tool overrides, keyed by the tool's name after `rename` (T5). Config's `ToolOverride` fits. */
+export interface CatalogToolOverride {
+  /** Replaces the downstream description. */
+  readonly description?: string;
+  /** Instruction attached to the tool's successful results (R4). */
+  readonly instruction?: string;
+  /** Instructions for the tool's failures, per error type (R4). */
+  readonly instructions?: Readonly<Partial<Record<ErrorType, string>>>;
+  /** T7: `true` gates the tool, `false` un-gates it, whatever its annotations say. */
+  readonly requireExplicit?: boolean;
+}
+
+/** One downstream server's listing and its tool settings. Config's `ToolsConfig` spreads in. */
+export interface CatalogServerInput {
+  /** The server's key in the config. */
+  readonly server: string;
+  /** T1: the server prefix; `""` exposes its tools unprefixed. */
+  readonly prefix: string;
+  /** T11: `read_only` lists only tools annotated `readOnlyHint: true`. @default 'all' */
+  readonly expose?: 'all' | 'read_only';
+  /** The downstream's `tools/list` entries, raw: each one is checked on its own (T12). */
+  readonly tools: readonly unknown[];
+  /** T5: globs over the downstream names; empty or absent means every tool. */
+  readonly include?: readonly string[];
+  /** T5: globs over the downstream names; exclude wins over include. */
+  readonly exclude?: readonly string[];
+  /** T5: downstream name → new name (before prefixing). */
+  readonly rename?: Readonly<Record<string, string>>;
+  /** T5: keyed by the name after `rename`. */
+  readonly overrides?: Readonly<Record<string, CatalogToolOverride>>;
+}
+
+/** Catalog-wide settings. */
+export interface CatalogOptions {
+  /** T1: config `prefix`, else env `MCP_TOOL_PREFIX` (read by config), else none. @example 'acme' */
+  readonly globalPrefix?: string;
+  /** T1. @default '_' */
+  readonly separator: string;
+  /** T2. @default 64 */
+  readonly nameMaxLength: number;
+  /** T7. @default true */
+  readonly explicitDestructive: boolean;
+  /** T8. @default false */
+  readonly strictArguments: boolean;
+  /** T6: append a markdown argument list to each description. @default false */
+  readonly describeArguments: boolean;
+  /** T6: every exposed tool's outputSchema: the envelope schema of the configured format. */
+  readonly outputSchema: Record<string, unknown>;
+  /** The catalog this one replaces: its compiled validators are reused (T10 rebuilds stay cheap). */
+  readonly previous?: Catalog;
+}
+
+/** Agent instructions of one tool (R4), for `core/instructions`. */
+export interface ToolInstructions {
+  readonly success?: string;
+  readonly failure?: Readonly<Partial<Record<ErrorType, string>>>;
+}
+
+/** One routable tool. */
+export interface ExposedTool {
+  /** The exposed name (T1, T2): the routing key. */
+  readonly name: string;
+  /** The downstream server's key. */
+  readonly server: string;
+  /** The downstream tool's original name (before `rename`): what is forwarded. */
+  readonly tool: string;
+  /** The tool as tools/list shows it (T6, T7). */
+  readonly definition: Tool;
+  /** T7: present when the tool needs `explicit_action`. */
+  readonly gate?: ExplicitGate;
+  readonly instructions: ToolInstructions;
+  /** T8: validates arguments (with `explicit_action` already stripped) against the downstream schema. */
+  readonly validate: ArgumentValidator;
+}
+
+/** Something wrong with the catalog: `check` prints these and exits non-zero on an error (T4). */
+export interface CatalogProblem {
+  readonly severity: 'error' | 'warning';
+  readonly code: 'collision' | 'malformed_tool' | 'invalid_pattern' | 'unused_rename' | 'unused_override';
+  readonly server: string;
+  /** The downstream tool's name (or `#<index>` when it has none). */
+  readonly tool?: string;
+  /** The exposed name concerned, when there is one. */
+  readonly name?: string;
+  /** T4: the tool that kept the name. */
+  readonly keptBy?: { readonly server: string; readonly tool: string };
+  readonly message: string;
+}
+
+/** The routing table and the tools/list answer. */
+export interface Catalog {
+  /** tools/list order: config order, then each downstream's listing order. */
+  readonly tools: readonly ExposedTool[];
+  /** The tools/list answer, prebuilt: `tools[i].definition` for every i. */
+  readonly definitions: readonly Tool[];
+  /** T3: a Map lookup; names are never parsed. */
+  get(exposedName: string): ExposedTool | undefined;
+  readonly problems: readonly CatalogProblem[];
+  /** T9: up to 3 exposed names close to `name`. */
+  suggest(name: string): string[];
+  /** The schema compiler of this build; the next build reuses its validators. */
+  readonly compiler: SchemaCompiler;
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function buildTool(
+  candidate: Candidate,
+  name: string,
+  options: CatalogOptions,
+  compiler: SchemaCompiler,
+): ExposedTool {
+  const { server, raw } = candidate;
+  const renamed = server.rename?.[candidate.name] ?? candidate.name;
+  const override = server.overrides?.[renamed];
+  const inputSchema = raw['inputSchema'] as Record<string, unknown>;
+  const policy = {
+    explicitDestructive: options.explicitDestructive,
+    requireExplicit: override?.requireExplicit,
+  };
+  const gate = isGated(raw['annotations'], policy) ? gateFor(name) : undefined;
+  let description =
+    override?.description ?? (typeof raw['description'] === 'string' ? raw['description'] : undefined);
+  if (gate) description = gatedDescription(description, gate);
+  if (options.describeArguments) {
+    const list = describeArguments(inputSchema);
+    if (list) description = `${description ? `${description}\n\n` : ''}Arguments:\n${list}`;
+  }
+  const definition: Record<string, unknown> = { name };
+  if (typeof raw['title'] === 'string') definition['title'] = raw['title'];
+  if (description !== undefined) definition['description'] = description;
+  // T6: the downstream inputSchema verbatim; T7: a gated copy with `explicit_action`.
+  definition['inputSchema'] = gate ? gateSchema(inputSchema, gate) : inputSchema;
+  definition['outputSchema'] = options.outputSchema;
+  if (isRecord(raw['annotations'])) definition['annotations'] = raw['annotations'];
+  const instructions: { success?: string; failure?: ToolInstructions['failure'] } = {};
+  if (override?.instruction !== undefined) instructions.success = override.instruction;
+  if (override?.instructions !== undefined) instructions.failure = override.instructions;
+  const tool: { -readonly [K in keyof ExposedTool]: ExposedTool[K] } = {
+    name,
+    server: server.server,
+    tool: candidate.name,
+    definition: definition as Tool,
+    instructions,
+    validate: argumentValidator(compiler, inputSchema, options),
+  };
+  if (gate) tool.gate = gate;
+  return tool;
+}
+
+/**
+ * Builds the catalog from every server's listing, in config order. Never throws on bad input:
+ * malformed tools (T12) and collisions (T4) are withheld and reported in `problems`.
+ * @example buildCatalog([{ server: 'fs', prefix: 'fs', tools: listing }], { separator: '_', nameMaxLength: 64, explicitDestructive: true, strictArguments: false, describeArguments: false, outputSchema })
+ */
+export function buildCatalog(servers: readonly CatalogServerInput[], options: CatalogOptions): Catalog {
+  const compiler = createSchemaCompiler(options.previous?.compiler);
+  const problems: CatalogProblem[] = [];
+  const byName = new Map<string, ExposedTool>();
+  const tools: ExposedTool[] = [];
+  for (const server of servers) {
+    for (const candidate of candidates(server, compiler, problems)) {
+      const renamed = server.rename?.[candidate.name] ?? candidate.name;
+      const parts = {
+        globalPrefix: options.globalPrefix,
+        serverPrefix: server.prefix,
+        separator: options.separator,
+      };
+      const name = exposedName({ ...parts, tool: renamed, maxLength: options.nameMaxLength });
+      const kept = byName.get(name);
+      if (kept) {
+        // T4: never shadow; the later one (config order, then listing order) is withheld.
+        problems.push({
+          severity: 'error',
+          code: 'collision',
+          server: server.server,
+          tool: candidate.name,
+          name,
+          keptBy: { server: kept.server, tool: kept.tool },
+          message: `Name collision on "${name}": tool "${candidate.name}" of server "${server.server}" is withheld because tool "${kept.tool}" of server "${kept.server}" already has that name; give one of them a different tools.rename or server prefix.`,
+        });
+        continue;
+      }
+      const tool = buildTool(candidate, name, options, compiler);
+      byName.set(name, tool);
+      tools.push(tool);
+    }
+  }
+  const names = [...byName.keys()];
+  return {
+    tools,
+    definitions: tools.map((tool) => tool.definition),
+    get: (exposed) => byName.get(exposed),
+    problems,
+    suggest: (name) => closest(name, names),
+    compiler,
+  };
+}
+
+/** What changed between two catalogs, by exposed name (T10). */
+export interface CatalogDiff {
+  readonly added: readonly string[];
+  readonly removed: readonly string[];
+  /** Same exposed name, different definition or route. */
+  readonly changed: readonly string[];
+}
+
+/** T10: names added, removed and changed from `before` to `after`; all empty means "no notification". */
+export function diffCatalogs(before: Catalog, after: Catalog): CatalogDiff {
+  const added: string[] = [];
+  const changed: string[] = [];
+  for (const tool of after.tools) {
+    const old = before.get(tool.name);
+    if (!old) added.push(tool.name);
+    else if (
+      old.server !== tool.server ||
+      old.tool !== tool.tool ||
+      JSON.stringify(old.definition) !== JSON.stringify(tool.definition)
+    )
+      changed.push(tool.name);
+  }
+  const removed = before.tools.filter((tool) => !after.get(tool.name)).map((tool) => tool.name);
+  return { added, removed, changed };
+}

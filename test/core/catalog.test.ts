@@ -1,0 +1,407 @@
+import { describe, expect, it } from 'vitest';
+import {
+  buildCatalog,
+  diffCatalogs,
+  type CatalogOptions,
+  type CatalogServerInput,
+} from '../../src/core/catalog.js';
+
+const envelope = { type: 'object', properties: { results: {} } };
+const options: CatalogOptions = {
+  separator: '_',
+  nameMaxLength: 64,
+  explicitDestructive: true,
+  strictArguments: false,
+  describeArguments: false,
+  outputSchema: envelope,
+};
+
+function tool(name: string, extra: Record<string, unknown> = {}): Record<string, unknown> {
+  return {
+    name,
+    description: `${name} tool`,
+    inputSchema: { type: 'object', properties: { a: { type: 'string' } } },
+    ...extra,
+  };
+}
+
+function server(name: string, tools: unknown[], extra: Partial<CatalogServerInput> = {}): CatalogServerInput {
+  return { server: name, prefix: name, tools, ...extra };
+}
+
+const names = (servers: CatalogServerInput[], opts: Partial<CatalogOptions> = {}) =>
+  buildCatalog(servers, { ...options, ...opts }).tools.map((t) => t.name);
+
+describe('catalog', () => {
+  it.each([
+    ['server prefix', [server('fs', [tool('read')])], {}, ['fs_read']],
+    [
+      'global prefix (the MCP_TOOL_PREFIX value, passed in)',
+      [server('fs', [tool('read')])],
+      { globalPrefix: 'acme' },
+      ['acme_fs_read'],
+    ],
+    ['prefix "" exposes names unprefixed', [server('fs', [tool('read')], { prefix: '' })], {}, ['read']],
+    [
+      'configured prefix instead of the key',
+      [server('fs', [tool('read')], { prefix: 'files' })],
+      {},
+      ['files_read'],
+    ],
+    [
+      'dotted and unicode names are sanitized',
+      [server('fs', [tool('read.file'), tool('löschen')])],
+      {},
+      ['fs_read_file', 'fs_l_schen'],
+    ],
+  ])('T1/T2: exposed names, %s', (_label, servers, opts, expected) => {
+    expect(names(servers, opts)).toEqual(expected);
+  });
+
+  it('T3: routing is a table lookup; a name full of separators is never split', () => {
+    const catalog = buildCatalog([server('my_srv', [tool('x_y')]), server('my', [tool('srv_z')])], options);
+    expect(catalog.get('my_srv_x_y')).toMatchObject({ server: 'my_srv', tool: 'x_y' });
+    expect(catalog.get('my_srv_z')).toMatchObject({ server: 'my', tool: 'srv_z' });
+    expect(catalog.get('my_srv')).toBeUndefined();
+  });
+
+  it.each([
+    [
+      'two servers, one exposed name',
+      [server('a', [tool('b_c')]), server('a_b', [tool('c')])],
+      'a_b_c',
+      { server: 'a_b', tool: 'c' },
+      { server: 'a', tool: 'b_c' },
+    ],
+    [
+      'sanitizing merges a.b and a_b',
+      [server('s', [tool('a.b'), tool('a_b')])],
+      's_a_b',
+      { server: 's', tool: 'a_b' },
+      { server: 's', tool: 'a.b' },
+    ],
+    [
+      'unprefixed servers',
+      [server('one', [tool('read')], { prefix: '' }), server('two', [tool('read')], { prefix: '' })],
+      'read',
+      { server: 'two', tool: 'read' },
+      { server: 'one', tool: 'read' },
+    ],
+    [
+      'a listing with a name twice',
+      [server('s', [tool('x'), tool('x')])],
+      's_x',
+      { server: 's', tool: 'x' },
+      { server: 's', tool: 'x' },
+    ],
+    [
+      'a rename onto an existing name',
+      [server('s', [tool('x'), tool('y')], { rename: { y: 'x' } })],
+      's_x',
+      { server: 's', tool: 'y' },
+      { server: 's', tool: 'x' },
+    ],
+  ])('T4: %s → the later one is withheld and both are named', (_label, servers, name, withheld, kept) => {
+    const catalog = buildCatalog(servers, options);
+    expect(catalog.tools.filter((t) => t.name === name)).toHaveLength(1);
+    expect(catalog.get(name)).toMatchObject(kept);
+    const problem = catalog.problems.find((p) => p.code === 'collision');
+    expect(problem).toMatchObject({
+      severity: 'error',
+      name,
+      server: withheld.server,
+      tool: withheld.tool,
+      keptBy: kept,
+    });
+    expect(problem?.message).toContain(`"${withheld.tool}" of server "${withheld.server}"`);
+    expect(problem?.message).toContain(`"${kept.tool}" of server "${kept.server}"`);
+  });
+
+  it.each([
+    ['include globs', { include: ['read_*', 'list_*'] }, ['s_read_file', 's_list_dir']],
+    ['exclude globs', { exclude: ['write_*'] }, ['s_read_file', 's_list_dir', 's_search']],
+    [
+      'exclude wins over include',
+      { include: ['*'], exclude: ['read_*', 'search'] },
+      ['s_write_file', 's_list_dir'],
+    ],
+    [
+      'globs match the downstream name, not the renamed one',
+      { include: ['read_file'], rename: { read_file: 'read' } },
+      ['s_read'],
+    ],
+    [
+      'empty include means every tool',
+      { include: [] },
+      ['s_read_file', 's_write_file', 's_list_dir', 's_search'],
+    ],
+  ])('T5: %s', (_label, settings, expected) => {
+    const listing = [tool('read_file'), tool('write_file'), tool('list_dir'), tool('search')];
+    expect(names([server('s', listing, settings)])).toEqual(expected);
+  });
+
+  it('T5: a renamed tool routes to its original downstream name; overrides use the new name', () => {
+    const catalog = buildCatalog(
+      [
+        server('fs', [tool('read_text_file')], {
+          prefix: 'files',
+          rename: { read_text_file: 'read' },
+          overrides: {
+            read: {
+              description: 'Read one note.',
+              instruction: 'Quote it.',
+              instructions: { timeout: 'Retry once.' },
+            },
+          },
+        }),
+      ],
+      options,
+    );
+    const entry = catalog.get('files_read');
+    expect(entry).toMatchObject({ server: 'fs', tool: 'read_text_file' });
+    expect(entry?.definition.description).toBe('Read one note.');
+    expect(entry?.instructions).toEqual({ success: 'Quote it.', failure: { timeout: 'Retry once.' } });
+    expect(catalog.problems).toEqual([]);
+  });
+
+  it.each([
+    [
+      'a rename of a tool the server does not list',
+      { rename: { reed: 'r' } },
+      'unused_rename',
+      /did you mean "read"/,
+    ],
+    [
+      'an override keyed by the downstream name of a renamed tool',
+      { rename: { read: 'r' }, overrides: { read: {} } },
+      'unused_override',
+      /after rename/,
+    ],
+  ])('T5: %s is a warning', (_label, settings, code, message) => {
+    const catalog = buildCatalog([server('s', [tool('read')], settings)], options);
+    expect(catalog.problems).toMatchObject([{ severity: 'warning', code }]);
+    expect(catalog.problems[0]?.message).toMatch(message);
+  });
+
+  it('T6: the definition keeps inputSchema, title and annotations; outputSchema is the envelope', () => {
+    const inputSchema = {
+      type: 'object',
+      properties: { q: { type: 'string', description: 'Query.' } },
+      required: ['q'],
+    };
+    const annotations = { readOnlyHint: true, openWorldHint: false };
+    const listing = [
+      {
+        name: 'find',
+        title: 'Find',
+        description: 'Finds.',
+        inputSchema,
+        annotations,
+        outputSchema: { type: 'object' },
+        _meta: { x: 1 },
+      },
+    ];
+    const definition = buildCatalog([server('s', listing)], options).definitions[0];
+    expect(definition).toEqual({
+      name: 's_find',
+      title: 'Find',
+      description: 'Finds.',
+      inputSchema,
+      outputSchema: envelope,
+      annotations,
+    });
+    expect(definition?.inputSchema).toBe(inputSchema);
+  });
+
+  it('T6: describe_arguments appends a markdown argument list to the description', () => {
+    const listing = [
+      tool('find', {
+        inputSchema: {
+          type: 'object',
+          properties: { q: { type: 'string', description: 'Query.' } },
+          required: ['q'],
+        },
+      }),
+    ];
+    const definition = buildCatalog([server('s', listing)], { ...options, describeArguments: true })
+      .definitions[0];
+    expect(definition?.description).toBe('find tool\n\nArguments:\n- `q` (string, required): Query.');
+  });
+
+  it.each([
+    ['destructive', { annotations: { destructiveHint: true } }, {}, true],
+    ['destructive but read-only', { annotations: { destructiveHint: true, readOnlyHint: true } }, {}, false],
+    ['unannotated', {}, {}, false],
+    ['require_explicit override', {}, { overrides: { drop: { requireExplicit: true } } }, true],
+  ])('T7: a %s tool is listed gated or not', (_label, extra, settings, gated) => {
+    const catalog = buildCatalog([server('db', [tool('drop', extra)], settings)], options);
+    const entry = catalog.get('db_drop');
+    expect(entry?.gate).toEqual(gated ? { value: 'DB_DROP' } : undefined);
+    const schema = entry?.definition.inputSchema as {
+      required?: string[];
+      properties: Record<string, unknown>;
+    };
+    expect('explicit_action' in schema.properties).toBe(gated);
+    expect(entry?.definition.description?.startsWith('REQUIRES EXPLICIT USER INSTRUCTION')).toBe(gated);
+  });
+
+  it('T7: explicit_destructive: false lists destructive tools ungated', () => {
+    const catalog = buildCatalog([server('db', [tool('drop', { annotations: { destructiveHint: true } })])], {
+      ...options,
+      explicitDestructive: false,
+    });
+    expect(catalog.get('db_drop')?.gate).toBeUndefined();
+  });
+
+  it('T9: suggestions are close exposed names', () => {
+    const catalog = buildCatalog(
+      [server('fs', [tool('read_file'), tool('write_file'), tool('list')])],
+      options,
+    );
+    expect(catalog.suggest('fs_raed_file')).toEqual(['fs_read_file', 'fs_write_file']);
+    expect(catalog.suggest('zzzzzz')).toEqual([]);
+  });
+
+  it('T10: a rebuild with a changed list changes definitions and reports added, removed and changed names', () => {
+    const before = buildCatalog([server('fs', [tool('read'), tool('write'), tool('list')])], options);
+    const after = buildCatalog(
+      [server('fs', [tool('read'), tool('list', { description: 'new' }), tool('search')])],
+      { ...options, previous: before },
+    );
+    expect(after.definitions.map((d) => d.name)).toEqual(['fs_read', 'fs_list', 'fs_search']);
+    expect(diffCatalogs(before, after)).toEqual({
+      added: ['fs_search'],
+      removed: ['fs_write'],
+      changed: ['fs_list'],
+    });
+    const same = buildCatalog(
+      [server('fs', [tool('read'), tool('list', { description: 'new' }), tool('search')])],
+      { ...options, previous: after },
+    );
+    expect(diffCatalogs(after, same)).toEqual({ added: [], removed: [], changed: [] });
+  });
+
+  it.each([
+    ['all', undefined, ['s_ro', 's_rw', 's_bare']],
+    [
+      'read_only lists only readOnlyHint: true (unannotated is not read-only)',
+      'read_only' as const,
+      ['s_ro'],
+    ],
+  ])('T11: expose %s', (_label, expose, expected) => {
+    const listing = [
+      tool('ro', { annotations: { readOnlyHint: true } }),
+      tool('rw', { annotations: { readOnlyHint: false } }),
+      tool('bare'),
+    ];
+    expect(names([server('s', listing, { expose })])).toEqual(expected);
+  });
+
+  it.each([
+    ['not an object', 'oops', '#1', /is not an object/],
+    ['no string name', { inputSchema: { type: 'object' } }, '#1', /has no string name/],
+    ['no inputSchema', { name: 'bad' }, 'bad', /MCP Tool schema \(inputSchema/],
+    [
+      'an inputSchema that is not an object schema',
+      { name: 'bad', inputSchema: { type: 'string' } },
+      'bad',
+      /MCP Tool schema/,
+    ],
+    [
+      'an inputSchema that does not compile',
+      { name: 'bad', inputSchema: { type: 'object', properties: { a: { $ref: '#/nope' } } } },
+      'bad',
+      /inputSchema does not compile \(2020-12\): can't resolve reference #\/nope/,
+    ],
+    [
+      'an outputSchema that does not compile',
+      {
+        name: 'bad',
+        inputSchema: { type: 'object' },
+        outputSchema: { type: 'object', properties: { a: { type: 'nope' } } },
+      },
+      'bad',
+      /outputSchema does not compile/,
+    ],
+    [
+      'annotations of the wrong type',
+      { name: 'bad', inputSchema: { type: 'object' }, annotations: { readOnlyHint: 'yes' } },
+      'bad',
+      /annotations\.readOnlyHint/,
+    ],
+  ])(
+    'T12: a tool with %s is withheld with a warning naming it; the rest are served',
+    (_label, bad, name, message) => {
+      const catalog = buildCatalog([server('s', [tool('good1'), bad, tool('good2')])], options);
+      expect(catalog.tools.map((t) => t.name)).toEqual(['s_good1', 's_good2']);
+      expect(catalog.problems).toHaveLength(1);
+      expect(catalog.problems[0]).toMatchObject({
+        severity: 'warning',
+        code: 'malformed_tool',
+        server: 's',
+        tool: name,
+      });
+      expect(catalog.problems[0]?.message).toContain(`"s"`);
+      expect(catalog.problems[0]?.message).toMatch(message);
+    },
+  );
+
+  it.each([
+    [
+      'draft-07',
+      {
+        $schema: 'http://json-schema.org/draft-07/schema#',
+        type: 'object',
+        definitions: { s: { type: 'string' } },
+        properties: { a: { $ref: '#/definitions/s' } },
+      },
+    ],
+    [
+      '2020-12 with $defs and prefixItems',
+      {
+        $schema: 'https://json-schema.org/draft/2020-12/schema',
+        type: 'object',
+        $defs: { s: { type: 'string' } },
+        properties: { a: { $ref: '#/$defs/s' }, t: { type: 'array', prefixItems: [{ type: 'number' }] } },
+      },
+    ],
+  ])('T12: %s schemas are served and validate', (_label, inputSchema) => {
+    const catalog = buildCatalog(
+      [server('s', [{ name: 't', inputSchema, outputSchema: inputSchema }])],
+      options,
+    );
+    expect(catalog.problems).toEqual([]);
+    expect(catalog.get('s_t')?.validate({ a: 'x' })).toBeUndefined();
+    expect(catalog.get('s_t')?.validate({ a: 1 })).toEqual([{ path: '/a', message: 'must be string' }]);
+  });
+
+  it('T8: strict_arguments reaches the validators', () => {
+    const catalog = buildCatalog([server('s', [tool('t')])], { ...options, strictArguments: true });
+    expect(catalog.get('s_t')?.validate({ a: 'x', extra: 1 })).toEqual([
+      { path: '/extra', message: 'is not a known argument' },
+    ]);
+  });
+
+  it('T3/T10: 20 servers × 100 tools build without compiling a validator, and tools/list is one prebuilt array', () => {
+    const servers = Array.from({ length: 20 }, (_, s) =>
+      server(
+        `s${s}`,
+        Array.from({ length: 100 }, (_, i) => ({
+          name: `tool_${i}`,
+          inputSchema: {
+            type: 'object',
+            properties: { [`p${s}_${i}`]: { type: 'string' }, n: { type: 'integer', minimum: i } },
+          },
+          annotations: { readOnlyHint: i % 2 === 0, destructiveHint: i % 3 === 0 },
+        })),
+      ),
+    );
+    const catalog = buildCatalog(servers, options);
+    expect(catalog.tools).toHaveLength(2000);
+    expect(catalog.compiler.compiledCount).toBe(0);
+    expect(catalog.definitions).toBe(catalog.definitions);
+    expect(catalog.definitions[1999]).toBe(catalog.get('s19_tool_99')?.definition);
+    const rebuilt = buildCatalog(servers, { ...options, previous: catalog });
+    expect(diffCatalogs(catalog, rebuilt)).toEqual({ added: [], removed: [], changed: [] });
+  });
+});
