@@ -46,11 +46,20 @@ export interface ToolBackend<F extends PreparedForward = PreparedForward> {
   listTools(): readonly Tool[] | Promise<readonly Tool[]>;
   /** tools/call, step 1: lookup, explicit gate, argument check; a failure reaches no downstream. */
   prepareCall(name: string, args: Record<string, unknown> | undefined): F | FailureResult;
-  /** tools/call, step 2: the downstream call. Never rejects (R3). */
-  callTool(
-    call: F,
-    options: { signal: AbortSignal; onProgress?: (update: ProgressUpdate) => void },
-  ): Promise<Result>;
+  /** tools/call, step 2: the downstream call (it logs the call, L1). Never rejects (R3). */
+  callTool(call: F, options: ForwardOptions): Promise<Result>;
+}
+
+/** Per-call options of {@link ToolBackend.callTool}. */
+export interface ForwardOptions {
+  /** The upstream request's cancellation (P3). */
+  readonly signal: AbortSignal;
+  /** Present only when the upstream sent a progress token (P3). */
+  readonly onProgress?: (update: ProgressUpdate) => void;
+  /** The exposed name, for the log (L1). */
+  readonly exposedName: string;
+  /** The upstream JSON-RPC request id, for the log (L1). */
+  readonly requestId: string | number;
 }
 
 /** Options of {@link createUpstreamServer}. */
@@ -143,19 +152,11 @@ export function createUpstreamServer<F extends PreparedForward>(deps: UpstreamDe
       );
       return prepared;
     }
-    logger.trace(
-      {
-        tool: name,
-        server: prepared.server,
-        downstreamTool: prepared.tool,
-        requestId: extra.requestId,
-        arguments: prepared.arguments,
-      },
-      'tools/call',
-    );
     const token = extra.progressToken;
     return backend.callTool(prepared, {
       signal: extra.signal,
+      exposedName: name,
+      requestId: extra.requestId,
       // P3: forward progress only when the upstream asked for it, with ITS token.
       ...(token !== undefined
         ? {

@@ -5,7 +5,7 @@
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 import type { FailureResult, Result } from '../../src/core/result.js';
 import { failure, ok } from '../../src/core/result.js';
-import type { PreparedForward, ProgressUpdate, ToolBackend } from '../../src/upstream/server.js';
+import type { ForwardOptions, PreparedForward, ToolBackend } from '../../src/upstream/server.js';
 
 /** One recorded downstream call. */
 export interface RecordedCall {
@@ -17,10 +17,7 @@ export interface RecordedCall {
 }
 
 /** How the fake answers a forwarded call. */
-export type Script = (
-  call: PreparedForward,
-  options: { signal: AbortSignal; onProgress?: (update: ProgressUpdate) => void },
-) => Promise<Result>;
+export type Script = (call: PreparedForward, options: ForwardOptions) => Promise<Result>;
 
 export const ECHO_TOOL: Tool = {
   name: 'demo_echo',

@@ -1,0 +1,285 @@
+/**
+ * The composition root (CONTRACT P1, P5, T10, U1): config → pool → catalog → upstream server →
+ * stdio or HTTP hosting. The only module that knows every other layer; each of them only knows
+ * the narrow interface it is given here.
+ *
+ * The catalog is rebuilt from the pool's snapshots (config order) whenever a server's tools
+ * change, coalesced per event-loop turn (a downstream may announce a burst of changes), and the
+ * upstream clients are told only when the exposed list really differs (T10).
+ */
+import type { Logger } from 'pino';
+import type { Config, ServerConfig } from '../config/types.js';
+import { buildCatalog, diffCatalogs } from '../core/catalog.js';
+import type { Catalog, CatalogProblem, CatalogServerInput, ExposedTool } from '../core/catalog.js';
+import { applyInstruction } from '../core/instructions.js';
+import type { InstructionLayers } from '../core/instructions.js';
+import type { FailureResult } from '../core/result.js';
+import { prepareCall } from '../core/prepare-call.js';
+import type { PreparedCall } from '../core/prepare-call.js';
+import { Pool } from '../downstream/pool.js';
+import type { PoolOptions, ServerSnapshot } from '../downstream/pool.js';
+import { ENVELOPE_JSON_SCHEMAS } from '../upstream/envelope-schema.js';
+import type { HealthReport, HttpHandle, HttpOptions } from '../upstream/http.js';
+import { createUpstreamServer } from '../upstream/server.js';
+import type { ToolBackend, UpstreamServer } from '../upstream/server.js';
+import { serveStdio } from '../upstream/stdio.js';
+import type { StdioHandle, StdioOptions } from '../upstream/stdio.js';
+import { PACKAGE_NAME, packageVersion } from './version.js';
+
+/** Options of {@link createProxy}. */
+export interface ProxyOptions {
+  readonly logger: Logger;
+  /**
+   * How long a tools/list that arrives during start waits for the first connection round before
+   * answering with what is there (later changes follow as list_changed, T10).
+   * @default 10000
+   */
+  readonly startupWaitMs?: number;
+  /** Passed to the pool; tests inject transports, timers and backoff here. */
+  readonly pool?: Partial<Omit<PoolOptions, 'servers' | 'logger'>>;
+}
+
+/** One server as `/healthz` and `check` report it. */
+export interface ServerHealth {
+  readonly name: string;
+  readonly state: string;
+  /** Tools of this server exposed upstream right now. */
+  readonly tools: number;
+  readonly error?: string;
+}
+
+/** A proxy built from one config. */
+export interface Proxy {
+  readonly config: Config;
+  readonly pool: Pool;
+  readonly upstream: UpstreamServer;
+  /** The current catalog (replaced on every rebuild). */
+  catalog(): Catalog;
+  /** The pool's view of every enabled server. */
+  snapshot(): readonly ServerSnapshot[];
+  /** Per-server state and exposed-tool count (U4). */
+  servers(): readonly ServerHealth[];
+  /** The `/healthz` answer (U4): 200 while serving, 503 once stopping. */
+  health(): HealthReport;
+  /** P1: connects every downstream in parallel; resolves once each is ready or failed once. */
+  start(): Promise<void>;
+  /** U1: serves over stdio. */
+  serveStdio(options?: StdioOptions): Promise<StdioHandle>;
+  /** U1: serves Streamable HTTP; `http` config unless overridden. */
+  listenHttp(overrides?: Partial<Omit<HttpOptions, 'health'>>): Promise<HttpHandle>;
+  /** P5: stop taking calls, drain up to `graceMs`, close endpoints, close every downstream. */
+  stop(options?: { graceMs?: number }): Promise<void>;
+}
+
+/**
+ * Builds the proxy. Nothing starts until {@link Proxy.start}.
+ * @example const proxy = createProxy(config, { logger }); void proxy.start(); await proxy.serveStdio();
+ */
+export function createProxy(config: Config, options: ProxyOptions): Proxy {
+  const { logger } = options;
+  const startupWaitMs = options.startupWaitMs ?? 10_000;
+  const serverConfigs = new Map<string, ServerConfig>(config.servers.map((server) => [server.name, server]));
+  const pool = new Pool({
+    instructions: config.instructions,
+    maxInlineBytes: config.output.maxInlineBytes,
+    clientInfo: { name: PACKAGE_NAME, version: packageVersion() },
+    ...options.pool,
+    servers: config.servers,
+    logger,
+  });
+  const catalogOptions = {
+    ...(config.prefix !== undefined ? { globalPrefix: config.prefix } : {}),
+    separator: config.separator,
+    nameMaxLength: config.nameMaxLength,
+    explicitDestructive: config.explicitDestructive,
+    strictArguments: config.strictArguments,
+    describeArguments: config.output.describeArguments,
+    outputSchema: ENVELOPE_JSON_SCHEMAS[config.output.format] as Record<string, unknown>,
+  };
+  let current = buildCatalog([], catalogOptions);
+  let started: Promise<void> | undefined;
+  let firstRoundDone = false;
+  let rebuildScheduled = false;
+  let stopping = false;
+  const endpoints: { close(): Promise<void> }[] = [];
+
+  function catalogInputs(): CatalogServerInput[] {
+    return pool.snapshot().flatMap((snapshot) => {
+      const server = serverConfigs.get(snapshot.name);
+      if (server === undefined) return [];
+      return [
+        {
+          server: server.name,
+          prefix: server.prefix,
+          expose: server.expose,
+          tools: snapshot.tools,
+          include: server.tools.include,
+          exclude: server.tools.exclude,
+          rename: server.tools.rename,
+          overrides: server.tools.overrides,
+        },
+      ];
+    });
+  }
+
+  function rebuild(): void {
+    const next = buildCatalog(catalogInputs(), { ...catalogOptions, previous: current });
+    const diff = diffCatalogs(current, next);
+    logNewProblems(current.problems, next.problems);
+    current = next;
+    if (diff.added.length + diff.removed.length + diff.changed.length === 0) return;
+    logger.info({ ...diff, tools: next.tools.length }, 'tool catalog changed');
+    upstream.notifyToolsChanged(); // T10
+  }
+
+  function logNewProblems(before: readonly CatalogProblem[], after: readonly CatalogProblem[]): void {
+    const seen = new Set(before.map((problem) => problem.message));
+    for (const problem of after) {
+      if (seen.has(problem.message)) continue;
+      // T4: a collision is an error in the log; `check` exits non-zero on it.
+      if (problem.severity === 'error')
+        logger.error({ server: problem.server, tool: problem.tool }, problem.message);
+      else logger.warn({ server: problem.server, tool: problem.tool }, problem.message);
+    }
+  }
+
+  function scheduleRebuild(): void {
+    if (rebuildScheduled || stopping) return;
+    rebuildScheduled = true;
+    setImmediate(() => {
+      rebuildScheduled = false;
+      if (!stopping) rebuild();
+    });
+  }
+
+  pool.on('toolsChanged', scheduleRebuild);
+
+  function layers(entry: ExposedTool | undefined, serverName: string | undefined): InstructionLayers {
+    const server = serverName === undefined ? undefined : serverConfigs.get(serverName);
+    return {
+      global: config.instructions,
+      ...(server !== undefined ? { server: server.instructions } : {}),
+      ...(entry?.instructions.failure !== undefined ? { tool: entry.instructions.failure } : {}),
+    };
+  }
+
+  const backend: ToolBackend<PreparedCall> = {
+    listTools() {
+      if (firstRoundDone || started === undefined) return current.definitions;
+      return waitAtMost(started, startupWaitMs).then(() => current.definitions);
+    },
+    prepareCall(name, args) {
+      const prepared = prepareCall(current, name, args);
+      if (!('success' in prepared)) return prepared;
+      // R4: refused calls never reach the pool, so their instruction is chosen here.
+      return applyInstruction<FailureResult>(prepared, layers(current.get(name), prepared.meta.server));
+    },
+    callTool(call, callOptions) {
+      const { success, failure } = call.entry.instructions;
+      return pool.callTool(call.server, call.tool, call.arguments, {
+        ...callOptions,
+        instructions: {
+          ...(failure !== undefined ? { tool: failure } : {}),
+          ...(success !== undefined ? { success } : {}),
+        },
+      });
+    },
+  };
+
+  const upstream = createUpstreamServer({
+    backend,
+    output: { format: config.output.format, media: config.output.media },
+    logger,
+    serverInfo: { name: PACKAGE_NAME, version: packageVersion() },
+  });
+
+  function servers(): readonly ServerHealth[] {
+    const exposed = new Map<string, number>();
+    for (const tool of current.tools) exposed.set(tool.server, (exposed.get(tool.server) ?? 0) + 1);
+    return pool.snapshot().map((snapshot) => ({
+      name: snapshot.name,
+      state: snapshot.state,
+      tools: exposed.get(snapshot.name) ?? 0,
+      ...(snapshot.state !== 'ready' && snapshot.lastError !== undefined
+        ? { error: snapshot.lastError }
+        : {}),
+    }));
+  }
+
+  return {
+    config,
+    pool,
+    upstream,
+    catalog: () => current,
+    snapshot: () => pool.snapshot(),
+    servers,
+    health() {
+      const list = servers();
+      const status = stopping
+        ? 'stopping'
+        : list.every((server) => server.state === 'ready')
+          ? 'ok'
+          : 'degraded';
+      // 200 while serving, even degraded: the proxy is alive and answers every call (a down
+      // server's calls fail fast with downstream_unavailable); per-server state is in the body.
+      return { status: stopping ? 503 : 200, body: { status, servers: list } };
+    },
+    start() {
+      started ??= pool.start().then(() => {
+        firstRoundDone = true;
+        rebuild();
+      });
+      return started;
+    },
+    async serveStdio(stdioOptions) {
+      const handle = await serveStdio(upstream, stdioOptions);
+      endpoints.push(handle);
+      return handle;
+    },
+    async listenHttp(overrides = {}) {
+      // Loaded on demand: stdio serving never pays for the HTTP stack's import (cold start).
+      const { listenHttp } = await import('../upstream/http.js');
+      const handle = await listenHttp(
+        upstream,
+        {
+          host: config.http.host,
+          port: config.http.port,
+          allowedHosts: config.http.allowedHosts,
+          ...(config.http.token !== undefined ? { token: config.http.token } : {}),
+          ...overrides,
+          health: () => this.health(),
+        },
+        logger,
+      );
+      endpoints.push(handle);
+      return handle;
+    },
+    async stop(stopOptions = {}) {
+      const graceMs = stopOptions.graceMs ?? 5000;
+      const began = Date.now();
+      stopping = true;
+      upstream.stopAccepting();
+      const drained = await upstream.drain(graceMs);
+      if (!drained)
+        logger.warn({ inFlight: upstream.inFlight(), graceMs }, 'calls still running after the grace period');
+      await Promise.allSettled(endpoints.map((endpoint) => endpoint.close()));
+      await upstream.close();
+      await pool.close({ graceMs: Math.max(0, graceMs - (Date.now() - began)) });
+    },
+  };
+}
+
+/** Resolves when `promise` settles or after `ms`, whichever comes first; never rejects. */
+function waitAtMost(promise: Promise<unknown>, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  return Promise.race([
+    promise.then(
+      () => undefined,
+      () => undefined,
+    ),
+    new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, ms);
+      timer.unref();
+    }),
+  ]).finally(() => clearTimeout(timer));
+}

@@ -1,0 +1,86 @@
+/**
+ * `mcp-normalizer call <exposed-name> --args '<json>'` (U3): one call through an in-memory SDK
+ * client connected to our own upstream server, so the printed envelope is exactly what a client
+ * receives (R2: no second renderer). Exit 1 when the result is an error.
+ */
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
+import { CallToolResultSchema } from '@modelcontextprotocol/sdk/types.js';
+import type { CliIO } from '../common.js';
+import { CliError, EXIT, parseCommandArgs, withStartedProxy } from '../common.js';
+
+/** `call --help`. */
+export const HELP = `Usage: mcp-normalizer call <exposed-name> [--args JSON] [--config FILE]
+
+Call one exposed tool and print the envelope (the structuredContent) a client would receive.
+
+Options:
+  -a, --args JSON       the arguments, a JSON object (default: {})
+  -c, --config FILE     config file (default: $MCP_NORMALIZER_CONFIG, else ./mcp-normalizer.yaml)
+      --log-level LEVEL also log to stderr at this level (default: silent)
+  -h, --help            show this help
+
+Exit codes: 0 success, 1 the call failed (isError), 2 usage error, 3 invalid config.`;
+
+const OPTIONS = {
+  args: { type: 'string', short: 'a' },
+  config: { type: 'string', short: 'c' },
+  'log-level': { type: 'string' },
+  help: { type: 'boolean', short: 'h' },
+} as const;
+
+/** Runs `call`. */
+export async function run(args: readonly string[], io: CliIO): Promise<number> {
+  const { values, positionals } = parseCommandArgs('call', args, OPTIONS, true);
+  if (values['help'] === true) {
+    io.out(HELP);
+    return EXIT.ok;
+  }
+  const [name, ...extra] = positionals;
+  if (name === undefined || extra.length > 0) {
+    throw new CliError(
+      'call: expected exactly one tool name, e.g. mcp-normalizer call demo_echo --args \'{"text":"hi"}\'',
+      EXIT.usage,
+    );
+  }
+  const toolArgs = parseToolArgs(values['args'] as string | undefined);
+  return withStartedProxy(
+    values['config'] as string | undefined,
+    values['log-level'] as string | undefined,
+    io,
+    async (proxy) => {
+      const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+      await proxy.upstream.connect(serverSide);
+      const client = new Client({ name: 'mcp-normalizer-cli', version: '1.0.0' });
+      await client.connect(clientSide);
+      try {
+        // The raw request, not client.callTool: the envelope is printed as received, unvalidated.
+        const result = await client.request(
+          { method: 'tools/call', params: { name, arguments: toolArgs } },
+          CallToolResultSchema,
+        );
+        io.out(JSON.stringify(result.structuredContent ?? result, null, 2));
+        return result.isError === true ? EXIT.problems : EXIT.ok;
+      } finally {
+        await client.close();
+      }
+    },
+  );
+}
+
+function parseToolArgs(text: string | undefined): Record<string, unknown> {
+  if (text === undefined) return {};
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (error) {
+    throw new CliError(
+      `call: --args is not valid JSON: ${error instanceof Error ? error.message : String(error)}`,
+      EXIT.usage,
+    );
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    throw new CliError('call: --args must be a JSON object, e.g. \'{"path": "notes.txt"}\'', EXIT.usage);
+  }
+  return value as Record<string, unknown>;
+}

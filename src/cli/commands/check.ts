@@ -1,0 +1,72 @@
+/**
+ * `mcp-normalizer check` (U3): validate the config, connect every server, print the servers with
+ * their states and tool counts, the exposed-tool table, every collision and failure; exit 1 on
+ * any problem (T4), 3 when the config itself is invalid.
+ */
+import type { CliIO } from '../common.js';
+import { EXIT, parseCommandArgs, withStartedProxy } from '../common.js';
+import { formatProblems, formatServerTable, formatToolTable } from '../report.js';
+
+/** `check --help`. */
+export const HELP = `Usage: mcp-normalizer check [--config FILE]
+
+Validate the config, connect to every server, and print the servers, the exposed tools and
+every problem (name collisions, failing servers, malformed tools).
+
+Options:
+  -c, --config FILE     config file (default: $MCP_NORMALIZER_CONFIG, else ./mcp-normalizer.yaml)
+      --log-level LEVEL also log to stderr at this level (default: silent)
+  -h, --help            show this help
+
+Exit codes: 0 no problem, 1 a problem was found, 2 usage error, 3 invalid config.`;
+
+const OPTIONS = {
+  config: { type: 'string', short: 'c' },
+  'log-level': { type: 'string' },
+  help: { type: 'boolean', short: 'h' },
+} as const;
+
+/** Runs `check`. */
+export async function run(args: readonly string[], io: CliIO): Promise<number> {
+  const { values } = parseCommandArgs('check', args, OPTIONS);
+  if (values['help'] === true) {
+    io.out(HELP);
+    return EXIT.ok;
+  }
+  return withStartedProxy(
+    values['config'] as string | undefined,
+    values['log-level'] as string | undefined,
+    io,
+    (proxy) => {
+      const catalog = proxy.catalog();
+      const servers = proxy.servers();
+      const disabled = proxy.config.servers
+        .filter((server) => !server.enabled)
+        .map((server) => ({ name: server.name, state: 'disabled', tools: 0 }));
+      const failures = servers
+        .filter((server) => server.state !== 'ready')
+        .map(
+          (server) =>
+            `error: server "${server.name}" is ${server.state}${server.error !== undefined ? `: ${server.error}` : ''}`,
+        );
+      const problems = [...failures, ...formatProblems(catalog.problems)];
+      const errors =
+        failures.length + catalog.problems.filter((problem) => problem.severity === 'error').length;
+      io.out(
+        [
+          `Config: ${proxy.config.file}`,
+          '',
+          formatServerTable([...servers, ...disabled]),
+          '',
+          formatToolTable(catalog.tools),
+          '',
+          ...(problems.length > 0 ? [...problems, ''] : []),
+          errors === 0
+            ? `OK: ${catalog.tools.length} tools from ${servers.length} servers, no problems.`
+            : `FAILED: ${errors} ${errors === 1 ? 'problem' : 'problems'}.`,
+        ].join('\n'),
+      );
+      return Promise.resolve(errors === 0 ? EXIT.ok : EXIT.problems);
+    },
+  );
+}

@@ -1,0 +1,108 @@
+/**
+ * `mcp-normalizer serve`: the aggregated server over stdio (default) or Streamable HTTP (U1, U4).
+ * Over stdio, stdout carries JSON-RPC only: everything this command says goes to stderr.
+ */
+import { installShutdown } from '../../app/shutdown.js';
+import { createProxy } from '../../app/proxy.js';
+import type { CliIO } from '../common.js';
+import {
+  CliError,
+  EXIT,
+  cliLogger,
+  loadConfigOrFail,
+  parseCommandArgs,
+  parseLogLevel,
+  resolveConfigPath,
+} from '../common.js';
+import { formatToolTable } from '../report.js';
+
+/** `serve --help`. */
+export const HELP = `Usage: mcp-normalizer serve [--config FILE] [--http] [--host HOST] [--port PORT]
+
+Serve every configured downstream server's tools as one MCP server.
+
+Options:
+  -c, --config FILE     config file (default: $MCP_NORMALIZER_CONFIG, else ./mcp-normalizer.yaml)
+      --http            serve Streamable HTTP at /mcp instead of stdio
+      --host HOST       HTTP interface to bind (default: http.host, 127.0.0.1)
+      --port PORT       HTTP port, 0 for any free one (default: http.port, 3333)
+      --log-level LEVEL trace | debug | info | warn | error | silent (default: log_level)
+  -h, --help            show this help
+
+Stops cleanly on SIGINT, SIGTERM, or (stdio) when stdin closes.`;
+
+const OPTIONS = {
+  config: { type: 'string', short: 'c' },
+  http: { type: 'boolean' },
+  host: { type: 'string' },
+  port: { type: 'string' },
+  'log-level': { type: 'string' },
+  help: { type: 'boolean', short: 'h' },
+} as const;
+
+/** Runs `serve`; resolves only if startup fails (a running server exits through the shutdown). */
+export async function run(args: readonly string[], io: CliIO): Promise<number> {
+  const { values } = parseCommandArgs('serve', args, OPTIONS);
+  if (values['help'] === true) {
+    io.out(HELP);
+    return EXIT.ok;
+  }
+  const port = parsePort(values['port']);
+  const file = resolveConfigPath(values['config'] as string | undefined, process.env, process.cwd());
+  const config = await loadConfigOrFail(file, io);
+  const logger = cliLogger(config, parseLogLevel(values['log-level'] as string | undefined, config.logLevel));
+  const proxy = createProxy(config, { logger });
+  // Cold start: the downstreams spawn now, in parallel with our own endpoint coming up.
+  const started = proxy.start();
+
+  if (values['http'] !== true) {
+    const stdio = await proxy.serveStdio();
+    installShutdown({ stop: (graceMs) => proxy.stop({ graceMs }), logger, inputEnded: stdio.ended });
+    logger.info({ file }, 'serving MCP on stdio');
+    return new Promise<number>(() => undefined);
+  }
+
+  const host = values['host'] as string | undefined;
+  let http;
+  try {
+    http = await proxy.listenHttp({
+      ...(host !== undefined ? { host } : {}),
+      ...(port !== undefined ? { port } : {}),
+    });
+  } catch (error) {
+    await proxy.stop({ graceMs: 0 });
+    const message = error instanceof Error ? error.message : String(error);
+    throw new CliError(
+      `Cannot listen on ${host ?? config.http.host}:${port ?? config.http.port}: ${message}`,
+      EXIT.runtime,
+    );
+  }
+  installShutdown({ stop: (graceMs) => proxy.stop({ graceMs }), logger });
+  await started;
+  const catalog = proxy.catalog();
+  const servers = proxy.servers();
+  const ready = servers.filter((server) => server.state === 'ready').length;
+  io.err(
+    [
+      `mcp-normalizer serving ${catalog.tools.length} tools from ${ready}/${servers.length} servers`,
+      `  MCP endpoint (Streamable HTTP): ${http.url}`,
+      `  health:                         ${http.healthUrl}`,
+      ...(config.http.token !== undefined && config.http.token !== ''
+        ? ['  send the header:                Authorization: Bearer <http.token>']
+        : []),
+      '',
+      formatToolTable(catalog.tools),
+      '',
+    ].join('\n'),
+  );
+  return new Promise<number>(() => undefined);
+}
+
+function parsePort(value: string | boolean | undefined): number | undefined {
+  if (value === undefined || typeof value === 'boolean') return undefined;
+  const port = Number(value);
+  if (!/^\d+$/.test(value) || port > 65535) {
+    throw new CliError(`serve: --port must be a number from 0 to 65535, got "${value}"`, EXIT.usage);
+  }
+  return port;
+}

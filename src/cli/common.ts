@@ -1,0 +1,121 @@
+/**
+ * What the CLI commands share: where the config comes from, loading it with every problem
+ * printed, the logger on stderr, option parsing, and a started proxy for one-shot commands.
+ */
+import { existsSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import type { ParseArgsConfig } from 'node:util';
+import { pino } from 'pino';
+import type { Logger } from 'pino';
+import { createProxy } from '../app/proxy.js';
+import type { Proxy } from '../app/proxy.js';
+import { formatProblem, loadConfig } from '../config/load.js';
+import type { Config, LogLevel } from '../config/types.js';
+import { CliError, EXIT } from './errors.js';
+import type { CliIO } from './errors.js';
+
+export { CliError, EXIT, processIO } from './errors.js';
+export type { CliIO } from './errors.js';
+
+/** The config files looked for, in this order, when `--config` is not given. */
+export const DEFAULT_CONFIG_FILES = [
+  'mcp-normalizer.yaml',
+  'mcp-normalizer.yml',
+  'mcp-normalizer.json',
+] as const;
+
+/**
+ * The config file to use: `--config`, else env `MCP_NORMALIZER_CONFIG`, else the first of
+ * {@link DEFAULT_CONFIG_FILES} in the working directory. No silent fallback to the demo config:
+ * a user who forgot `--config` must not end up serving the fixture servers.
+ */
+export function resolveConfigPath(flag: string | undefined, env: NodeJS.ProcessEnv, cwd: string): string {
+  if (flag !== undefined && flag !== '') return resolve(cwd, flag);
+  const fromEnv = env['MCP_NORMALIZER_CONFIG'];
+  if (fromEnv !== undefined && fromEnv !== '') return resolve(cwd, fromEnv);
+  for (const name of DEFAULT_CONFIG_FILES) {
+    const candidate = resolve(cwd, name);
+    if (existsSync(candidate)) return candidate;
+  }
+  throw new CliError(
+    `No config file: pass --config FILE, set MCP_NORMALIZER_CONFIG, or create ./${DEFAULT_CONFIG_FILES[0]} (config/default.yaml in the repository is a working example).`,
+    EXIT.config,
+  );
+}
+
+/** Loads the config; prints warnings, and on any error prints each one and throws (exit 3). */
+export async function loadConfigOrFail(file: string, io: CliIO): Promise<Config> {
+  const { config, errors, warnings } = await loadConfig(file, process.env);
+  for (const warning of warnings) io.err(`warning: ${formatProblem(warning)}`);
+  if (config === undefined || errors.length > 0) {
+    for (const error of errors) io.err(formatProblem(error));
+    const count = errors.length === 1 ? '1 problem' : `${errors.length} problems`;
+    throw new CliError(`Config ${file} is invalid (${count}); nothing was started.`, EXIT.config);
+  }
+  return config;
+}
+
+/** The pino logger on stderr (L1), with the config's redaction and secrets (L2). */
+export function cliLogger(config: Config, level: LogLevel | 'silent'): Logger {
+  // Interim until src/log/logger.ts lands: pino on fd 2 (never stdout), argument keys redacted.
+  return pino(
+    { level, redact: config.redactKeys.map((key) => `arguments.${key}`) },
+    pino.destination({ fd: 2, sync: true }),
+  );
+}
+
+/** A `--log-level` value, checked. */
+export function parseLogLevel(value: string | undefined, fallback: LogLevel | 'silent'): LogLevel | 'silent' {
+  if (value === undefined) return fallback;
+  const levels = ['trace', 'debug', 'info', 'warn', 'error', 'silent'] as const;
+  const level = levels.find((candidate) => candidate === value);
+  if (level === undefined)
+    throw new CliError(`--log-level must be one of ${levels.join(', ')}, got "${value}"`, EXIT.usage);
+  return level;
+}
+
+/** node:util `parseArgs` with its errors turned into usage errors (exit 2). */
+export function parseCommandArgs<T extends ParseArgsConfig['options']>(
+  command: string,
+  args: readonly string[],
+  options: T,
+  allowPositionals = false,
+): { values: Record<string, string | boolean | undefined>; positionals: string[] } {
+  try {
+    const parsed = parseArgs({ args: [...args], options, allowPositionals, strict: true });
+    return {
+      values: parsed.values as Record<string, string | boolean | undefined>,
+      positionals: parsed.positionals,
+    };
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    throw new CliError(
+      `${command}: ${message}\nRun "mcp-normalizer ${command} --help" for the options.`,
+      EXIT.usage,
+    );
+  }
+}
+
+/**
+ * Loads the config, starts a proxy, waits for every downstream's first connection attempt, runs
+ * `body`, and always stops the proxy again (no child left behind, P5).
+ */
+export async function withStartedProxy<T>(
+  configFlag: string | undefined,
+  logLevel: string | undefined,
+  io: CliIO,
+  body: (proxy: Proxy) => Promise<T>,
+): Promise<T> {
+  const file = resolveConfigPath(configFlag, process.env, process.cwd());
+  const config = await loadConfigOrFail(file, io);
+  // Problems are printed by the command itself; the log stays quiet unless asked.
+  const logger = cliLogger(config, parseLogLevel(logLevel, 'silent'));
+  const proxy = createProxy(config, { logger });
+  try {
+    await proxy.start();
+    return await body(proxy);
+  } finally {
+    await proxy.stop({ graceMs: 0 });
+  }
+}

@@ -1,0 +1,86 @@
+#!/usr/bin/env node
+/**
+ * The `mcp-normalizer` command (CONTRACT U3). Each command is imported only when it runs, so
+ * `--version` and `--help` stay instant and `serve` loads nothing it does not use. Every error
+ * ends here and becomes an exit code (docs/cli.md): 0 ok, 1 problems found, 2 usage error,
+ * 3 invalid config, 4 runtime failure.
+ */
+import { packageVersion } from '../app/version.js';
+import type { CliIO } from './errors.js';
+import { CliError, EXIT, processIO } from './errors.js';
+
+interface Command {
+  run(args: readonly string[], io: CliIO): Promise<number>;
+}
+
+const COMMANDS: Readonly<Record<string, { summary: string; load: () => Promise<Command> }>> = {
+  serve: {
+    summary: 'serve the aggregated MCP server (stdio, or --http)',
+    load: () => import('./commands/serve.js'),
+  },
+  check: {
+    summary: 'validate the config, connect every server, report problems',
+    load: () => import('./commands/check.js'),
+  },
+  tools: { summary: 'list the exposed tools', load: () => import('./commands/tools.js') },
+  call: { summary: 'call one exposed tool and print the envelope', load: () => import('./commands/call.js') },
+};
+
+const USAGE = `Usage: mcp-normalizer <command> [options]
+
+One MCP server in front of many: prefixed, collision-free tools and one result envelope.
+
+Commands:
+${Object.entries(COMMANDS)
+  .map(([name, command]) => `  ${name.padEnd(8)}${command.summary}`)
+  .join('\n')}
+
+Options:
+  -h, --help     show this help (also: mcp-normalizer <command> --help)
+  -v, --version  print the version
+
+Example:
+  mcp-normalizer serve --http --config config/default.yaml`;
+
+/** Runs the CLI with `argv` (without node and the script) and resolves to the exit code. */
+export async function main(argv: readonly string[], io: CliIO = processIO): Promise<number> {
+  const [first, ...rest] = argv;
+  if (first === undefined || first === '-h' || first === '--help' || first === 'help') {
+    io.out(USAGE);
+    return first === undefined ? EXIT.usage : EXIT.ok;
+  }
+  if (first === '-v' || first === '--version') {
+    io.out(packageVersion());
+    return EXIT.ok;
+  }
+  const command = COMMANDS[first];
+  if (command === undefined) {
+    throw new CliError(
+      `Unknown command "${first}". Commands: ${Object.keys(COMMANDS).join(', ')}.`,
+      EXIT.usage,
+    );
+  }
+  return (await command.load()).run(rest, io);
+}
+
+async function runAsBin(): Promise<void> {
+  let code: number;
+  try {
+    code = await main(process.argv.slice(2));
+  } catch (error) {
+    if (error instanceof CliError) {
+      processIO.err(`mcp-normalizer: ${error.message}`);
+      code = error.exitCode;
+    } else {
+      processIO.err(
+        `mcp-normalizer: internal error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`,
+      );
+      code = EXIT.runtime;
+    }
+  }
+  // Exit explicitly once stdout is flushed: a finished one-shot command must not linger on a
+  // stray handle, and an unflushed pipe must not lose the last lines.
+  process.stdout.write('', () => process.exit(code));
+}
+
+void runAsBin();
