@@ -1,0 +1,173 @@
+/**
+ * One tool call → one Result (R3): the single place where anything thrown by a call (SDK,
+ * p-queue, transport) becomes a Result. Queue bound (P2), fail-fast while down (P4), the call
+ * itself (P3), then `core/normalize` or `core/classify`, instructions (R4), elapsed time, and one
+ * start and one end log line per call (L1).
+ */
+import type { Progress } from '@modelcontextprotocol/sdk/types.js';
+import type PQueue from 'p-queue';
+import type { Logger } from 'pino';
+import type { InstructionMap, ServerConfig } from '../config/types.js';
+import { classifyError } from '../core/classify.js';
+import { applyInstruction } from '../core/instructions.js';
+import { normalizeCallToolResult } from '../core/normalize.js';
+import { failure, withMeta, type Result } from '../core/result.js';
+import { logCallEnd, logCallStart } from '../log/call-log.js';
+import type { Connection } from './connection.js';
+import type { Timers } from './timers.js';
+
+/** Per-call options of `Pool.callTool`. */
+export interface CallOptions {
+  /** The upstream request's cancellation (P3): aborting it cancels the downstream request. */
+  readonly signal?: AbortSignal;
+  /** Progress from the downstream, to forward upstream with the upstream's token (P3). */
+  readonly onProgress?: (progress: Progress) => void;
+  /** R4, tool layer: the tool override's instructions per error type and success instruction. */
+  readonly instructions?: { readonly tool?: InstructionMap; readonly success?: string };
+  /** The exposed name, for the log. @default `<server>/<tool>` */
+  readonly exposedName?: string;
+  /** The upstream request id, for the log. */
+  readonly requestId?: string | number;
+}
+
+/** Everything the dispatcher needs to know about one server. */
+export interface DispatchTarget {
+  readonly server: ServerConfig;
+  readonly connection: Connection;
+  /** The server's queue: `concurrency` calls at a time (P2). */
+  readonly queue: PQueue;
+  /** The server's child logger. */
+  readonly logger: Logger;
+}
+
+/** Pool-wide settings of the dispatcher. */
+export interface DispatchContext {
+  readonly timers: Timers;
+  /** R4, global layer (config `instructions`). */
+  readonly instructions: InstructionMap;
+  /** N9. @default 65536 */
+  readonly maxInlineBytes: number;
+  /** True once the pool is shutting down (P5): new calls fail at once. */
+  readonly closing: () => boolean;
+}
+
+function unavailable(target: DispatchTarget, tool: string, why: string): Result {
+  const retryAfterMs = target.connection.retryAfterMs();
+  return failure('downstream_unavailable', `Server "${target.server.name}" ${why}`, {
+    meta: { server: target.server.name, tool },
+    errorData: {
+      state: target.connection.state,
+      ...(retryAfterMs !== undefined ? { retry_after_ms: retryAfterMs } : {}),
+      ...(target.connection.lastError !== undefined ? { last_error: target.connection.lastError } : {}),
+    },
+  });
+}
+
+/** P4: a drop in flight is told when the server will be tried again, like a fail-fast call. */
+function withRetryAfter(result: Result, target: DispatchTarget): Result {
+  if (result.success || result.errorType !== 'downstream_unavailable') return result;
+  const retryAfterMs = target.connection.retryAfterMs();
+  if (retryAfterMs === undefined) return result;
+  return { ...result, errorData: { ...result.errorData, retry_after_ms: retryAfterMs } };
+}
+
+/** What a queued task produced: the downstream's raw result, or an answer without a call. */
+type Outcome = { readonly raw: unknown } | { readonly early: Result };
+
+async function run(
+  context: DispatchContext,
+  target: DispatchTarget,
+  tool: string,
+  args: Record<string, unknown>,
+  options: CallOptions,
+  startedAt: number,
+): Promise<Result> {
+  const { server, connection, queue } = target;
+  if (context.closing()) return unavailable(target, tool, 'is shutting down');
+  // P4: fail fast while down or restarting; the caller learns when to try again.
+  if (connection.state !== 'ready') return unavailable(target, tool, `is ${connection.state}`);
+  // P2: p-queue has no size limit of its own; check before adding, answer at once.
+  if (queue.size >= server.maxQueue) {
+    return failure(
+      'overloaded',
+      `Server "${server.name}" has ${queue.size} calls waiting (max_queue ${server.maxQueue})`,
+      {
+        meta: { server: server.name, tool },
+        errorData: { queued: queue.size, in_flight: queue.pending, max_queue: server.maxQueue },
+      },
+    );
+  }
+  try {
+    const outcome = await queue.add(
+      async (): Promise<Outcome> => {
+        // The server may have gone down while this call waited in the queue.
+        if (connection.state !== 'ready')
+          return { early: unavailable(target, tool, `is ${connection.state}`) };
+        const raw = await connection.call(tool, args, {
+          signal: options.signal,
+          onProgress: options.onProgress,
+        });
+        return { raw };
+      },
+      options.signal ? { signal: options.signal } : {},
+    );
+    if ('early' in outcome) return outcome.early;
+    return normalizeCallToolResult(outcome.raw, {
+      server: server.name,
+      tool,
+      elapsedMs: context.timers.now() - startedAt,
+      maxInlineBytes: context.maxInlineBytes,
+      inbandErrors: server.inbandErrors,
+    });
+  } catch (error) {
+    const classified = classifyError(error, {
+      server: server.name,
+      tool,
+      elapsedMs: context.timers.now() - startedAt,
+      timeoutMs: server.timeoutMs,
+      // P3: the SDK rejects an abort with the timeout code; only our caller's signal tells them apart.
+      aborted: options.signal?.aborted ?? false,
+    });
+    return withRetryAfter(classified, target);
+  }
+}
+
+/**
+ * Calls `tool` on `target` and answers with a Result, whatever happens: this promise never
+ * rejects (R3).
+ */
+export async function dispatchCall(
+  context: DispatchContext,
+  target: DispatchTarget,
+  tool: string,
+  args: Record<string, unknown>,
+  options: CallOptions = {},
+): Promise<Result> {
+  const startedAt = context.timers.now();
+  const exposedName = options.exposedName ?? `${target.server.name}/${tool}`;
+  const requestId = options.requestId;
+  let result: Result;
+  try {
+    logCallStart(target.logger, { exposedName, server: target.server.name, tool, requestId, args });
+    result = await run(context, target, tool, args, options, startedAt);
+    result = applyInstruction(result, {
+      global: context.instructions,
+      server: target.server.instructions,
+      tool: options.instructions?.tool,
+      success: options.instructions?.success,
+    });
+  } catch (error) {
+    // Only a bug of ours gets here (normalize and classify are total); still an answer (R3).
+    result = failure('normalization_error', `Internal error while calling "${tool}": ${String(error)}`, {
+      meta: { server: target.server.name, tool },
+      exception: error,
+    });
+  }
+  result = withMeta(result, { elapsedMs: context.timers.now() - startedAt });
+  try {
+    logCallEnd(target.logger, result, { exposedName, requestId });
+  } catch {
+    // Logging must never turn an answer into a rejection (ARCHITECTURE style 6).
+  }
+  return result;
+}

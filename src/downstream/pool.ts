@@ -1,0 +1,196 @@
+/**
+ * All downstream servers (P1, P2, P5, T10): one {@link Connection} and one p-queue per enabled
+ * server, started in parallel; tool-list and state events for the catalog and health; calls that
+ * always answer with a Result; a bounded graceful shutdown.
+ */
+import type { Implementation, Tool } from '@modelcontextprotocol/sdk/types.js';
+import PQueue from 'p-queue';
+import type { Logger } from 'pino';
+import type { InstructionMap, ServerConfig } from '../config/types.js';
+import { failure, type Result } from '../core/result.js';
+import type { BackoffOptions } from './backoff.js';
+import { Connection, type ConnectionState } from './connection.js';
+import { dispatchCall, type CallOptions, type DispatchContext, type DispatchTarget } from './dispatch.js';
+import { Emitter } from './emitter.js';
+import { systemTimers, type TimerHandle, type Timers } from './timers.js';
+import type { TransportFactory } from './transport.js';
+
+export type { CallOptions } from './dispatch.js';
+
+/** Options of {@link Pool}. */
+export interface PoolOptions {
+  /** Every server of the config; disabled ones are skipped. */
+  readonly servers: readonly ServerConfig[];
+  /** The root logger; each server logs through a child with its name (P6, L1). */
+  readonly logger: Logger;
+  /** R4, global layer: config `instructions`. @default {} */
+  readonly instructions?: InstructionMap;
+  /** N9: config `output.max_inline_bytes`. @default 65536 */
+  readonly maxInlineBytes?: number;
+  /** @default defaultTransportFactory (stdio / Streamable HTTP / SSE) */
+  readonly transports?: TransportFactory;
+  /** @default systemTimers */
+  readonly timers?: Timers;
+  /** Jitter source in [0, 1). @default Math.random */
+  readonly random?: () => number;
+  /** @default DEFAULT_BACKOFF (500 ms doubling to 30 s, equal jitter) */
+  readonly backoff?: BackoffOptions;
+  readonly clientInfo?: Implementation;
+}
+
+/** Options of {@link Pool.close}. */
+export interface CloseOptions {
+  /**
+   * How long in-flight (and queued) calls may still finish before every client is closed (P5).
+   * @default 5000
+   */
+  readonly graceMs?: number;
+}
+
+/** One server as `check`, `/healthz` and the catalog see it. */
+export interface ServerSnapshot {
+  readonly name: string;
+  readonly state: ConnectionState;
+  /** Last known good tools; `[]` while withheld (P4, T10). */
+  readonly tools: readonly Tool[];
+  readonly toolsWithheld: boolean;
+  readonly lastError?: string;
+  /** Restart attempts so far. */
+  readonly restarts: number;
+  /** ms until the next restart attempt, while down. */
+  readonly retryAfterMs?: number;
+  readonly inFlight: number;
+  readonly queued: number;
+}
+
+/** Events of a {@link Pool}. */
+export type PoolEvents = {
+  /** T10: a server's served tools changed (listed, re-listed with a difference, withheld, back). */
+  toolsChanged: [server: string];
+  stateChanged: [server: string, state: ConnectionState];
+};
+
+interface Entry extends DispatchTarget {
+  readonly connection: Connection;
+}
+
+/** The downstream pool. Construct, `start()`, serve `callTool`s, `close()`. */
+export class Pool {
+  readonly #entries = new Map<string, Entry>();
+  readonly #events: Emitter<PoolEvents>;
+  readonly #context: DispatchContext;
+  readonly #timers: Timers;
+  readonly #logger: Logger;
+  #closing = false;
+  #closed: Promise<void> | undefined;
+
+  constructor(options: PoolOptions) {
+    this.#logger = options.logger;
+    this.#timers = options.timers ?? systemTimers;
+    this.#events = new Emitter((error) => this.#logger.error({ err: error }, 'pool listener threw'));
+    this.#context = {
+      timers: this.#timers,
+      instructions: options.instructions ?? {},
+      maxInlineBytes: options.maxInlineBytes ?? 65536,
+      closing: () => this.#closing,
+    };
+    for (const server of options.servers) {
+      if (!server.enabled) continue;
+      if (this.#entries.has(server.name))
+        throw new Error(`Expected unique server names, got "${server.name}" twice`);
+      const logger = options.logger.child({ server: server.name });
+      const connection = new Connection({
+        server,
+        logger,
+        transports: options.transports,
+        timers: options.timers,
+        random: options.random,
+        backoff: options.backoff,
+        clientInfo: options.clientInfo,
+      });
+      connection.events.on('stateChanged', (state) => this.#events.emit('stateChanged', server.name, state));
+      connection.events.on('toolsChanged', () => this.#events.emit('toolsChanged', server.name));
+      this.#entries.set(server.name, {
+        server,
+        connection,
+        logger,
+        queue: new PQueue({ concurrency: server.concurrency }),
+      });
+    }
+  }
+
+  /** Subscribes to an event; returns the unsubscribe function. */
+  on<K extends keyof PoolEvents>(event: K, listener: (...args: PoolEvents[K]) => void): () => void {
+    return this.#events.on(event, listener);
+  }
+
+  /**
+   * P1: connects every server in parallel. Resolves once each has become ready or failed its
+   * first attempt (failed ones retry in the background; this never waits on a backoff).
+   */
+  async start(): Promise<void> {
+    await Promise.all([...this.#entries.values()].map((entry) => entry.connection.start()));
+    const down = this.snapshot().filter((s) => s.state !== 'ready');
+    for (const s of down)
+      this.#logger.error({ server: s.name, error: s.lastError }, 'downstream failed to start');
+  }
+
+  /** Every enabled server in config order. */
+  snapshot(): readonly ServerSnapshot[] {
+    return [...this.#entries.values()].map(({ server, connection, queue }) => {
+      const retryAfterMs = connection.state === 'down' ? connection.retryAfterMs() : undefined;
+      return {
+        name: server.name,
+        state: connection.state,
+        tools: connection.tools,
+        toolsWithheld: connection.toolsWithheld,
+        ...(connection.lastError !== undefined ? { lastError: connection.lastError } : {}),
+        restarts: connection.restarts,
+        ...(retryAfterMs !== undefined ? { retryAfterMs } : {}),
+        inFlight: queue.pending,
+        queued: queue.size,
+      };
+    });
+  }
+
+  /** Calls `tool` on `server`. Never rejects: every outcome is a Result (R3). */
+  callTool(
+    server: string,
+    tool: string,
+    args: Record<string, unknown>,
+    options: CallOptions = {},
+  ): Promise<Result> {
+    const entry = this.#entries.get(server);
+    if (!entry) {
+      return Promise.resolve(
+        failure('unknown_tool', `No enabled server named "${server}"`, { meta: { server, tool } }),
+      );
+    }
+    return dispatchCall(this.#context, entry, tool, args, options);
+  }
+
+  /**
+   * P5: stop taking calls (new ones fail with `downstream_unavailable`), let in-flight and queued
+   * calls finish for up to `graceMs`, then close every client in parallel. Closing a stdio child
+   * ends its stdin, then SIGTERM after 2 s, SIGKILL after 2 s more (SDK), each capped at 5 s, so
+   * the whole shutdown is bounded by about `graceMs + 5 s` and leaves no child behind.
+   */
+  close(options: CloseOptions = {}): Promise<void> {
+    this.#closed ??= this.#close(options.graceMs ?? 5000);
+    return this.#closed;
+  }
+
+  async #close(graceMs: number): Promise<void> {
+    this.#closing = true;
+    const entries = [...this.#entries.values()];
+    if (graceMs > 0) {
+      let timer: TimerHandle | undefined;
+      const grace = new Promise<void>((resolve) => (timer = this.#timers.setTimeout(resolve, graceMs)));
+      await Promise.race([Promise.all(entries.map((entry) => entry.queue.onIdle())), grace]);
+      this.#timers.clearTimeout(timer);
+    }
+    // Calls still queued are not cleared (a cleared p-queue task never settles, R3): once their
+    // connection is closed they run, see it, and answer `downstream_unavailable` at once.
+    await Promise.all(entries.map((entry) => entry.connection.close()));
+  }
+}

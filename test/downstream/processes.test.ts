@@ -1,0 +1,143 @@
+/**
+ * The pool against REAL child processes, for what crosses a process boundary: a crash (P4), a
+ * command that does not exist (P1), stdout hygiene (P6) and shutdown without orphans (P5).
+ * Fixtures come from dist/ (npm run build).
+ */
+import { execFileSync, spawn } from 'node:child_process';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { ConnectionState } from '../../src/downstream/connection.js';
+import { isFailure } from '../../src/core/result.js';
+import { Pool } from '../../src/downstream/pool.js';
+import { fixtureConfig, ROOT, serverConfig } from '../helpers/fixtures.js';
+import { captureLogger } from '../helpers/memory-servers.js';
+import type { HostSpec } from '../helpers/pool-host.js';
+
+const pools: Pool[] = [];
+afterEach(async () => {
+  await Promise.all(pools.splice(0).map((pool) => pool.close({ graceMs: 0 })));
+});
+
+function startPool(servers: Parameters<typeof fixtureConfig>[] | ReturnType<typeof fixtureConfig>[]) {
+  const { logger, lines } = captureLogger();
+  const configs = servers.map((s) => (Array.isArray(s) ? fixtureConfig(...s) : s));
+  const pool = new Pool({ servers: configs, logger });
+  pools.push(pool);
+  return { pool, lines };
+}
+
+function nextState(pool: Pool, server: string, state: ConnectionState, withinMs: number): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(
+      () => reject(new Error(`${server} not ${state} within ${withinMs} ms`)),
+      withinMs,
+    );
+    const off = pool.on('stateChanged', (name, now) => {
+      if (name !== server || now !== state) return;
+      clearTimeout(timer);
+      off();
+      resolve();
+    });
+  });
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+describe('Pool with real child processes', () => {
+  it('P4: a crash mid-call fails every call in flight within 1 s; the server comes back and serves again', async () => {
+    const { pool } = startPool([['crash', 'crash']]);
+    await pool.start();
+    expect(pool.snapshot()[0]?.state).toBe('ready');
+    const sleeping = [1, 2, 3].map(() => pool.callTool('crash', 'sleep', { ms: 20_000 }));
+    const back = nextState(pool, 'crash', 'ready', 10_000);
+    const t0 = Date.now();
+    const crashed = pool.callTool('crash', 'crash', {});
+    const results = await Promise.all([...sleeping, crashed]);
+    expect(Date.now() - t0).toBeLessThan(1000);
+    for (const result of results) {
+      expect(isFailure(result) && result.errorType).toBe('downstream_unavailable');
+    }
+    await back;
+    expect(pool.snapshot()[0]?.restarts).toBe(1);
+    const echoed = await pool.callTool('crash', 'echo', { text: 'back again' });
+    expect(echoed).toMatchObject({ success: true, value: 'back again' });
+  });
+
+  it('P1: a server whose command does not exist is reported down while the others serve', async () => {
+    const missing = serverConfig('missing', {
+      type: 'stdio',
+      command: join(ROOT, 'no-such-dir', 'no-such-mcp-server'),
+      args: [],
+      env: {},
+    });
+    const { pool } = startPool([missing, fixtureConfig('echo', 'echo')]);
+    await pool.start();
+    const [down, up] = pool.snapshot();
+    expect(down).toMatchObject({ name: 'missing', state: 'down' });
+    expect(down?.lastError).toMatch(/ENOENT/);
+    expect(up).toMatchObject({ name: 'echo', state: 'ready' });
+    expect(await pool.callTool('echo', 'echo', { text: 'hi' })).toMatchObject({ success: true, value: 'hi' });
+    const refused = await pool.callTool('missing', 'anything', {});
+    expect(isFailure(refused) && refused.errorType).toBe('downstream_unavailable');
+    expect(isFailure(refused) && refused.errorData?.['retry_after_ms']).toEqual(expect.any(Number));
+  });
+
+  it('P6/P5: a flooding child never writes to our stdout; SIGTERM closes the pool, leaves no child, exits 0', async () => {
+    const spec: HostSpec = {
+      servers: [fixtureConfig('noisy', 'noisy'), fixtureConfig('slow', 'slow')],
+      // A call in flight keeps the slow child alive past stdin end: it must be killed, not awaited.
+      calls: [
+        { server: 'noisy', tool: 'flood', args: { lines: 2000 } },
+        { server: 'slow', tool: 'slow', args: { duration_ms: 60_000 } },
+      ],
+      graceMs: 300,
+    };
+    const host = spawn(
+      process.execPath,
+      ['--import', 'tsx', join(ROOT, 'test/helpers/pool-host.ts'), JSON.stringify(spec)],
+      {
+        cwd: ROOT,
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
+    let stdout = '';
+    let stderr = '';
+    host.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    const exited = new Promise<number | null>((resolve) => host.on('exit', (code) => resolve(code)));
+    await new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`host not ready:\n${stderr.slice(-2000)}`)), 15_000);
+      host.stderr.on('data', (chunk: Buffer) => {
+        stderr += chunk.toString();
+        if (stderr.includes('pool-host ready')) {
+          clearTimeout(timer);
+          resolve();
+        }
+      });
+    });
+    const children = execFileSync('ps', ['-o', 'pid=', '--ppid', String(host.pid)], { encoding: 'utf8' })
+      .split('\n')
+      .map((line) => Number(line.trim()))
+      .filter((pid) => pid > 0);
+    expect(children).toHaveLength(2);
+    host.kill('SIGTERM');
+    expect(await exited).toBe(0);
+    expect(stdout).toBe('');
+    // P6: the child's stderr reached the log, tagged with its server's name.
+    const records = stderr
+      .split('\n')
+      .filter((line) => line.startsWith('{'))
+      .map((line) => JSON.parse(line) as Record<string, unknown>);
+    expect(
+      records.some((r) => r['server'] === 'noisy' && String(r['msg']).startsWith('noisy: log line')),
+    ).toBe(true);
+    expect(records.some((r) => r['msg'] === 'pool-host closed')).toBe(true);
+    for (const pid of children) expect(isAlive(pid)).toBe(false);
+  });
+});
