@@ -47,16 +47,31 @@ const UNAVAILABLE_CODES: ReadonlySet<string> = new Set([
 /** Messages the SDK uses for a transport that is gone. */
 const UNAVAILABLE_MESSAGE = /^(connection closed|not connected)\b/i;
 
-const MCP_PREFIX = /^(?:\s*MCP error -?\d+:\s*)+/;
+const MCP_PREFIX = /^(?:\s*MCP error (-?\d+):\s*)+/;
 
 /**
- * Removes leading `MCP error -NNNNN:` prefixes, however many (an SDK server and an SDK client
- * each add one). The code itself is kept in the Result's `errorCode`.
+ * Splits leading `MCP error -NNNNN:` prefixes, however many (an SDK server and an SDK client each
+ * add one), from a message; `code` is the first prefix's code. An SDK `McpServer` also puts the
+ * prefix into the text of the `isError` results it makes from thrown errors (N7).
+ * @example splitMcpErrorPrefix('MCP error -32602: MCP error -32602: bad input')
+ * // { message: 'bad input', code: '-32602' }
+ */
+export function splitMcpErrorPrefix(message: string): { message: string; code?: string } {
+  const match = MCP_PREFIX.exec(message);
+  if (match === null) return { message };
+  const rest = message.slice(match[0].length);
+  if (rest === '') return { message: message.trim() };
+  const code = /-?\d+/.exec(match[0])?.[0];
+  return code === undefined ? { message: rest } : { message: rest, code };
+}
+
+/**
+ * Removes leading `MCP error -NNNNN:` prefixes, however many. The code itself is kept in the
+ * Result's `errorCode`.
  * @example stripMcpErrorPrefix('MCP error -32602: MCP error -32602: bad input') // 'bad input'
  */
 export function stripMcpErrorPrefix(message: string): string {
-  const stripped = message.replace(MCP_PREFIX, '');
-  return stripped === '' ? message.trim() : stripped;
+  return splitMcpErrorPrefix(message).message;
 }
 
 /** Reads a property of a thrown value without trusting it (a getter may throw). */

@@ -18,9 +18,17 @@
  * - `isError` counts only when it is the boolean `true`.
  */
 import { failure, ok, type CallMeta, type FailureResult, type Result, type ResultSource } from './result.js';
-import { isJsonObject, looksLikeJson, parsedJsonBytesBound, tryParseJson, type JsonParse } from './json.js';
+import {
+  isJsonObject,
+  looksLikeJson,
+  parsedJsonBytesBound,
+  stringJsonBytesBound,
+  tryParseJson,
+  type JsonParse,
+} from './json.js';
 import { jsonDiff, jsonEqual } from './compare.js';
 import { scanContent, valueFromTexts, WarningSink, type ContentScan } from './content.js';
+import { splitMcpErrorPrefix } from './classify.js';
 import { detectInband, detectOutputContract, type OutputContract } from './inband.js';
 import {
   ArtifactNamer,
@@ -107,11 +115,44 @@ function init(call: Call, source: ResultSource, extra?: Partial<CallMeta>) {
   };
 }
 
+/** The only key of `value` when it is an object with exactly one key. */
+function soleKey(value: unknown): string | undefined {
+  if (!isJsonObject(value)) return undefined;
+  let found: string | undefined;
+  for (const key in value) {
+    if (!Object.prototype.hasOwnProperty.call(value, key)) continue;
+    if (found !== undefined) return undefined;
+    found = key;
+  }
+  return found;
+}
+
+/**
+ * N2: does the text block `text` (parsed to `parsed`) say the same as `structured`? Returns an
+ * upper bound on the structured value's JSON size when it does (for N9), `undefined` otherwise.
+ *
+ * Equal means deeply equal, or the single-key wrapper that MCP forces on servers: structuredContent
+ * must be an object, so a server returning an array or a string wraps it (`{entities: [...]}` with
+ * the bare array as text, server-memory; `{content: "<file text>"}` with the file's text, which
+ * may itself be JSON, server-filesystem). Flagging those would put a warning on every call of the
+ * reference servers, while the two channels do agree.
+ */
+function agreement(structured: unknown, text: string, parsed: JsonParse): number | undefined {
+  if (parsed.ok && jsonEqual(structured, parsed.value)) return parsedJsonBytesBound(text.length);
+  const key = soleKey(structured);
+  if (key === undefined) return undefined;
+  const inner = (structured as Record<string, unknown>)[key];
+  const wrapper = stringJsonBytesBound(key) + 3;
+  if (inner === text) return stringJsonBytesBound(text) + wrapper;
+  if (parsed.ok && jsonEqual(inner, parsed.value)) return parsedJsonBytesBound(text.length) + wrapper;
+  return undefined;
+}
+
 /**
  * N2: compares `structured` with every text block that looks like JSON. Warns when at least one
- * parses and none is deeply equal (a second block of prose or a different JSON summary beside an
- * equal one is not a disagreement). Returns a bound on the value's JSON size when an equal text
- * gives one.
+ * parses and none agrees ({@link agreement}); a second block of prose or a different JSON summary
+ * beside an agreeing one is not a disagreement. Returns a bound on the value's JSON size when an
+ * agreeing text gives one.
  */
 function checkAgainstTexts(
   structured: unknown,
@@ -126,7 +167,8 @@ function checkAgainstTexts(
     const parsed = tryParseJson(text);
     parses[i] = parsed;
     if (!parsed.ok) continue;
-    if (jsonEqual(structured, parsed.value)) return parsedJsonBytesBound(text.length);
+    const bound = agreement(structured, text, parsed);
+    if (bound !== undefined) return bound;
     firstJson ??= { index: i, value: parsed.value };
   }
   if (firstJson !== undefined) {
@@ -183,7 +225,11 @@ function toolError(call: Call, structured: unknown, hasStructured: boolean): Fai
   }
   const fromPayload = errorFromPayload(payload);
   const joined = texts.join('\n');
-  const error = fromPayload.error ?? (joined.trim() !== '' ? joined : NO_MESSAGE);
+  // An SDK McpServer turns a thrown McpError into text starting `MCP error -32602: `: the code
+  // goes to errorCode, the text keeps only what went wrong (as classify does for thrown errors).
+  const split = splitMcpErrorPrefix(fromPayload.error ?? (joined.trim() !== '' ? joined : NO_MESSAGE));
+  const error = split.message;
+  const errorCode = fromPayload.code ?? split.code;
   const source: ResultSource = hasStructured
     ? 'structured'
     : payload !== undefined
@@ -193,7 +239,7 @@ function toolError(call: Call, structured: unknown, hasStructured: boolean): Fai
         : 'empty';
   return failure('tool_error', error, {
     ...init(call, source),
-    ...(fromPayload.code !== undefined ? { errorCode: fromPayload.code } : {}),
+    ...(errorCode !== undefined ? { errorCode } : {}),
     ...(payload !== undefined ? { errorData: isJsonObject(payload) ? payload : { payload } } : {}),
   });
 }

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
-import { classifyError, stripMcpErrorPrefix } from '../../src/core/classify.js';
+import { classifyError, splitMcpErrorPrefix, stripMcpErrorPrefix } from '../../src/core/classify.js';
 import { ERROR_TYPES } from '../../src/core/result.js';
 
 /** A Node system error as child_process.spawn reports it. */
@@ -25,6 +25,16 @@ describe('stripMcpErrorPrefix', () => {
     ['nothing after the prefix', 'MCP error -32603: ', 'MCP error -32603:'],
   ])('R3: %s', (_label, input, expected) => {
     expect(stripMcpErrorPrefix(input)).toBe(expected);
+  });
+});
+
+describe('splitMcpErrorPrefix', () => {
+  it.each([
+    ['keeps the first code', 'MCP error -32602: MCP error -32602: bad', { message: 'bad', code: '-32602' }],
+    ['no prefix, no code', 'bad', { message: 'bad' }],
+    ['a positive code', 'MCP error 7: odd', { message: 'odd', code: '7' }],
+  ])('R3/N7: %s', (_label, input, expected) => {
+    expect(splitMcpErrorPrefix(input)).toEqual(expected);
   });
 });
 

@@ -67,6 +67,30 @@ describe('structuredContent (N1, N2)', () => {
       [],
     ],
     [
+      'N2: a single-key wrapper of the JSON text agrees (MCP forces an object)',
+      { content: [text('[1, 2]')], structuredContent: { items: [1, 2] } },
+      { items: [1, 2] },
+      [],
+    ],
+    [
+      'N2: a single-key wrapper holding the raw text agrees, even when the text is JSON',
+      { content: [text('{"a": 1}\n')], structuredContent: { content: '{"a": 1}\n' } },
+      { content: '{"a": 1}\n' },
+      [],
+    ],
+    [
+      'N2: a single-key wrapper of different JSON disagrees',
+      { content: [text('[1]')], structuredContent: { items: [1, 2] } },
+      { items: [1, 2] },
+      ['structured_text_mismatch'],
+    ],
+    [
+      'N2: a two-key object is not a wrapper',
+      { content: [text('[1, 2]')], structuredContent: { items: [1, 2], total: 2 } },
+      { items: [1, 2], total: 2 },
+      ['structured_text_mismatch'],
+    ],
+    [
       'N1: structuredContent null counts as absent',
       { content: [text('hello')], structuredContent: null },
       'hello',
@@ -309,6 +333,11 @@ describe('isError (N7)', () => {
     const result = run(raw);
     expect(result).toMatchObject({ success: false, errorType: 'tool_error', error });
     expect(result.success ? undefined : result.errorData).toEqual(errorData);
+  });
+
+  it('N7: an MCP error prefix in the text is stripped and its code kept in errorCode', () => {
+    const result = run({ isError: true, content: [text('MCP error -32602: MCP error -32602: bad path')] });
+    expect(result).toMatchObject({ error: 'bad path', errorCode: '-32602' });
   });
 
   it('N7: an error object keeps its code in errorCode', () => {
