@@ -1,0 +1,101 @@
+/**
+ * One log line per call, at the level its outcome deserves (L1): trace when a call starts (with
+ * its arguments, redacted by the logger), debug when it succeeds (with the elapsed time), error
+ * for every failure (with its errorType), and warn for each warning the normalizer raised, e.g.
+ * N2's `structured_text_mismatch` with its short diff.
+ *
+ * These helpers never throw: logging must not turn an answer into a rejection.
+ */
+import type { Logger } from 'pino';
+import type { Result } from '../core/result.js';
+
+/** What {@link logCallStart} logs. */
+export interface CallStart {
+  readonly exposedName: string;
+  readonly server: string;
+  readonly tool: string;
+  readonly requestId?: string | number;
+  /** Logged only at trace, under `args`, where the logger's redact paths apply (L1). */
+  readonly args?: unknown;
+}
+
+/** What {@link logCallEnd} adds to the Result. */
+export interface CallEnd {
+  readonly exposedName: string;
+  readonly requestId?: string | number;
+}
+
+/** True when the logger (or a parent) already binds `server`: a second copy would duplicate the key. */
+function bindsServer(logger: Logger): boolean {
+  return Object.prototype.hasOwnProperty.call(logger.bindings(), 'server');
+}
+
+/**
+ * L1: trace line when a call starts, with its arguments.
+ * @example logCallStart(serverLog, { exposedName: 'fs_read', server: 'fs', tool: 'read', requestId: 7, args })
+ */
+export function logCallStart(logger: Logger, call: CallStart): void {
+  try {
+    // Arguments can be large: build nothing unless trace is on.
+    if (!logger.isLevelEnabled('trace')) return;
+    const server = bindsServer(logger) ? {} : { server: call.server };
+    logger.trace(
+      {
+        event: 'call_start',
+        exposedName: call.exposedName,
+        ...server,
+        tool: call.tool,
+        requestId: call.requestId,
+        args: call.args,
+      },
+      `call ${call.exposedName}`,
+    );
+  } catch {
+    // A log line is never worth a failed call.
+  }
+}
+
+/**
+ * L1: debug on success with the elapsed time, error on every failure with its errorType, and a
+ * warn line per warning code (N2's diff comes from the Result's diagnostics).
+ * @example logCallEnd(serverLog, result, { exposedName: 'fs_read', requestId: 7 })
+ */
+export function logCallEnd(logger: Logger, result: Result, call: CallEnd): void {
+  try {
+    const { meta } = result;
+    const server = meta.server !== undefined && !bindsServer(logger) ? { server: meta.server } : {};
+    const base = { exposedName: call.exposedName, ...server, tool: meta.tool, requestId: call.requestId };
+    for (const code of new Set(meta.warnings)) {
+      const detail = meta.diagnostics.filter((d) => d.code === code).map((d) => d.message);
+      logger.warn(
+        { event: code, ...base, ...(detail.length > 0 ? { diff: detail.join('; ') } : {}) },
+        code === 'structured_text_mismatch'
+          ? `${call.exposedName}: structuredContent and the JSON text disagree; structuredContent wins (N2)`
+          : `${call.exposedName}: ${code}`,
+      );
+    }
+    if (result.success) {
+      if (!logger.isLevelEnabled('debug')) return;
+      logger.debug(
+        { event: 'call_end', ...base, elapsedMs: meta.elapsedMs, source: meta.source },
+        `call ${call.exposedName} ok in ${meta.elapsedMs ?? '?'} ms`,
+      );
+      return;
+    }
+    const err = result.exception instanceof Error ? { err: result.exception } : {};
+    logger.error(
+      {
+        event: 'call_end',
+        ...base,
+        elapsedMs: meta.elapsedMs,
+        errorType: result.errorType,
+        error: result.error,
+        ...(result.errorCode === undefined ? {} : { errorCode: result.errorCode }),
+        ...err,
+      },
+      `call ${call.exposedName} failed: ${result.errorType}: ${result.error}`,
+    );
+  } catch {
+    // A log line is never worth a failed call.
+  }
+}

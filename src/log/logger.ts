@@ -1,0 +1,117 @@
+/**
+ * The one logger: pino on stderr (L1), with argument redaction and secret scrubbing (L2).
+ *
+ * stdout belongs to the MCP stdio transport, so the default destination is file descriptor 2.
+ * Two independent guards keep secrets out of the log:
+ * - `redact` paths blank configured argument keys (`password`, `token`, ...) under `args`, the
+ *   field where call-log.ts puts a call's arguments (L1);
+ * - a `streamWrite` hook replaces every interpolated env value (L2) in the FINAL line, so a
+ *   secret is caught wherever it hides: a message, a nested object, an error's message or stack.
+ */
+import pino, { type DestinationStream, type Logger } from 'pino';
+import { MIN_SECRET_LENGTH } from '../config/interpolate.js';
+import type { LogLevel } from '../config/types.js';
+
+export type { Logger } from 'pino';
+
+/** What replaces a redacted argument or secret. */
+export const REDACTED = '[REDACTED]';
+
+/** Options of {@link createLogger}. */
+export interface LoggerOptions {
+  /**
+   * Lowest level written; `silent` writes nothing.
+   * @default 'info'
+   */
+  readonly level?: LogLevel | 'silent';
+  /**
+   * Where lines go. Tests inject a Writable that collects them.
+   * @default pino.destination({ fd: 2, sync: true }) (stderr)
+   */
+  readonly destination?: DestinationStream;
+  /**
+   * Argument keys whose values are redacted in call logs (L1), matched at `args.<key>` up to
+   * three levels deep, in the spellings `key`, `KEY`, `Key`, and camelCase of snake_case.
+   * @example ['password', 'api_key']
+   */
+  readonly redactKeys?: readonly string[];
+  /**
+   * Values interpolated from the environment (Config.secrets): never written (L2). Values shorter
+   * than MIN_SECRET_LENGTH (4) are skipped: replacing every "1" or "on" in every line would make
+   * the log unreadable while protecting nothing.
+   */
+  readonly secrets?: readonly string[];
+}
+
+/** How deep below `args` a configured key is still redacted (args.k, args.*.k, args.*.*.k). */
+const REDACT_DEPTH = 3;
+
+const IDENTIFIER = /^[A-Za-z_$][A-Za-z0-9_$]*$/;
+
+function spellings(key: string): string[] {
+  const camel = key.toLowerCase().replace(/[_-]([a-z0-9])/g, (_m, c: string) => c.toUpperCase());
+  const capitalized = key.charAt(0).toUpperCase() + key.slice(1).toLowerCase();
+  return [...new Set([key, key.toLowerCase(), key.toUpperCase(), capitalized, camel])];
+}
+
+/**
+ * pino redact paths for `keys` under `args` (L1): every spelling at every depth up to
+ * {@link REDACT_DEPTH}. Wildcards also cross array indices (`args.items[0].password`).
+ * @example redactPaths(['token']) // ['args.token', 'args.*.token', 'args.*.*.token', 'args.TOKEN', ...]
+ */
+export function redactPaths(keys: readonly string[]): string[] {
+  const paths: string[] = [];
+  for (const key of keys) {
+    for (const spelling of spellings(key)) {
+      const leaf = IDENTIFIER.test(spelling) ? `.${spelling}` : `[${JSON.stringify(spelling)}]`;
+      for (let depth = 0; depth < REDACT_DEPTH; depth++) paths.push(`args${'.*'.repeat(depth)}${leaf}`);
+    }
+  }
+  return [...new Set(paths)];
+}
+
+/**
+ * A function that replaces every secret in a serialized log line (L2). A secret with quotes,
+ * backslashes or control characters appears JSON-escaped in the line, so both forms are replaced.
+ */
+export function secretScrubber(secrets: readonly string[]): ((line: string) => string) | undefined {
+  const forms = new Set<string>();
+  for (const secret of secrets) {
+    if (secret.length < MIN_SECRET_LENGTH) continue;
+    forms.add(secret);
+    forms.add(JSON.stringify(secret).slice(1, -1));
+  }
+  // Longest first, so a secret that contains another is replaced whole.
+  const ordered = [...forms].sort((a, b) => b.length - a.length);
+  if (ordered.length === 0) return undefined;
+  return (line) => {
+    let out = line;
+    for (const form of ordered) if (out.includes(form)) out = out.split(form).join(REDACTED);
+    return out;
+  };
+}
+
+/**
+ * The application logger (L1, L2).
+ * @example const logger = createLogger({ level: config.logLevel, redactKeys: config.redactKeys, secrets: config.secrets });
+ */
+export function createLogger(options: LoggerOptions = {}): Logger {
+  const scrub = secretScrubber(options.secrets ?? []);
+  return pino(
+    {
+      level: options.level ?? 'info',
+      // hostname is noise on a local stderr; pid tells two instances apart.
+      base: { pid: process.pid },
+      timestamp: pino.stdTimeFunctions.isoTime,
+      redact: { paths: redactPaths(options.redactKeys ?? []), censor: REDACTED },
+      ...(scrub === undefined ? {} : { hooks: { streamWrite: scrub } }),
+    },
+    // sync: a line written just before exit (a crash, a shutdown) must not be lost.
+    options.destination ?? pino.destination({ fd: 2, sync: true }),
+  );
+}
+
+/** The child logger of one downstream server: every line carries `server` (P6). */
+export function serverLogger(logger: Logger, name: string): Logger {
+  return logger.child({ server: name });
+}
