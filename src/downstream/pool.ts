@@ -8,6 +8,7 @@ import PQueue from 'p-queue';
 import type { Logger } from 'pino';
 import type { InstructionMap, ServerConfig } from '../config/types.js';
 import { failure, type Result } from '../core/result.js';
+import { serverLogger } from '../log/logger.js';
 import type { BackoffOptions } from './backoff.js';
 import { Connection, type ConnectionState } from './connection.js';
 import { dispatchCall, type CallOptions, type DispatchContext, type DispatchTarget } from './dispatch.js';
@@ -98,7 +99,7 @@ export class Pool {
       if (!server.enabled) continue;
       if (this.#entries.has(server.name))
         throw new Error(`Expected unique server names, got "${server.name}" twice`);
-      const logger = options.logger.child({ server: server.name });
+      const logger = serverLogger(options.logger, server.name);
       const connection = new Connection({
         server,
         logger,

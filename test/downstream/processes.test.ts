@@ -9,7 +9,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { ConnectionState } from '../../src/downstream/connection.js';
 import { isFailure } from '../../src/core/result.js';
 import { Pool } from '../../src/downstream/pool.js';
-import { fixtureConfig, ROOT, serverConfig } from '../helpers/fixtures.js';
+import { FIXTURE_DIST, fixtureConfig, fixtureServer, ROOT, serverConfig } from '../helpers/fixtures.js';
 import { captureLogger } from '../helpers/memory-servers.js';
 import type { HostSpec } from '../helpers/pool-host.js';
 
@@ -121,10 +121,13 @@ describe('Pool with real child processes', () => {
         }
       });
     });
-    const children = execFileSync('ps', ['-o', 'pid=', '--ppid', String(host.pid)], { encoding: 'utf8' })
+    // The host's own helpers (tsx runs an esbuild service) are not ours to judge: only fixtures.
+    const children = execFileSync('ps', ['-o', 'pid=,args=', '--ppid', String(host.pid)], {
+      encoding: 'utf8',
+    })
       .split('\n')
-      .map((line) => Number(line.trim()))
-      .filter((pid) => pid > 0);
+      .filter((line) => line.includes(FIXTURE_DIST))
+      .map((line) => Number.parseInt(line.trim(), 10));
     expect(children).toHaveLength(2);
     host.kill('SIGTERM');
     expect(await exited).toBe(0);
@@ -139,5 +142,46 @@ describe('Pool with real child processes', () => {
     ).toBe(true);
     expect(records.some((r) => r['msg'] === 'pool-host closed')).toBe(true);
     for (const pid of children) expect(isAlive(pid)).toBe(false);
+  });
+
+  it('C3: a Streamable HTTP server on 127.0.0.1 is reached with its headers; the fixture exits on SIGTERM', async () => {
+    const { command, args } = fixtureServer('http');
+    const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'inherit'] });
+    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+    try {
+      const url = await new Promise<string>((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error('http fixture did not listen')), 10_000);
+        let out = '';
+        child.stdout.on('data', (chunk: Buffer) => {
+          out += chunk.toString();
+          const match = /^LISTENING (\S+)$/m.exec(out);
+          if (match?.[1]) {
+            clearTimeout(timer);
+            resolve(match[1]);
+          }
+        });
+      });
+      const remote = serverConfig('remote', { type: 'streamable-http', url, headers: { 'X-Test': 'yes' } });
+      const { pool } = startPool([remote]);
+      await pool.start();
+      expect(pool.snapshot()[0]?.tools.map((tool) => tool.name)).toEqual([
+        'weather',
+        'weather_summary',
+        'weather_mismatch',
+        'echo',
+        'request_headers',
+      ]);
+      const headers = await pool.callTool('remote', 'request_headers', {});
+      expect(headers).toMatchObject({ success: true, value: { 'x-test': 'yes' } });
+      const result = await pool.callTool('remote', 'weather', { city: 'Porto' });
+      expect(result).toMatchObject({
+        success: true,
+        value: { city: 'Porto' },
+        meta: { source: 'structured' },
+      });
+    } finally {
+      child.kill('SIGTERM');
+    }
+    expect(await exited).toBe(0);
   });
 });
