@@ -170,7 +170,9 @@ export const ServerSchema = z
   .strictObject(serverShape)
   .partial()
   .superRefine((server, ctx) => checkTransportKeys(server, ctx, ['url']))
-  .describe('One downstream MCP server: `command` (stdio) or `url` (remote), plus per-server settings.');
+  .describe('One downstream MCP server: `command` (stdio) or `url` (remote), plus per-server settings.')
+  // A named definition: a servers_dir file points its editor at schema.json#/definitions/server.
+  .meta({ id: 'server' });
 
 /**
  * A Claude-Desktop-style `mcpServers` entry (C2), as written by Claude Desktop, Cursor, Windsurf,

@@ -125,6 +125,28 @@ describe('loadConfig on the valid fixtures', () => {
   });
 });
 
+describe('config/examples', () => {
+  const examples = path.resolve(import.meta.dirname, '../../config/examples');
+  it.each(['claude-desktop.json', 'http.yaml', 'servers-dir/config.yaml'])(
+    'C1, C2: %s loads',
+    async (name) => {
+      const config = await load(path.join(examples, name), {
+        HOME: '/home/test',
+        MCP_NORMALIZER_TOKEN: 'tok-abcdef',
+      });
+      expect(config.servers.length).toBeGreaterThan(0);
+    },
+  );
+
+  it('C4: http.yaml takes its port and token from the environment', async () => {
+    const config = await load(path.join(examples, 'http.yaml'), {
+      MCP_NORMALIZER_PORT: '0',
+      MCP_NORMALIZER_TOKEN: 'tok-abcdef',
+    });
+    expect(config.http).toMatchObject({ port: 0, token: 'tok-abcdef' });
+  });
+});
+
 describe('loadConfig on inline configs', () => {
   it.each([
     ['http', 'streamable-http'],

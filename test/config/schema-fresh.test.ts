@@ -25,6 +25,14 @@ function properties(node: unknown, at: string, out: { at: string; schema: Record
     }
   }
   for (const key of ['additionalProperties', 'items']) properties(record[key], `${at}.${key}`, out);
+  for (const key of ['anyOf', 'oneOf']) {
+    const list = record[key];
+    if (Array.isArray(list)) list.forEach((item, index) => properties(item, `${at}.${key}[${index}]`, out));
+  }
+  const definitions = record['definitions'];
+  if (definitions !== null && typeof definitions === 'object') {
+    for (const [name, value] of Object.entries(definitions)) properties(value, `#/definitions/${name}`, out);
+  }
 }
 
 describe('config/schema.json', () => {
@@ -40,6 +48,13 @@ describe('config/schema.json', () => {
     expect(found.length).toBeGreaterThan(50);
     const undescribed = found.filter((p) => typeof p.schema['description'] !== 'string').map((p) => p.at);
     expect(undescribed).toEqual([]);
+  });
+
+  it('C1: a servers_dir file can point its editor at the server definition', () => {
+    const definitions = configJsonSchema()['definitions'] as Record<string, { properties?: object }>;
+    expect(Object.keys(definitions['server']?.properties ?? {})).toEqual(
+      expect.arrayContaining(['command', 'url']),
+    );
   });
 
   it('C1, C6: an editor validating with the JSON Schema accepts the C6 example and flags a typo', () => {
