@@ -6,8 +6,8 @@
  */
 import picomatch from 'picomatch';
 import { ToolSchema } from '@modelcontextprotocol/sdk/types.js';
-import type { SchemaCompiler } from './arguments.js';
 import type { CatalogProblem, CatalogServerInput } from './catalog.js';
+import type { SchemaCompiler } from './schema-compiler.js';
 import { closest } from './suggest.js';
 
 /** A listed tool that passed the filters and the checks. */

@@ -6,17 +6,13 @@
  * anything per request. Pure: the listings come in as data, problems go out as data.
  */
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
-import {
-  argumentValidator,
-  createSchemaCompiler,
-  type ArgumentValidator,
-  type SchemaCompiler,
-} from './arguments.js';
+import { argumentValidator, type ArgumentValidator } from './arguments.js';
 import { candidates, type Candidate } from './catalog-listing.js';
 import { describeArguments } from './describe.js';
 import { gateFor, gatedDescription, gateSchema, isGated, type ExplicitGate } from './explicit.js';
 import { exposedName } from './naming.js';
 import type { ErrorType } from './result.js';
+import { createSchemaCompiler, type SchemaCompiler } from './schema-compiler.js';
 import { closest } from './suggest.js';
 
 /** Per-tool overrides, keyed by the tool's name after `rename` (T5). Config's `ToolOverride` fits. */

@@ -1,11 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import {
-  MAX_ISSUES,
-  argumentValidator,
-  createSchemaCompiler,
-  dialectOf,
-  knownTopLevelKeys,
-} from '../../src/core/arguments.js';
+import { MAX_ISSUES, argumentValidator, knownTopLevelKeys } from '../../src/core/arguments.js';
+import { createSchemaCompiler, dialectOf } from '../../src/core/schema-compiler.js';
 
 type Schema = Record<string, unknown>;
 
