@@ -93,6 +93,29 @@ function describe(error: unknown): string {
   return String(error);
 }
 
+/** Socket-level error codes (Node and undici) that mean the server cannot be reached. */
+const UNREACHABLE_CODES: ReadonlySet<string> = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'EPIPE',
+  'ENOTFOUND',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ETIMEDOUT',
+  'UND_ERR_SOCKET',
+  'UND_ERR_CONNECT_TIMEOUT',
+]);
+
+/** A transport failure (fetch could not reach the server), on the error or its `cause`. */
+function isUnreachable(error: unknown): boolean {
+  for (let e = error, depth = 0; e instanceof Error && depth < 3; e = e.cause, depth++) {
+    const code = (e as { code?: unknown }).code;
+    if (typeof code === 'string' && UNREACHABLE_CODES.has(code)) return true;
+    if (e.name === 'TypeError' && e.message === 'fetch failed') return true;
+  }
+  return false;
+}
+
 /** One downstream MCP server behind an SDK {@link Client}, restarted with backoff when it fails. */
 export class Connection {
   readonly name: string;
@@ -209,6 +232,20 @@ export class Connection {
         ),
         dropped,
       ]);
+    } catch (error) {
+      // P4 for remote servers: HTTP has no "process exited"; a request that cannot reach the
+      // server is how we learn it is gone. Take it down so it is reconnected with backoff.
+      if (client === this.#client && this.#state === 'ready' && isUnreachable(error)) {
+        this.#client = undefined;
+        this.#dropInflight('unreachable');
+        void this.#closeClient(client);
+        this.#goDown(error);
+        throw new McpError(
+          ErrorCode.ConnectionClosed,
+          `Server "${this.name}" is unreachable: ${describe(error)}`,
+        );
+      }
+      throw error;
     } finally {
       outer?.removeEventListener('abort', forward);
       this.#inflight.delete(fail);

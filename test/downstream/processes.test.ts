@@ -144,7 +144,7 @@ describe('Pool with real child processes', () => {
     for (const pid of children) expect(isAlive(pid)).toBe(false);
   });
 
-  it('C3: a Streamable HTTP server on 127.0.0.1 is reached with its headers; the fixture exits on SIGTERM', async () => {
+  it('C3/P4: a Streamable HTTP server on 127.0.0.1 gets its headers; once it is gone, calls fail as downstream_unavailable and it is taken down', async () => {
     const { command, args } = fixtureServer('http');
     const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'inherit'] });
     const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
@@ -179,9 +179,14 @@ describe('Pool with real child processes', () => {
         value: { city: 'Porto' },
         meta: { source: 'structured' },
       });
+      child.kill('SIGTERM');
+      expect(await exited).toBe(0);
+      // P4 for HTTP: a request that cannot reach the server takes it down for a reconnect.
+      const gone = await pool.callTool('remote', 'echo', { text: 'anyone?' });
+      expect(isFailure(gone) && gone.errorType).toBe('downstream_unavailable');
+      expect(pool.snapshot()[0]?.state).toMatch(/^(down|restarting)$/);
     } finally {
       child.kill('SIGTERM');
     }
-    expect(await exited).toBe(0);
   });
 });
