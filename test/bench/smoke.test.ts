@@ -1,0 +1,22 @@
+/**
+ * The benchmark harness runs end to end: every target (the downstream directly, the bare
+ * passthrough and mcp-normalizer) starts, answers an echo with the message, returns the 1 MiB
+ * result and lists every tool, over stdio and over Streamable HTTP. A handful of calls each;
+ * nothing here looks at a timing (ratios are reported by `npm run bench`, never asserted).
+ * Needs the compiled build (`npm test` builds first).
+ */
+import { describe, expect, it } from 'vitest';
+import { KINDS } from '../../bench/figures.js';
+import { runBench } from '../../bench/run.js';
+
+describe('bench harness', () => {
+  it('U1: every target answers correctly over stdio and Streamable HTTP in a smoke run', async () => {
+    const { figures, problems } = await runBench('smoke', ['echo-stdio', 'echo-http']);
+    expect(problems).toEqual([]);
+    const p50 = figures.filter((figure) => figure.id.endsWith('.echo.p50'));
+    expect(p50.map((figure) => figure.id)).toEqual(['stdio.echo.p50', 'http.echo.p50']);
+    for (const figure of figures) {
+      expect(Object.keys(figure.rounds).sort(), figure.id).toEqual([...KINDS].sort());
+    }
+  });
+});
