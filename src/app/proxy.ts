@@ -163,16 +163,21 @@ export function createProxy(config: Config, options: ProxyOptions): Proxy {
     };
   }
 
+  function prepare(name: string, args: Record<string, unknown> | undefined): PreparedCall | FailureResult {
+    const prepared = prepareCall(current, name, args);
+    if (!('success' in prepared)) return prepared;
+    // R4: refused calls never reach the pool, so their instruction is chosen here.
+    return applyInstruction<FailureResult>(prepared, layers(current.get(name), prepared.meta.server));
+  }
+
   const backend: ToolBackend<PreparedCall> = {
     listTools() {
       if (firstRoundDone || started === undefined) return current.definitions;
       return waitAtMost(started, startupWaitMs).then(() => current.definitions);
     },
     prepareCall(name, args) {
-      const prepared = prepareCall(current, name, args);
-      if (!('success' in prepared)) return prepared;
-      // R4: refused calls never reach the pool, so their instruction is chosen here.
-      return applyInstruction<FailureResult>(prepared, layers(current.get(name), prepared.meta.server));
+      if (firstRoundDone || started === undefined) return prepare(name, args);
+      return waitAtMost(started, startupWaitMs).then(() => prepare(name, args));
     },
     callTool(call, callOptions) {
       const { success, failure } = call.entry.instructions;

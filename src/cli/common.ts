@@ -6,12 +6,12 @@ import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import type { ParseArgsConfig } from 'node:util';
-import { pino } from 'pino';
 import type { Logger } from 'pino';
 import { createProxy } from '../app/proxy.js';
 import type { Proxy } from '../app/proxy.js';
 import { formatProblem, loadConfig } from '../config/load.js';
 import type { Config, LogLevel } from '../config/types.js';
+import { createLogger } from '../log/logger.js';
 import { CliError, EXIT } from './errors.js';
 import type { CliIO } from './errors.js';
 
@@ -58,11 +58,7 @@ export async function loadConfigOrFail(file: string, io: CliIO): Promise<Config>
 
 /** The pino logger on stderr (L1), with the config's redaction and secrets (L2). */
 export function cliLogger(config: Config, level: LogLevel | 'silent'): Logger {
-  // Interim until src/log/logger.ts lands: pino on fd 2 (never stdout), argument keys redacted.
-  return pino(
-    { level, redact: config.redactKeys.map((key) => `arguments.${key}`) },
-    pino.destination({ fd: 2, sync: true }),
-  );
+  return createLogger({ level, redactKeys: config.redactKeys, secrets: config.secrets });
 }
 
 /** A `--log-level` value, checked. */

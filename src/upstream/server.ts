@@ -15,6 +15,7 @@ import type { CallToolResult, Implementation, Tool } from '@modelcontextprotocol
 import type { Logger } from 'pino';
 import type { FailureResult, Result } from '../core/result.js';
 import { failure } from '../core/result.js';
+import { logCallEnd } from '../log/call-log.js';
 import { renderCallToolResult } from './render.js';
 import type { RenderOptions } from './render.js';
 
@@ -44,8 +45,15 @@ export interface ToolBackend<F extends PreparedForward = PreparedForward> {
    * partial list.
    */
   listTools(): readonly Tool[] | Promise<readonly Tool[]>;
-  /** tools/call, step 1: lookup, explicit gate, argument check; a failure reaches no downstream. */
-  prepareCall(name: string, args: Record<string, unknown> | undefined): F | FailureResult;
+  /**
+   * tools/call, step 1: lookup, explicit gate, argument check; a failure reaches no downstream.
+   * May be a promise for the same reason as {@link ToolBackend.listTools}: a call that arrives
+   * before the first connection round must not be answered `unknown_tool`.
+   */
+  prepareCall(
+    name: string,
+    args: Record<string, unknown> | undefined,
+  ): F | FailureResult | Promise<F | FailureResult>;
   /** tools/call, step 2: the downstream call (it logs the call, L1). Never rejects (R3). */
   callTool(call: F, options: ForwardOptions): Promise<Result>;
 }
@@ -92,6 +100,24 @@ export interface UpstreamServer {
   inFlight(): number;
   /** Closes every connected `Server` (and with it its transport). */
   close(): Promise<void>;
+}
+
+/**
+ * P3: the upstream's cancellation as a signal whose reason is always an `AbortError`. The SDK
+ * aborts a handler's signal with the client's free-text `reason` (e.g. the string "stop"), and a
+ * downstream request rejects with that raw reason, which would not read as a cancellation.
+ */
+function cancellationSignal(upstream: AbortSignal): AbortSignal {
+  const controller = new AbortController();
+  const forward = (): void => {
+    const reason: unknown = upstream.reason;
+    const text =
+      reason instanceof Error ? reason.message : typeof reason === 'string' ? reason : 'no reason given';
+    controller.abort(new DOMException(`Cancelled by the client: ${text}`, 'AbortError'));
+  };
+  if (upstream.aborted) forward();
+  else upstream.addEventListener('abort', forward, { once: true });
+  return controller.signal;
 }
 
 function isRefused<F extends PreparedForward>(prepared: F | FailureResult): prepared is FailureResult {
@@ -143,13 +169,10 @@ export function createUpstreamServer<F extends PreparedForward>(deps: UpstreamDe
         instruction: 'Tell the user the tool proxy is shutting down; retry later.',
       });
     }
-    const prepared = backend.prepareCall(name, args);
+    const prepared = await backend.prepareCall(name, args);
     if (isRefused(prepared)) {
-      // T7, T8, T9: refused before any downstream sees it.
-      logger.error(
-        { tool: name, requestId: extra.requestId, errorType: prepared.errorType, error: prepared.error },
-        'tools/call refused',
-      );
+      // T7, T8, T9: refused before any downstream sees it; logged like every failed call (L1).
+      logCallEnd(logger, prepared, { exposedName: name, requestId: extra.requestId });
       return prepared;
     }
     const token = extra.progressToken;
@@ -195,7 +218,7 @@ export function createUpstreamServer<F extends PreparedForward>(deps: UpstreamDe
       const pending = answer(
         request.params.name,
         request.params.arguments,
-        { signal: extra.signal, requestId: extra.requestId, progressToken },
+        { signal: cancellationSignal(extra.signal), requestId: extra.requestId, progressToken },
         sendProgress,
       );
       calls.add(pending);

@@ -1,0 +1,184 @@
+/**
+ * The built CLI as a child process, for end-to-end tests: run a one-shot command, or serve over
+ * stdio / HTTP with a real SDK client on the other side. Needs `dist/` (npm test builds it).
+ */
+import { execFile, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import type { FixtureName } from '../helpers/fixtures.js';
+import { fixtureServer, ROOT } from '../helpers/fixtures.js';
+
+/** The compiled bin. */
+export const CLI = join(ROOT, 'dist', 'src', 'cli', 'main.js');
+/** The shipped demo config (U4). */
+export const DEFAULT_CONFIG = join(ROOT, 'config', 'default.yaml');
+
+if (!existsSync(CLI))
+  throw new Error(`${CLI} is missing: run npx tsc -p tsconfig.build.json (npm test does)`);
+
+/** A YAML server entry running fixture `fixture` with the current node binary. */
+export function fixtureEntry(
+  name: string,
+  fixture: FixtureName,
+  extra: Record<string, unknown> = {},
+): string {
+  const { command, args } = fixtureServer(fixture);
+  const lines = [
+    `  ${name}:`,
+    `    command: ${JSON.stringify(command)}`,
+    `    args: ${JSON.stringify(args)}`,
+  ];
+  for (const [key, value] of Object.entries(extra)) lines.push(`    ${key}: ${JSON.stringify(value)}`);
+  return lines.join('\n');
+}
+
+/** Writes a config file into a fresh temp folder and returns its path. */
+export function writeConfig(body: string): string {
+  const dir = mkdtempSync(join(tmpdir(), 'mcp-normalizer-e2e-'));
+  const file = join(dir, 'config.yaml');
+  writeFileSync(file, body);
+  return file;
+}
+
+/** The environment of every child: the parent's, minus anything that would change the config. */
+export function childEnv(extra: Record<string, string> = {}): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const [key, value] of Object.entries(process.env)) {
+    if (value !== undefined && !key.startsWith('MCP_')) env[key] = value;
+  }
+  return { ...env, ...extra };
+}
+
+/** What a one-shot command did. */
+export interface CliRun {
+  readonly code: number | null;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+/** Runs the CLI to completion (bounded by `timeoutMs`). */
+export function runCli(
+  args: readonly string[],
+  env: Record<string, string> = {},
+  timeoutMs = 20_000,
+): Promise<CliRun> {
+  return new Promise((resolve) => {
+    execFile(
+      process.execPath,
+      [CLI, ...args],
+      { cwd: ROOT, env: childEnv(env), timeout: timeoutMs },
+      (error, stdout, stderr) => {
+        const code = error === null ? 0 : typeof error.code === 'number' ? error.code : null;
+        resolve({ code, stdout, stderr });
+      },
+    );
+  });
+}
+
+/** An SDK client talking to `mcp-normalizer serve` over stdio. */
+export interface StdioSession {
+  readonly client: Client;
+  readonly transport: StdioClientTransport;
+  /** Everything the server wrote to stderr so far. */
+  stderr(): string;
+}
+
+/** Spawns `serve --config <file>` over stdio and connects an SDK client to it. */
+export async function connectStdio(config: string, env: Record<string, string> = {}): Promise<StdioSession> {
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: [CLI, 'serve', '--config', config],
+    env: childEnv(env),
+    cwd: ROOT,
+    stderr: 'pipe',
+  });
+  let stderr = '';
+  transport.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
+  const client = new Client({ name: 'e2e', version: '1.0.0' });
+  await client.connect(transport);
+  return { client, transport, stderr: () => stderr };
+}
+
+/** A `serve --http` child and where it listens. */
+export interface HttpServe {
+  readonly child: ChildProcess;
+  readonly url: string;
+  readonly healthUrl: string;
+  stderr(): string;
+  /** Resolves with the exit code. */
+  readonly exited: Promise<number | null>;
+}
+
+/** Spawns `serve --http --port 0` and waits for the "MCP endpoint" line on stderr. */
+export function serveHttp(
+  config: string,
+  env: Record<string, string> = {},
+  timeoutMs = 20_000,
+): Promise<HttpServe> {
+  const child = spawn(process.execPath, [CLI, 'serve', '--http', '--port', '0', '--config', config], {
+    cwd: ROOT,
+    env: childEnv(env),
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stderr = '';
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`serve --http did not start:\n${stderr}`)), timeoutMs);
+    child.stderr.on('data', (chunk: Buffer) => {
+      stderr += chunk.toString('utf8');
+      const url = /MCP endpoint[^:]*:\s*(http:\/\/\S+\/mcp)/.exec(stderr)?.[1];
+      const healthUrl = /health:\s*(http:\/\/\S+\/healthz)/.exec(stderr)?.[1];
+      if (url !== undefined && healthUrl !== undefined) {
+        clearTimeout(timer);
+        resolve({ child, url, healthUrl, stderr: () => stderr, exited });
+      }
+    });
+    void exited.then((code) => {
+      clearTimeout(timer);
+      reject(new Error(`serve --http exited with ${String(code)}:\n${stderr}`));
+    });
+  });
+}
+
+/** Every live descendant of `pid` (Linux /proc), children first. */
+export function descendants(pid: number): number[] {
+  const parents = new Map<number, number[]>();
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      // Field 4 (ppid) comes after the parenthesised command name, which may contain spaces.
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      const state = fields[0];
+      const ppid = Number(fields[1]);
+      if (state === 'Z') continue;
+      parents.set(ppid, [...(parents.get(ppid) ?? []), Number(entry)]);
+    } catch {
+      // The process exited while we looked.
+    }
+  }
+  const out: number[] = [];
+  const queue = [pid];
+  while (queue.length > 0) {
+    const next = queue.shift() as number;
+    for (const child of parents.get(next) ?? []) {
+      out.push(child);
+      queue.push(child);
+    }
+  }
+  return out;
+}
+
+/** True while `pid` exists and is not a zombie. */
+export function alive(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[0] !== 'Z';
+  } catch {
+    return false;
+  }
+}
