@@ -2,7 +2,13 @@
  * Deep equality of JSON values and a short, bounded diff: what N2 needs to decide whether a JSON
  * text block disagrees with `structuredContent`, and to say how in one log line.
  */
-import { isJsonObject, safeStringify } from './json.js';
+import {
+  isJsonObject,
+  parsedJsonBytesBound,
+  safeStringify,
+  stringJsonBytesBound,
+  type JsonParse,
+} from './json.js';
 
 /**
  * Deep equality of two JSON values (key order is irrelevant, array order is not). Iterative, so a
@@ -105,4 +111,37 @@ export function jsonDiff(left: unknown, right: unknown, options: DiffOptions = {
   let text = found.join('; ');
   if (more) text += '; …';
   return text.length > maxLength ? `${text.slice(0, maxLength - 1)}…` : text;
+}
+
+/** The only key of `value` when it is an object with exactly one key. */
+function soleKey(value: unknown): string | undefined {
+  if (!isJsonObject(value)) return undefined;
+  let found: string | undefined;
+  for (const key in value) {
+    if (!Object.prototype.hasOwnProperty.call(value, key)) continue;
+    if (found !== undefined) return undefined;
+    found = key;
+  }
+  return found;
+}
+
+/**
+ * N2: does the text block `text` (parsed to `parsed`) say the same as `structured`? Returns an
+ * upper bound on the structured value's JSON size when it does (for N9), `undefined` otherwise.
+ *
+ * Equal means deeply equal, or the single-key wrapper that MCP forces on servers: structuredContent
+ * must be an object, so a server returning an array or a string wraps it (`{entities: [...]}` with
+ * the bare array as text, server-memory; `{content: "<file text>"}` with the file's text, which
+ * may itself be JSON, server-filesystem). Flagging those would put a warning on every call of the
+ * reference servers, while the two channels do agree.
+ */
+export function textAgrees(structured: unknown, text: string, parsed: JsonParse): number | undefined {
+  if (parsed.ok && jsonEqual(structured, parsed.value)) return parsedJsonBytesBound(text.length);
+  const key = soleKey(structured);
+  if (key === undefined) return undefined;
+  const inner = (structured as Record<string, unknown>)[key];
+  const wrapper = stringJsonBytesBound(key) + 3;
+  if (inner === text) return stringJsonBytesBound(text) + wrapper;
+  if (parsed.ok && jsonEqual(inner, parsed.value)) return parsedJsonBytesBound(text.length) + wrapper;
+  return undefined;
 }

@@ -12,11 +12,14 @@ import {
   type JsonObject,
   type JsonParse,
 } from './json.js';
+import type { OutputContract } from './inband.js';
 import {
   ArtifactNamer,
   extensionForMime,
   fileNameFromUri,
   isValidBase64,
+  kindForMime,
+  mimeForFileName,
   utf8ToBase64,
 } from './artifacts.js';
 
@@ -25,6 +28,7 @@ export const CONTENT_WARNINGS = {
   invalidBase64: 'invalid_base64',
   malformedBlock: 'malformed_content_block',
   unknownBlock: 'unknown_content_block',
+  missingFileContent: 'missing_file_content',
 } as const;
 
 /** Collects warning codes (deduplicated, in order) and the diagnostics behind them. */
@@ -228,4 +232,32 @@ export function valueFromTexts(texts: readonly string[], parses: (JsonParse | un
     bound += parsedJsonBytesBound(text.length) + 1;
   }
   return { value: values, source: 'text_json', bound };
+}
+
+/** N6: the returned files of an output-contract payload → artifacts (names kept, deduplicated). */
+export function returnedFiles(
+  contract: OutputContract,
+  namer: ArtifactNamer,
+  sink: WarningSink,
+  files: FileArtifact[],
+): void {
+  const names = contract.returned_file_names ?? [];
+  const contents = contract.returned_file_contents ?? [];
+  const count = Math.max(names.length, contents.length);
+  for (let i = 0; i < count; i++) {
+    const entry = contents[i];
+    if (entry === undefined) {
+      sink.add(CONTENT_WARNINGS.missingFileContent, `returned_file_names[${i}] has no content; dropped`);
+      continue;
+    }
+    const base64 = typeof entry === 'string' ? entry : entry.b64;
+    if (!isValidBase64(base64)) {
+      sink.add(CONTENT_WARNINGS.invalidBase64, `returned_file_contents[${i}] is not valid base64; dropped`);
+      continue;
+    }
+    const given = names[i] ?? (typeof entry === 'string' ? undefined : entry.name);
+    const name = given !== undefined && given !== '' ? namer.exact(given) : namer.numbered('file', 'bin');
+    const mimeType = mimeForFileName(name);
+    files.push({ name, mimeType, kind: kindForMime(mimeType), base64 });
+  }
 }

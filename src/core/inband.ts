@@ -250,3 +250,25 @@ export function detectOutputContract(payload: unknown): OutputContract | undefin
   const parsed = OutputContractSchema.safeParse(payload);
   return parsed.success ? parsed.data : undefined;
 }
+
+/** N7: the error text of a JSON payload: its `error` (string, or object with `message`) or `message`. */
+export function errorFromPayload(payload: unknown): { error?: string; code?: string } {
+  if (typeof payload === 'string') return payload.trim() === '' ? {} : { error: payload };
+  if (!isJsonObject(payload)) return {};
+  const error = payload['error'];
+  if (typeof error === 'string' && error.trim() !== '') return { error };
+  if (isJsonObject(error)) {
+    const message = error['message'];
+    const code = error['code'];
+    const codeText = typeof code === 'string' || typeof code === 'number' ? String(code) : undefined;
+    if (typeof message === 'string' && message.trim() !== '') {
+      return codeText === undefined ? { error: message } : { error: message, code: codeText };
+    }
+  }
+  const message = payload['message'];
+  if (typeof message === 'string' && message.trim() !== '') return { error: message };
+  // A payload in the output contract carries its error as `results.error` (F1).
+  const results = payload['results'];
+  if (isJsonObject(results) && typeof results['error'] === 'string') return { error: results['error'] };
+  return {};
+}

@@ -18,26 +18,12 @@
  * - `isError` counts only when it is the boolean `true`.
  */
 import { failure, ok, type CallMeta, type FailureResult, type Result, type ResultSource } from './result.js';
-import {
-  isJsonObject,
-  looksLikeJson,
-  parsedJsonBytesBound,
-  stringJsonBytesBound,
-  tryParseJson,
-  type JsonParse,
-} from './json.js';
-import { jsonDiff, jsonEqual } from './compare.js';
-import { scanContent, valueFromTexts, WarningSink, type ContentScan } from './content.js';
+import { isJsonObject, looksLikeJson, tryParseJson, type JsonParse } from './json.js';
+import { jsonDiff, textAgrees } from './compare.js';
+import { returnedFiles, scanContent, valueFromTexts, WarningSink, type ContentScan } from './content.js';
 import { splitMcpErrorPrefix } from './classify.js';
-import { detectInband, detectOutputContract, type OutputContract } from './inband.js';
-import {
-  ArtifactNamer,
-  DEFAULT_MAX_INLINE_BYTES,
-  isValidBase64,
-  kindForMime,
-  mimeForFileName,
-  spillIfTooLarge,
-} from './artifacts.js';
+import { detectInband, detectOutputContract, errorFromPayload, type OutputContract } from './inband.js';
+import { ArtifactNamer, DEFAULT_MAX_INLINE_BYTES, spillIfTooLarge } from './artifacts.js';
 
 /** What the normalizer needs to know about the call besides its raw result. */
 export interface NormalizeOptions {
@@ -72,8 +58,6 @@ export const NORMALIZE_WARNINGS = {
   mismatch: 'structured_text_mismatch',
   invalidStructured: 'invalid_structured_content',
   malformedContent: 'malformed_content',
-  missingFileContent: 'missing_file_content',
-  invalidBase64: 'invalid_base64',
 } as const;
 
 const NO_MESSAGE = 'The tool reported an error without a message';
@@ -92,65 +76,51 @@ function describe(value: unknown): string {
   return typeof value;
 }
 
-/** Call metadata with only the fields that are set. */
-function meta(options: NormalizeOptions, source: ResultSource, extra?: Partial<CallMeta>): Partial<CallMeta> {
-  const out: { -readonly [K in keyof CallMeta]?: CallMeta[K] } = { source };
+/** The metadata a step adds beside the call's own. */
+interface MetaExtra {
+  readonly convention?: CallMeta['convention'];
+  readonly downstreamMeta?: CallMeta['downstreamMeta'];
+}
+
+/**
+ * Call metadata with only the fields that are set, built as one object without spreads: spreading
+ * objects of varying shape was the largest fixed cost of a call in profiles.
+ */
+function meta(
+  options: NormalizeOptions,
+  source: ResultSource,
+  call?: Call,
+  extra?: MetaExtra,
+): Partial<CallMeta> {
+  const out: { -readonly [K in keyof CallMeta]?: CallMeta[K] } =
+    call === undefined
+      ? { source }
+      : {
+          source,
+          warnings: call.sink.warnings,
+          diagnostics: call.sink.diagnostics,
+          resourceLinks: call.scan.links,
+        };
   if (options.server !== undefined) out.server = options.server;
   if (options.tool !== undefined) out.tool = options.tool;
   if (options.elapsedMs !== undefined) out.elapsedMs = options.elapsedMs;
-  return extra === undefined ? out : { ...out, ...extra };
+  if (extra?.convention !== undefined) out.convention = extra.convention;
+  if (extra?.downstreamMeta !== undefined) out.downstreamMeta = extra.downstreamMeta;
+  return out;
 }
 
 /** Metadata, files and media of a call whose content was read. */
-function init(call: Call, source: ResultSource, extra?: Partial<CallMeta>) {
+function init(call: Call, source: ResultSource, extra?: MetaExtra) {
   return {
-    meta: meta(call.options, source, {
-      warnings: call.sink.warnings,
-      diagnostics: call.sink.diagnostics,
-      resourceLinks: call.scan.links,
-      ...extra,
-    }),
+    meta: meta(call.options, source, call, extra),
     files: call.scan.files,
     mediaBlocks: call.scan.mediaBlocks,
   };
 }
 
-/** The only key of `value` when it is an object with exactly one key. */
-function soleKey(value: unknown): string | undefined {
-  if (!isJsonObject(value)) return undefined;
-  let found: string | undefined;
-  for (const key in value) {
-    if (!Object.prototype.hasOwnProperty.call(value, key)) continue;
-    if (found !== undefined) return undefined;
-    found = key;
-  }
-  return found;
-}
-
-/**
- * N2: does the text block `text` (parsed to `parsed`) say the same as `structured`? Returns an
- * upper bound on the structured value's JSON size when it does (for N9), `undefined` otherwise.
- *
- * Equal means deeply equal, or the single-key wrapper that MCP forces on servers: structuredContent
- * must be an object, so a server returning an array or a string wraps it (`{entities: [...]}` with
- * the bare array as text, server-memory; `{content: "<file text>"}` with the file's text, which
- * may itself be JSON, server-filesystem). Flagging those would put a warning on every call of the
- * reference servers, while the two channels do agree.
- */
-function agreement(structured: unknown, text: string, parsed: JsonParse): number | undefined {
-  if (parsed.ok && jsonEqual(structured, parsed.value)) return parsedJsonBytesBound(text.length);
-  const key = soleKey(structured);
-  if (key === undefined) return undefined;
-  const inner = (structured as Record<string, unknown>)[key];
-  const wrapper = stringJsonBytesBound(key) + 3;
-  if (inner === text) return stringJsonBytesBound(text) + wrapper;
-  if (parsed.ok && jsonEqual(inner, parsed.value)) return parsedJsonBytesBound(text.length) + wrapper;
-  return undefined;
-}
-
 /**
  * N2: compares `structured` with every text block that looks like JSON. Warns when at least one
- * parses and none agrees ({@link agreement}); a second block of prose or a different JSON summary
+ * parses and none agrees ({@link textAgrees}); a second block of prose or a different JSON summary
  * beside an agreeing one is not a disagreement. Returns a bound on the value's JSON size when an
  * agreeing text gives one.
  */
@@ -167,7 +137,7 @@ function checkAgainstTexts(
     const parsed = tryParseJson(text);
     parses[i] = parsed;
     if (!parsed.ok) continue;
-    const bound = agreement(structured, text, parsed);
+    const bound = textAgrees(structured, text, parsed);
     if (bound !== undefined) return bound;
     firstJson ??= { index: i, value: parsed.value };
   }
@@ -180,28 +150,6 @@ function checkAgainstTexts(
     );
   }
   return undefined;
-}
-
-/** N7: the error text of a JSON payload: its `error` (string, or object with `message`) or `message`. */
-function errorFromPayload(payload: unknown): { error?: string; code?: string } {
-  if (typeof payload === 'string') return payload.trim() === '' ? {} : { error: payload };
-  if (!isJsonObject(payload)) return {};
-  const error = payload['error'];
-  if (typeof error === 'string' && error.trim() !== '') return { error };
-  if (isJsonObject(error)) {
-    const message = error['message'];
-    const code = error['code'];
-    const codeText = typeof code === 'string' || typeof code === 'number' ? String(code) : undefined;
-    if (typeof message === 'string' && message.trim() !== '') {
-      return codeText === undefined ? { error: message } : { error: message, code: codeText };
-    }
-  }
-  const message = payload['message'];
-  if (typeof message === 'string' && message.trim() !== '') return { error: message };
-  // A payload in the output contract carries its error as `results.error` (F1).
-  const results = payload['results'];
-  if (isJsonObject(results) && typeof results['error'] === 'string') return { error: results['error'] };
-  return {};
 }
 
 /** N7: `isError: true` → a `tool_error` failure (or the in-band failure it spells out, N8). */
@@ -244,39 +192,9 @@ function toolError(call: Call, structured: unknown, hasStructured: boolean): Fai
   });
 }
 
-/** N6: the returned files of an output-contract payload → artifacts (names kept, deduplicated). */
-function returnedFiles(contract: OutputContract, call: Call): void {
-  const names = contract.returned_file_names ?? [];
-  const contents = contract.returned_file_contents ?? [];
-  const count = Math.max(names.length, contents.length);
-  for (let i = 0; i < count; i++) {
-    const entry = contents[i];
-    if (entry === undefined) {
-      call.sink.add(
-        NORMALIZE_WARNINGS.missingFileContent,
-        `returned_file_names[${i}] has no content; dropped`,
-      );
-      continue;
-    }
-    const base64 = typeof entry === 'string' ? entry : entry.b64;
-    if (!isValidBase64(base64)) {
-      call.sink.add(
-        NORMALIZE_WARNINGS.invalidBase64,
-        `returned_file_contents[${i}] is not valid base64; dropped`,
-      );
-      continue;
-    }
-    const given = names[i] ?? (typeof entry === 'string' ? undefined : entry.name);
-    const name =
-      given !== undefined && given !== '' ? call.namer.exact(given) : call.namer.numbered('file', 'bin');
-    const mimeType = mimeForFileName(name);
-    call.scan.files.push({ name, mimeType, kind: kindForMime(mimeType), base64 });
-  }
-}
-
 /** N6: a payload already in the output contract passes through (a chained gateway's failure too). */
 function passThrough(contract: OutputContract, call: Call): Result {
-  returnedFiles(contract, call);
+  returnedFiles(contract, call.namer, call.sink, call.scan.files);
   const metaData = contract.meta_data ?? undefined;
   const extra = metaData !== undefined ? { downstreamMeta: metaData } : undefined;
   if (call.options.inbandErrors && metaData?.['is_error'] === true) {
@@ -304,7 +222,7 @@ function finish(
   source: ResultSource,
   bound: number | undefined,
   call: Call,
-  extra?: Partial<CallMeta>,
+  extra?: MetaExtra,
   texts?: { message?: string; instruction?: string },
 ): Result {
   const spilled = spillIfTooLarge(value, call.options.maxInlineBytes, call.namer, bound);
