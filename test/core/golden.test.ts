@@ -103,7 +103,10 @@ describe('golden corpus (fixtures/results)', () => {
     for (const rule of RULE_IDS) expect(rules, `no corpus case for ${rule}`).toContain(rule);
   });
 
-  it.each(cases.map(({ file, parsed }) => [file, parsed] as const))('%s', (file, parsed) => {
+  // Test names cite the case's rule: `N2: N2-structured-wins-over-disagreeing-text.json`.
+  it.each(
+    cases.map(({ file, parsed }) => [parsed.success ? parsed.data.rule : 'N10', file, parsed] as const),
+  )('%s: %s', (_rule, file, parsed) => {
     expect(parsed.error?.issues ?? [], `${file} does not match the corpus schema`).toEqual([]);
     if (!parsed.success) return;
     const { rule, options, input, expected, description } = parsed.data;
