@@ -5,6 +5,7 @@
  *
  * Flags: `--quick` (a short run, ~1–2 min), `--smoke` (a handful of calls, for the harness test),
  * `--only echo-stdio,echo-http,list-stdio,list-http,cold` (a subset of suites),
+ * `--parts latency,throughput,big` (which parts of the echo suites run, e.g. to profile one),
  * `--cpu-prof normalizer[,passthrough,direct]` (run those targets under `node --cpu-prof`; profiles
  * go to bench/results/profiles/<date>/, summarize them with `node dist/bench/profile.js`).
  */
@@ -16,7 +17,9 @@ import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import type { Figure } from './figures.js';
 import { markdownTable, summarize } from './report.js';
-import { coldSuite, echoSuite, listSuite, type Plan, type SuiteOutput } from './suites.js';
+import { echoSuite } from './echo-suite.js';
+import { ECHO_PARTS, type EchoPart, type Plan, type SuiteOutput } from './rounds.js';
+import { coldSuite, listSuite } from './suites.js';
 import { ROOT, missingBuild, type TargetKind } from './targets.js';
 
 /** Every suite, by the name `--only` takes. */
@@ -76,11 +79,11 @@ export interface BenchResult {
 export async function runBench(
   size: keyof typeof PLANS,
   only: readonly SuiteName[] = Object.keys(SUITES) as SuiteName[],
-  cpuProf?: Plan['cpuProf'],
+  extra: Pick<Plan, 'cpuProf' | 'parts'> = {},
 ): Promise<BenchResult> {
   const missing = missingBuild();
   if (missing.length > 0) throw new Error(`Run \`npm run build\` first; missing: ${missing.join(', ')}`);
-  const plan: Plan = { ...PLANS[size], ...(cpuProf === undefined ? {} : { cpuProf }) };
+  const plan: Plan = { ...PLANS[size], ...extra };
   const deadline = performance.now() + PLANS[size].budgetMs;
   const figures: Figure[] = [];
   const problems: string[] = [];
@@ -128,6 +131,7 @@ async function main(): Promise<void> {
       smoke: { type: 'boolean', default: false },
       only: { type: 'string' },
       'cpu-prof': { type: 'string' },
+      parts: { type: 'string' },
     },
   });
   const size = values.smoke ? 'smoke' : values.quick ? 'quick' : 'full';
@@ -144,7 +148,13 @@ async function main(): Promise<void> {
     cpuProf = { dir, kinds };
     console.error(`CPU profiles of ${kinds.join(', ')} go to ${dir}`);
   }
-  const result = await runBench(size, only, cpuProf);
+  const parts = values.parts?.split(',') as EchoPart[] | undefined;
+  const wrong = parts?.filter((part) => !ECHO_PARTS.includes(part)) ?? [];
+  if (wrong.length > 0) throw new Error(`Unknown part ${wrong.join(', ')}; known: ${ECHO_PARTS.join(', ')}`);
+  const result = await runBench(size, only, {
+    ...(cpuProf === undefined ? {} : { cpuProf }),
+    ...(parts === undefined ? {} : { parts }),
+  });
   mkdirSync(results, { recursive: true });
   const stamp = String(result.meta['date']).replace(/[:.]/g, '-');
   const json = JSON.stringify({ ...result, rows: result.figures.map(summarize) }, null, 2);

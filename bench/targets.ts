@@ -142,8 +142,10 @@ function awaitUrl(child: ChildProcess, timeoutMs: number): Promise<string> {
       timeoutMs,
     );
     const look = (chunk: Buffer): void => {
-      seen = (seen + chunk.toString('utf8')).slice(-4096);
-      const match = URL_PATTERN.exec(seen);
+      // Match before trimming: the URL may sit at the start of one large chunk (a tool table).
+      const text = seen + chunk.toString('utf8');
+      seen = text.slice(-4096);
+      const match = URL_PATTERN.exec(text);
       if (match) {
         clearTimeout(timer);
         resolve(match[0].replace('//localhost:', '//127.0.0.1:'));
