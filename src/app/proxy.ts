@@ -211,6 +211,18 @@ export function createProxy(config: Config, options: ProxyOptions): Proxy {
     }));
   }
 
+  function health(): HealthReport {
+    const list = servers();
+    const status = stopping
+      ? 'stopping'
+      : list.every((server) => server.state === 'ready')
+        ? 'ok'
+        : 'degraded';
+    // 200 while serving, even degraded: the proxy is alive and answers every call (a down
+    // server's calls fail fast with downstream_unavailable); per-server state is in the body.
+    return { status: stopping ? 503 : 200, body: { status, servers: list } };
+  }
+
   return {
     config,
     pool,
@@ -218,17 +230,7 @@ export function createProxy(config: Config, options: ProxyOptions): Proxy {
     catalog: () => current,
     snapshot: () => pool.snapshot(),
     servers,
-    health() {
-      const list = servers();
-      const status = stopping
-        ? 'stopping'
-        : list.every((server) => server.state === 'ready')
-          ? 'ok'
-          : 'degraded';
-      // 200 while serving, even degraded: the proxy is alive and answers every call (a down
-      // server's calls fail fast with downstream_unavailable); per-server state is in the body.
-      return { status: stopping ? 503 : 200, body: { status, servers: list } };
-    },
+    health,
     start() {
       started ??= pool.start().then(() => {
         firstRoundDone = true;
@@ -252,7 +254,7 @@ export function createProxy(config: Config, options: ProxyOptions): Proxy {
           allowedHosts: config.http.allowedHosts,
           ...(config.http.token !== undefined ? { token: config.http.token } : {}),
           ...overrides,
-          health: () => this.health(),
+          health,
         },
         logger,
       );

@@ -1,0 +1,148 @@
+/**
+ * The composition root with in-memory downstream servers (no processes): catalog rebuilds and
+ * list_changed (T10), collisions logged (T4), instructions of refused calls (R4), /healthz (U4).
+ */
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
+import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { CallToolResultSchema, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+import { afterEach, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { createProxy } from '../../src/app/proxy.js';
+import type { Config, ServerConfig } from '../../src/config/types.js';
+import { serverConfig } from '../helpers/fixtures.js';
+import { captureLogger, MemoryTransports } from '../helpers/memory-servers.js';
+
+const stops: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  for (const stop of stops.splice(0)) await stop();
+});
+
+function config(servers: ServerConfig[], overrides: Partial<Config> = {}): Config {
+  return {
+    separator: '_',
+    nameMaxLength: 64,
+    logLevel: 'info',
+    output: { format: 'results', media: 'artifacts', maxInlineBytes: 65536, describeArguments: false },
+    explicitDestructive: true,
+    strictArguments: false,
+    expose: 'all',
+    instructions: {},
+    http: { host: '127.0.0.1', port: 0, allowedHosts: ['127.0.0.1'] },
+    servers,
+    redactKeys: [],
+    secrets: [],
+    file: 'test.yaml',
+    ...overrides,
+  };
+}
+
+function memory(name: string) {
+  return serverConfig(name, { type: 'stdio', command: 'unused', args: [], env: {} });
+}
+
+function echoServer(): McpServer {
+  const server = new McpServer({ name: 'echo', version: '1.0.0' });
+  server.registerTool('echo', { description: 'Echo.', inputSchema: { text: z.string() } }, ({ text }) => ({
+    content: [{ type: 'text', text }],
+  }));
+  return server;
+}
+
+async function started(cfg: Config, builders: Record<string, () => McpServer>) {
+  const { logger, lines } = captureLogger();
+  const proxy = createProxy(cfg, { logger, pool: { transports: new MemoryTransports(builders) } });
+  stops.push(() => proxy.stop({ graceMs: 0 }));
+  await proxy.start();
+  const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+  await proxy.upstream.connect(serverSide);
+  const client = new Client({ name: 'proxy-test', version: '1.0.0' });
+  await client.connect(clientSide);
+  stops.push(() => client.close());
+  return { proxy, client, lines };
+}
+
+function call(client: Client, name: string, args: Record<string, unknown> = {}) {
+  return client.request({ method: 'tools/call', params: { name, arguments: args } }, CallToolResultSchema);
+}
+
+describe('createProxy', () => {
+  it('T10: a downstream adding a tool rebuilds the catalog and notifies the upstream client once', async () => {
+    let downstream: McpServer | undefined;
+    const { proxy, client } = await started(config([memory('dyn')]), {
+      dyn: () => (downstream = echoServer()),
+    });
+    let changed = 0;
+    client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
+      changed += 1;
+    });
+    expect(proxy.catalog().tools.map((tool) => tool.name)).toEqual(['dyn_echo']);
+    downstream?.registerTool('shout', { description: 'Shout.' }, () => ({
+      content: [{ type: 'text', text: 'HI' }],
+    }));
+    await expect.poll(() => changed).toBe(1);
+    expect((await client.listTools()).tools.map((tool) => tool.name)).toEqual(['dyn_echo', 'dyn_shout']);
+    expect((await call(client, 'dyn_shout')).structuredContent).toMatchObject({ results: 'HI' });
+  });
+
+  it('T4: a collision between two unprefixed servers is logged as an error and the later tool withheld', async () => {
+    const { proxy, lines } = await started(
+      config([
+        { ...memory('first'), prefix: '' },
+        { ...memory('second'), prefix: '' },
+      ]),
+      { first: echoServer, second: echoServer },
+    );
+    expect(proxy.catalog().tools.map((tool) => `${tool.server}/${tool.name}`)).toEqual(['first/echo']);
+    const logged = lines.find(
+      (line) => line['level'] === 50 && String(line['msg']).startsWith('Name collision'),
+    );
+    expect(logged?.['server']).toBe('second');
+  });
+
+  it('R4: a refused call carries the configured instruction (global layer) in its envelope', async () => {
+    const { client } = await started(
+      config([memory('a')], { instructions: { unknown_tool: 'List the tools first.' } }),
+      {
+        a: echoServer,
+      },
+    );
+    const result = await call(client, 'a_ehco');
+    expect(result.structuredContent).toMatchObject({
+      meta_data: { error_type: 'unknown_tool', instruction: 'List the tools first.' },
+    });
+  });
+
+  it('U4: health reports each server with state and exposed-tool count; 200 while serving, 503 once stopping', async () => {
+    const { proxy } = await started(config([memory('a'), { ...memory('off'), enabled: false }]), {
+      a: echoServer,
+    });
+    expect(proxy.health()).toEqual({
+      status: 200,
+      body: { status: 'ok', servers: [{ name: 'a', state: 'ready', tools: 1 }] },
+    });
+    await proxy.stop({ graceMs: 0 });
+    expect(proxy.health()).toMatchObject({ status: 503, body: { status: 'stopping' } });
+  });
+
+  it('P1/U4: a server that cannot start is reported degraded with its error; the others serve', async () => {
+    const { proxy, client } = await started(config([memory('a'), memory('broken')]), {
+      a: echoServer,
+      broken: () => {
+        throw new Error('spawn ENOENT');
+      },
+    });
+    const health = proxy.health();
+    expect(health.status).toBe(200);
+    expect(health.body).toMatchObject({
+      status: 'degraded',
+      servers: [
+        { name: 'a', state: 'ready', tools: 1 },
+        { name: 'broken', tools: 0, error: expect.stringContaining('ENOENT') as unknown },
+      ],
+    });
+    expect((await call(client, 'a_echo', { text: 'still here' })).structuredContent).toMatchObject({
+      results: 'still here',
+    });
+  });
+});
