@@ -201,6 +201,11 @@ export interface TextValue {
   readonly source: Extract<ResultSource, 'text_json' | 'text'>;
   /** Upper bound on the UTF-8 size of the value's compact JSON. */
   readonly bound: number;
+  /**
+   * The downstream's own JSON text of the value, when the value is the parse of one text block:
+   * N9 then spills that text as it is instead of serializing a large value again.
+   */
+  readonly json?: string;
 }
 
 /**
@@ -215,7 +220,7 @@ export function valueFromTexts(texts: readonly string[], parses: (JsonParse | un
     const parsed = parses[0] ?? tryParseJson(text);
     parses[0] = parsed;
     return parsed.ok
-      ? { value: parsed.value, source: 'text_json', bound: parsedJsonBytesBound(text.length) }
+      ? { value: parsed.value, source: 'text_json', bound: parsedJsonBytesBound(text.length), json: text }
       : { value: text, source: 'text', bound: stringJsonBytesBound(text) };
   }
   const values: unknown[] = [];

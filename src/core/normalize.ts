@@ -224,8 +224,9 @@ function finish(
   call: Call,
   extra?: MetaExtra,
   texts?: { message?: string; instruction?: string },
+  json?: string,
 ): Result {
-  const spilled = spillIfTooLarge(value, call.options.maxInlineBytes, call.namer, bound);
+  const spilled = spillIfTooLarge(value, call.options.maxInlineBytes, call.namer, bound, json);
   if (spilled !== undefined) call.scan.files.push(spilled.file);
   return ok(spilled !== undefined ? spilled.value : value, { ...init(call, source, extra), ...texts });
 }
@@ -267,6 +268,7 @@ function normalizeUnsafe(raw: unknown, options: NormalizeOptions): Result {
   let value: unknown;
   let source: ResultSource;
   let valueBound = bound;
+  let valueJson: string | undefined;
   if (hasStructured) {
     // N1: structuredContent is the value.
     value = structured;
@@ -277,6 +279,7 @@ function normalizeUnsafe(raw: unknown, options: NormalizeOptions): Result {
     value = fromText.value;
     source = fromText.source;
     valueBound = fromText.bound;
+    valueJson = fromText.json;
   } else if (!contentOk) {
     return failure('downstream_error', 'Malformed result from the downstream: "content" is not an array', {
       ...init(call, 'proxy'),
@@ -305,7 +308,7 @@ function normalizeUnsafe(raw: unknown, options: NormalizeOptions): Result {
       return finish(inner, source, valueBound, call, { convention }, texts);
     }
   }
-  return finish(value, source, valueBound, call);
+  return finish(value, source, valueBound, call, undefined, undefined, valueJson);
 }
 
 /** The message of something thrown, without trusting it (a getter or toString may throw too). */

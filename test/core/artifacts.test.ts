@@ -3,6 +3,7 @@ import {
   ArtifactNamer,
   PREVIEW_CHARS,
   bytesToBase64,
+  portableBytesToBase64,
   extensionForMime,
   fileNameFromUri,
   isValidBase64,
@@ -81,9 +82,15 @@ describe('base64', () => {
     expect(utf8ToBase64(text)).toBe(expected);
   });
 
-  it('N4: bytesToBase64 handles large inputs across chunk boundaries', () => {
-    const bytes = Uint8Array.from({ length: 20000 }, (_, i) => (i * 7) % 256);
-    expect(bytesToBase64(bytes)).toBe(btoa(String.fromCharCode(...bytes)));
+  it.each([
+    ['native', bytesToBase64],
+    ['portable (no Buffer)', portableBytesToBase64],
+  ])('N4: %s bytesToBase64 handles inputs across chunk boundaries and offsets', (_label, encode) => {
+    const bytes = Uint8Array.from({ length: 100_000 }, (_, i) => (i * 7) % 256);
+    const expected = btoa(Array.from(bytes, (b) => String.fromCharCode(b)).join(''));
+    expect(encode(bytes)).toBe(expected);
+    const view = bytes.subarray(5, 50_006);
+    expect(encode(view)).toBe(btoa(Array.from(view, (b) => String.fromCharCode(b)).join('')));
   });
 
   it('F5: a 12 MB base64 string is checked without a crash', () => {

@@ -456,6 +456,25 @@ describe('size limit (N9)', () => {
     });
   });
 
+  it('N9: JSON text is spilled as the downstream wrote it: parsed once, never serialized again', () => {
+    const written = JSON.stringify({ rows: Array.from({ length: 50 }, (_, i) => ({ i })) }, null, 2);
+    const stringify = JSON.stringify;
+    let stringifies = 0;
+    JSON.stringify = ((...args: Parameters<typeof stringify>) => {
+      stringifies++;
+      return stringify(...args);
+    }) as typeof JSON.stringify;
+    let result: Result;
+    try {
+      result = run({ content: [text(written)] }, { maxInlineBytes: 100 });
+    } finally {
+      JSON.stringify = stringify;
+    }
+    expect(stringifies).toBe(0);
+    expect(valueOf(result)).toMatchObject({ truncated: true, bytes: written.length });
+    expect(result.files[0]?.base64).toBe(btoa(written));
+  });
+
   it('N9: a spilled value keeps the other artifacts and gets a unique name', () => {
     const result = run(
       {
