@@ -132,7 +132,9 @@ export function isValidBase64(data: unknown): data is string {
  */
 const NativeBuffer = (
   globalThis as {
-    Buffer?: { from(bytes: ArrayBufferLike, offset: number, length: number): { toString(encoding: 'base64'): string } };
+    Buffer?: {
+      from(bytes: ArrayBufferLike, offset: number, length: number): { toString(encoding: 'base64'): string };
+    };
   }
 ).Buffer;
 
