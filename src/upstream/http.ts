@@ -10,7 +10,7 @@
  * mode the SDK transport (1.32.2) silently drops every notification tied to a request, so a
  * client that sent a progress token would never see progress (P3). The transport fixes the mode
  * per session, not per request, so there is no safe way to pick JSON only for calls without a
- * token; docs/architecture.md records the trade-off.
+ * token; docs/cli.md records the trade-off.
  */
 import { randomUUID } from 'node:crypto';
 import { createServer } from 'node:http';
