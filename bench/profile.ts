@@ -2,7 +2,8 @@
  * Summarize V8 CPU profiles (`node --cpu-prof`) by self time: which functions, and which
  * files/packages, the process spent its CPU in. Idle time is left out of the percentages.
  *
- * Usage: `node dist/bench/profile.js <file.cpuprofile>... [--top 25]`
+ * Usage: `node dist/bench/profile.js <file.cpuprofile>... [--top 25]`; with
+ * `--callers <functionName> [--depth 6]`, the call stacks that lead to that function instead.
  * (several files are added together, e.g. every normalizer process of one bench run).
  */
 import { readFileSync } from 'node:fs';
@@ -12,6 +13,7 @@ import { ROOT } from './targets.js';
 interface ProfileNode {
   id: number;
   callFrame: { functionName: string; url: string; lineNumber: number };
+  children?: number[];
 }
 
 interface CpuProfile {
@@ -58,6 +60,34 @@ export function tallyProfile(profile: CpuProfile, functions: Tally, modules: Tal
   });
 }
 
+/** A frame as one line: `name — where:line`. */
+function frame(node: ProfileNode): string {
+  const { functionName, url, lineNumber } = node.callFrame;
+  const name = functionName === '' ? '(anonymous)' : functionName;
+  if (url === '') return name;
+  return `${name} — ${where(url)}${url.includes('/dist/src/') ? '' : `:${lineNumber + 1}`}`;
+}
+
+/**
+ * Self time of the functions named `name`, split by their call stacks (`depth` frames up,
+ * innermost first): answers "who calls the hot native function".
+ */
+export function tallyCallers(profile: CpuProfile, name: string, depth: number, stacks: Tally): void {
+  const byId = new Map(profile.nodes.map((node) => [node.id, node]));
+  const parent = new Map<number, number>();
+  for (const node of profile.nodes) for (const child of node.children ?? []) parent.set(child, node.id);
+  profile.samples.forEach((id, i) => {
+    const node = byId.get(id);
+    if (node === undefined || node.callFrame.functionName !== name) return;
+    const chain: string[] = [];
+    for (let up = parent.get(id); up !== undefined && chain.length < depth; up = parent.get(up)) {
+      const caller = byId.get(up);
+      if (caller !== undefined) chain.push(frame(caller));
+    }
+    add(stacks, chain.join(' ← '), profile.timeDeltas[i] ?? 0);
+  });
+}
+
 function table(title: string, tally: Tally, top: number): string {
   const idle = tally.get('(idle)') ?? 0;
   const busy = [...tally.values()].reduce((sum, v) => sum + v, 0) - idle;
@@ -81,15 +111,25 @@ function table(title: string, tally: Tally, top: number): string {
 function main(): void {
   const { values, positionals } = parseArgs({
     allowPositionals: true,
-    options: { top: { type: 'string', default: '25' } },
+    options: {
+      top: { type: 'string', default: '25' },
+      callers: { type: 'string' },
+      depth: { type: 'string', default: '6' },
+    },
   });
   if (positionals.length === 0) throw new Error('Expected one or more .cpuprofile files');
+  const top = Number(values.top);
+  const profiles = positionals.map((file) => JSON.parse(readFileSync(file, 'utf8')) as CpuProfile);
+  if (values.callers !== undefined) {
+    const stacks: Tally = new Map();
+    for (const profile of profiles) tallyCallers(profile, values.callers, Number(values.depth), stacks);
+    const rows = [...stacks.entries()].sort((a, b) => b[1] - a[1]).slice(0, top);
+    for (const [chain, micros] of rows) console.log(`${(micros / 1000).toFixed(0)} ms  ${chain}`);
+    return;
+  }
   const functions: Tally = new Map();
   const modules: Tally = new Map();
-  for (const file of positionals) {
-    tallyProfile(JSON.parse(readFileSync(file, 'utf8')) as CpuProfile, functions, modules);
-  }
-  const top = Number(values.top);
+  for (const profile of profiles) tallyProfile(profile, functions, modules);
   console.log(
     `${table('Self time by function', functions, top)}\n\n${table('Self time by module', modules, top)}`,
   );

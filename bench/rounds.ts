@@ -33,13 +33,18 @@ export interface Plan {
   readonly cold: { readonly rounds: number; readonly servers: number; readonly calls: number };
   /** Which parts of the echo suites run (all when undefined): to profile one of them alone. */
   readonly parts?: readonly EchoPart[];
+  /** Per-server settings added to the normalizer's config (a diagnostic; defaults otherwise). */
+  readonly serverSettings?: Readonly<Record<string, number | string | boolean>>;
   /** Which targets run under `node --cpu-prof`, and where their profiles go. */
   readonly cpuProf?: { readonly dir: string; readonly kinds: readonly TargetKind[] };
 }
 
-/** The spec, profiled when the plan asks for its kind. */
+/** The spec as the plan wants it: profiled when it asks for its kind, with its normalizer settings. */
 export function profiled(spec: TargetSpec, plan: Plan): TargetSpec {
-  return plan.cpuProf?.kinds.includes(spec.kind) ? { ...spec, cpuProfDir: plan.cpuProf.dir } : spec;
+  const settings =
+    spec.kind === 'normalizer' && plan.serverSettings ? { serverSettings: plan.serverSettings } : {};
+  const prof = plan.cpuProf?.kinds.includes(spec.kind) ? { cpuProfDir: plan.cpuProf.dir } : {};
+  return { ...spec, ...settings, ...prof };
 }
 
 /** The parts of an echo suite. */

@@ -6,6 +6,8 @@
  * Flags: `--quick` (a short run, ~1–2 min), `--smoke` (a handful of calls, for the harness test),
  * `--only echo-stdio,echo-http,list-stdio,list-http,cold` (a subset of suites),
  * `--parts latency,throughput,big` (which parts of the echo suites run, e.g. to profile one),
+ * `--set key=value` (repeatable: a per-server setting for the normalizer's config, e.g.
+ * `--set concurrency=64`, to test a hypothesis; the default run uses the defaults),
  * `--cpu-prof normalizer[,passthrough,direct]` (run those targets under `node --cpu-prof`; profiles
  * go to bench/results/profiles/<date>/, summarize them with `node dist/bench/profile.js`).
  */
@@ -79,7 +81,7 @@ export interface BenchResult {
 export async function runBench(
   size: keyof typeof PLANS,
   only: readonly SuiteName[] = Object.keys(SUITES) as SuiteName[],
-  extra: Pick<Plan, 'cpuProf' | 'parts'> = {},
+  extra: Pick<Plan, 'cpuProf' | 'parts' | 'serverSettings'> = {},
 ): Promise<BenchResult> {
   const missing = missingBuild();
   if (missing.length > 0) throw new Error(`Run \`npm run build\` first; missing: ${missing.join(', ')}`);
@@ -93,7 +95,11 @@ export async function runBench(
     figures.push(...output.figures);
     problems.push(...output.problems);
   }
-  return { meta: describeRun(size, only, started), figures, problems };
+  const meta = {
+    ...describeRun(size, only, started),
+    normalizerServerSettings: extra.serverSettings ?? 'defaults',
+  };
+  return { meta, figures, problems };
 }
 
 function describeRun(size: string, only: readonly string[], started: Date): Record<string, unknown> {
@@ -124,6 +130,21 @@ function describeRun(size: string, only: readonly string[], started: Date): Reco
   };
 }
 
+/** `--set concurrency=64` → `{concurrency: 64}` (numbers and booleans parsed as JSON). */
+function parseSettings(pairs: readonly string[]): Record<string, number | string | boolean> | undefined {
+  if (pairs.length === 0) return undefined;
+  const settings: Record<string, number | string | boolean> = {};
+  for (const pair of pairs) {
+    const eq = pair.indexOf('=');
+    if (eq <= 0) throw new Error(`Expected \`--set key=value\`, got \`${pair}\``);
+    const raw = pair.slice(eq + 1);
+    settings[pair.slice(0, eq)] = /^(-?\d+(\.\d+)?|true|false)$/.test(raw)
+      ? (JSON.parse(raw) as number | boolean)
+      : raw;
+  }
+  return settings;
+}
+
 async function main(): Promise<void> {
   const { values } = parseArgs({
     options: {
@@ -132,6 +153,7 @@ async function main(): Promise<void> {
       only: { type: 'string' },
       'cpu-prof': { type: 'string' },
       parts: { type: 'string' },
+      set: { type: 'string', multiple: true },
     },
   });
   const size = values.smoke ? 'smoke' : values.quick ? 'quick' : 'full';
@@ -151,9 +173,11 @@ async function main(): Promise<void> {
   const parts = values.parts?.split(',') as EchoPart[] | undefined;
   const wrong = parts?.filter((part) => !ECHO_PARTS.includes(part)) ?? [];
   if (wrong.length > 0) throw new Error(`Unknown part ${wrong.join(', ')}; known: ${ECHO_PARTS.join(', ')}`);
+  const serverSettings = parseSettings(values.set ?? []);
   const result = await runBench(size, only, {
     ...(cpuProf === undefined ? {} : { cpuProf }),
     ...(parts === undefined ? {} : { parts }),
+    ...(serverSettings === undefined ? {} : { serverSettings }),
   });
   mkdirSync(results, { recursive: true });
   const stamp = String(result.meta['date']).replace(/[:.]/g, '-');

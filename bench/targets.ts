@@ -30,6 +30,8 @@ export interface TargetSpec {
   readonly tools: number;
   /** Directory for `--cpu-prof` profiles of this target's process; none when undefined. */
   readonly cpuProfDir?: string;
+  /** Extra per-server settings in the normalizer's config (e.g. `concurrency: 64`); none by default. */
+  readonly serverSettings?: Readonly<Record<string, number | string | boolean>>;
 }
 
 /** A started target, connected and with its tool names discovered. */
@@ -89,6 +91,9 @@ function writeNormalizerConfig(spec: TargetSpec): string {
     lines.push(`  s${String(i).padStart(2, '0')}:`);
     lines.push(`    command: ${JSON.stringify(process.execPath)}`);
     lines.push(`    args: ${JSON.stringify(downstreamArgs(spec.tools))}`);
+    for (const [key, value] of Object.entries(spec.serverSettings ?? {})) {
+      lines.push(`    ${key}: ${JSON.stringify(value)}`);
+    }
   }
   const file = join(dir, 'bench.yaml');
   writeFileSync(file, `${lines.join('\n')}\n`);
