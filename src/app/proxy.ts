@@ -69,6 +69,8 @@ export interface Proxy {
   listenHttp(overrides?: Partial<Omit<HttpOptions, 'health'>>): Promise<HttpHandle>;
   /** P5: stop taking calls, drain up to `graceMs`, close endpoints, close every downstream. */
   stop(options?: { graceMs?: number }): Promise<void>;
+  /** P5, forced exit only: SIGKILL every downstream child process now. */
+  killAll(): void;
 }
 
 /**
@@ -272,6 +274,9 @@ export function createProxy(config: Config, options: ProxyOptions): Proxy {
       await Promise.allSettled(endpoints.map((endpoint) => endpoint.close()));
       await upstream.close();
       await pool.close({ graceMs: Math.max(0, graceMs - (Date.now() - began)) });
+    },
+    killAll() {
+      pool.killAll();
     },
   };
 }

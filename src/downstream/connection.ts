@@ -94,6 +94,8 @@ export class Connection {
   readonly events: Emitter<ConnectionEvents>;
   #state: ConnectionState = 'connecting';
   #client: Client | undefined;
+  /** The live transport's child process id, for {@link Connection.killNow} (stdio only). */
+  #pid: number | undefined;
   #generation = 0;
   #tools: readonly Tool[] = [];
   #fingerprint: string | undefined;
@@ -239,6 +241,22 @@ export class Connection {
     if (client) await this.#closeClient(client);
   }
 
+  /**
+   * P5, last resort: SIGKILL the current child process at once, synchronously. For a forced exit
+   * (a second signal, or a shutdown past its deadline), where the bounded {@link close} has no
+   * time left; a no-op for remote servers and when no child runs.
+   */
+  killNow(): void {
+    const pid = this.#pid;
+    this.#pid = undefined;
+    if (pid === undefined) return;
+    try {
+      process.kill(pid, 'SIGKILL');
+    } catch {
+      // Already gone: exactly what we wanted.
+    }
+  }
+
   async #attempt(kind: 'connecting' | 'restarting'): Promise<void> {
     const generation = ++this.#generation;
     const stale = (): boolean => generation !== this.#generation || this.#state === 'closed';
@@ -251,12 +269,16 @@ export class Connection {
         return;
       }
       client = new Client(this.#clientInfo, { capabilities: ADVERTISED_CAPABILITIES });
+      this.#pid = undefined;
       this.#client = client;
       const own = client;
       own.onclose = () => this.#onClientClosed(own);
       own.onerror = (error) => this.#logger.warn({ err: error }, 'downstream transport error');
       own.setNotificationHandler(ToolListChangedNotificationSchema, () => this.#onListChanged(own));
       await own.connect(transport, { timeout: this.#server.timeoutMs });
+      // StdioClientTransport exposes its child's pid once started (null before, and for HTTP).
+      const pid = (transport as { pid?: number | null }).pid;
+      this.#pid = typeof pid === 'number' ? pid : undefined;
       if (stale()) return;
       const tools = await this.#listStable(own);
       if (stale()) return;

@@ -181,6 +181,11 @@ export class Pool {
     return this.#closed;
   }
 
+  /** P5, forced exit: SIGKILL every stdio child now, synchronously (see {@link Connection.killNow}). */
+  killAll(): void {
+    for (const entry of this.#entries.values()) entry.connection.killNow();
+  }
+
   async #close(graceMs: number): Promise<void> {
     this.#closing = true;
     const entries = [...this.#entries.values()];

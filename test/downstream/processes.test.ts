@@ -89,6 +89,27 @@ describe('Pool with real child processes', () => {
     expect(isFailure(refused) && refused.errorData?.['retry_after_ms']).toEqual(expect.any(Number));
   });
 
+  it('P5: killAll (the forced-exit path) SIGKILLs every stdio child at once, even one busy in a call', async () => {
+    const { pool } = startPool([fixtureConfig('slow', 'slow'), fixtureConfig('echo', 'echo')]);
+    await pool.start();
+    const call = pool.callTool('slow', 'slow', { duration_ms: 60_000 });
+    const children = () =>
+      execFileSync('ps', ['-o', 'pid=,args=', '--ppid', String(process.pid)], { encoding: 'utf8' })
+        .split('\n')
+        .filter((line) => line.includes(FIXTURE_DIST) && /(slow|echo)\.js/.test(line))
+        .map((line) => Number.parseInt(line.trim(), 10));
+    const before = children();
+    expect(before).toHaveLength(2);
+    pool.killAll();
+    const result = await call;
+    expect(isFailure(result) && result.errorType).toBe('downstream_unavailable');
+    for (const pid of before) {
+      const deadline = Date.now() + 2000;
+      while (isAlive(pid) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+      expect(isAlive(pid)).toBe(false);
+    }
+  });
+
   it('P6/P5: a flooding child never writes to our stdout; SIGTERM closes the pool, leaves no child, exits 0', async () => {
     const spec: HostSpec = {
       servers: [fixtureConfig('noisy', 'noisy'), fixtureConfig('slow', 'slow')],

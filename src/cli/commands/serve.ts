@@ -57,7 +57,12 @@ export async function run(args: readonly string[], io: CliIO): Promise<number> {
 
   if (values['http'] !== true) {
     const stdio = await proxy.serveStdio();
-    installShutdown({ stop: (graceMs) => proxy.stop({ graceMs }), logger, inputEnded: stdio.ended });
+    installShutdown({
+      stop: (graceMs) => proxy.stop({ graceMs }),
+      forceKill: () => proxy.killAll(),
+      logger,
+      inputEnded: stdio.ended,
+    });
     logger.info({ file }, 'serving MCP on stdio');
     return new Promise<number>(() => undefined);
   }
@@ -77,7 +82,7 @@ export async function run(args: readonly string[], io: CliIO): Promise<number> {
       EXIT.runtime,
     );
   }
-  installShutdown({ stop: (graceMs) => proxy.stop({ graceMs }), logger });
+  installShutdown({ stop: (graceMs) => proxy.stop({ graceMs }), forceKill: () => proxy.killAll(), logger });
   await started;
   const catalog = proxy.catalog();
   const servers = proxy.servers();
