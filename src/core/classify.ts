@@ -149,8 +149,10 @@ export function classifyError(error: unknown, context: ClassifyContext): Failure
     const name = prop(error, 'name');
     const message = messageOf(error);
 
-    if (code === REQUEST_TIMEOUT)
-      return context.aborted === true ? cancelled(error, context) : timedOut(error, context);
+    // Once the caller aborted, whatever the SDK rejects with (-32001, an AbortError, or the raw
+    // abort reason, which may be any value) is the cancellation the caller asked for.
+    if (context.aborted === true) return cancelled(error, context);
+    if (code === REQUEST_TIMEOUT) return timedOut(error, context);
     if (name === 'AbortError') return cancelled(error, context);
     // p-queue's TimeoutError (and AbortSignal.timeout's DOMException) carry this name.
     if (name === 'TimeoutError') return timedOut(error, context);

@@ -55,6 +55,20 @@ describe('classifyError', () => {
       'The call to "db" (tool "query") was cancelled',
     ],
     [
+      'the raw abort reason (any value) after our own abort is a cancellation',
+      'stop',
+      { aborted: true },
+      'cancelled',
+      'The call to "db" (tool "query") was cancelled',
+    ],
+    [
+      'a closed connection after our own abort is still the cancellation asked for',
+      new McpError(-32000, 'Connection closed'),
+      { aborted: true },
+      'cancelled',
+      'The call to "db" (tool "query") was cancelled',
+    ],
+    [
       'an AbortError is a cancellation',
       new DOMException('This operation was aborted', 'AbortError'),
       {},
