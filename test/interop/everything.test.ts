@@ -262,14 +262,17 @@ describe('server-everything behind the loopback wrapper', () => {
     'P8: the tools that need roots, sampling or elicitation are listed only to a client that advertises them',
     async () => {
       const bare = await connectStdio(everything());
-      const full = await connectStdio(everything(), {
-        roots: { listChanged: true },
-        sampling: {},
-        elicitation: { form: {}, url: {} },
-        tasks: { requests: { sampling: { createMessage: {} }, elicitation: { create: {} } } },
-      });
-      // server-everything asks a roots-capable client for its roots right after initialize.
-      full.client.setRequestHandler(ListRootsRequestSchema, () => ({ roots: [] }));
+      const full = await connectStdio(
+        everything(),
+        {
+          roots: { listChanged: true },
+          sampling: {},
+          elicitation: { form: {}, url: {} },
+          tasks: { requests: { sampling: { createMessage: {} }, elicitation: { create: {} } } },
+        },
+        // server-everything asks a roots-capable client for its roots right after initialize.
+        (client) => client.setRequestHandler(ListRootsRequestSchema, () => ({ roots: [] })),
+      );
       try {
         const bareNames = (await bare.client.listTools()).tools.map((tool) => tool.name);
         const fullNames = (await full.client.listTools()).tools.map((tool) => tool.name);

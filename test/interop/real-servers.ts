@@ -129,13 +129,18 @@ export interface DirectClient {
   close(): Promise<void>;
 }
 
+/** Registers handlers on a client before it connects (a server may ask right after initialize). */
+export type BeforeConnect = (client: Client) => void;
+
 /** Connects an SDK client with the given capabilities (none by default) over `transport`. */
 export async function connectClient(
   transport: Transport,
   capabilities: ClientCapabilities = {},
   stderr: () => string = () => '',
+  beforeConnect?: BeforeConnect,
 ): Promise<DirectClient> {
   const client = new Client({ name: 'interop-direct', version: '1.0.0' }, { capabilities });
+  beforeConnect?.(client);
   await client.connect(transport, { timeout: CALL_TIMEOUT_MS });
   return { client, stderr, close: () => client.close() };
 }
@@ -144,6 +149,7 @@ export async function connectClient(
 export async function connectStdio(
   spec: StdioSpec,
   capabilities: ClientCapabilities = {},
+  beforeConnect?: BeforeConnect,
 ): Promise<DirectClient> {
   const transport = new StdioClientTransport({
     command: spec.command,
@@ -156,7 +162,7 @@ export async function connectStdio(
     // Keep the tail only: a chatty server must not grow the test's memory without bound.
     stderr = (stderr + chunk.toString('utf8')).slice(-20_000);
   });
-  return connectClient(transport, capabilities, () => stderr);
+  return connectClient(transport, capabilities, () => stderr, beforeConnect);
 }
 
 /** A direct Streamable HTTP or SSE client on `url`. */
