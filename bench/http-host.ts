@@ -4,9 +4,10 @@
  * transport only). Shared by the bench echo server and the bare passthrough so that both
  * baselines use the same HTTP hosting.
  *
- * `enableJsonResponse: true`: a plain JSON body per request instead of an SSE stream, the
- * cheaper mode (ARCHITECTURE "Facts measured in a proxy benchmark": ~23% lower p50), so the
- * baselines are as fast as the SDK allows.
+ * Responses stream as SSE, the SDK's default and what mcp-normalizer serves (it needs SSE for
+ * progress), so an HTTP comparison measures the proxy and not the response mode. With
+ * `BENCH_JSON_RESPONSE=1` in the environment (`npm run bench -- --json-response`) the baselines
+ * answer with plain JSON bodies (`enableJsonResponse: true`) instead, the cheaper mode.
  */
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
@@ -43,7 +44,7 @@ export async function serveHttp(makeServer: () => Server): Promise<HttpHost> {
       // A request without a session: the transport itself rejects anything but initialize.
       const created = new StreamableHTTPServerTransport({
         sessionIdGenerator: randomUUID,
-        enableJsonResponse: true,
+        enableJsonResponse: process.env['BENCH_JSON_RESPONSE'] === '1',
         onsessioninitialized: (sessionId) => void sessions.set(sessionId, created),
       });
       created.onclose = () => {

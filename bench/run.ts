@@ -8,6 +8,7 @@
  * `--parts latency,throughput,big` (which parts of the echo suites run, e.g. to profile one),
  * `--set key=value` (repeatable: a per-server setting for the normalizer's config, e.g.
  * `--set concurrency=64`, to test a hypothesis; the default run uses the defaults),
+ * `--json-response` (the HTTP baselines answer with plain JSON instead of SSE),
  * `--cpu-prof normalizer[,passthrough,direct]` (run those targets under `node --cpu-prof`; profiles
  * go to bench/results/profiles/<date>/, summarize them with `node dist/bench/profile.js`).
  */
@@ -127,6 +128,7 @@ function describeRun(size: string, only: readonly string[], started: Date): Reco
     loadAverageAtEnd: readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' '),
     commit: git(['rev-parse', '--short', 'HEAD']),
     command: `node ${process.argv.slice(1).join(' ')}`,
+    baselineHttpResponses: process.env['BENCH_JSON_RESPONSE'] === '1' ? 'json' : 'sse',
   };
 }
 
@@ -154,6 +156,7 @@ async function main(): Promise<void> {
       'cpu-prof': { type: 'string' },
       parts: { type: 'string' },
       set: { type: 'string', multiple: true },
+      'json-response': { type: 'boolean', default: false },
     },
   });
   const size = values.smoke ? 'smoke' : values.quick ? 'quick' : 'full';
@@ -174,6 +177,8 @@ async function main(): Promise<void> {
   const wrong = parts?.filter((part) => !ECHO_PARTS.includes(part)) ?? [];
   if (wrong.length > 0) throw new Error(`Unknown part ${wrong.join(', ')}; known: ${ECHO_PARTS.join(', ')}`);
   const serverSettings = parseSettings(values.set ?? []);
+  // Read by bench/http-host.ts in the baseline processes, which inherit our environment.
+  if (values['json-response']) process.env['BENCH_JSON_RESPONSE'] = '1';
   const result = await runBench(size, only, {
     ...(cpuProf === undefined ? {} : { cpuProf }),
     ...(parts === undefined ? {} : { parts }),
