@@ -1,6 +1,6 @@
 /**
  * Captures raw CallToolResults from the four REAL reference MCP servers (installed as
- * devDependencies) into the golden corpus, as `fixtures/results/captured-<server>-<tool>[-variant].json`.
+ * devDependencies) into the golden corpus, as `fixtures/results/<rule>-captured-<server>-<tool>[-variant].json`.
  *
  * Run: `npx tsx scripts/capture-real-results.ts`
  *
@@ -22,7 +22,8 @@ import {
   realpathSync,
   rmSync,
   writeFileSync,
-  existsSync,
+  readdirSync,
+  unlinkSync,
 } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
@@ -276,11 +277,14 @@ function observable(result: ReturnType<typeof normalizeCallToolResult>): unknown
 }
 
 function writeCase(spec: ServerSpec, call: CallSpec, version: string, input: unknown): string {
-  const name = `captured-${spec.key}-${call.tool}${call.variant ? `-${call.variant}` : ''}.json`;
-  const path = join(OUT_DIR, name);
-  const previous = existsSync(path)
-    ? (JSON.parse(readFileSync(path, 'utf8')) as Record<string, unknown>)
-    : undefined;
+  // Files are named `<rule>-captured-<server>-<tool>[-variant].json`: after the rule they show,
+  // which a reviewer may have changed, so an earlier capture is found by the rest of the name.
+  const suffix = `captured-${spec.key}-${call.tool}${call.variant ? `-${call.variant}` : ''}.json`;
+  const earlier = readdirSync(OUT_DIR).find((file) => /^N\d+-/.test(file) && file.endsWith(`-${suffix}`));
+  const previous =
+    earlier !== undefined
+      ? (JSON.parse(readFileSync(join(OUT_DIR, earlier), 'utf8')) as Record<string, unknown>)
+      : undefined;
   const drafted = observable(normalizeCallToolResult(input, { maxInlineBytes: 65536, inbandErrors: true }));
   const reviewed = previous !== undefined && !String(previous['description']).startsWith('UNREVIEWED');
   const entry = {
@@ -293,7 +297,9 @@ function writeCase(spec: ServerSpec, call: CallSpec, version: string, input: unk
     expected: reviewed ? previous['expected'] : drafted,
     ...(previous?.['envelopes'] !== undefined ? { envelopes: previous['envelopes'] } : {}),
   };
-  writeFileSync(path, `${JSON.stringify(entry, null, 2)}\n`);
+  const name = `${String(entry.rule)}-${suffix}`;
+  if (earlier !== undefined && earlier !== name) unlinkSync(join(OUT_DIR, earlier));
+  writeFileSync(join(OUT_DIR, name), `${JSON.stringify(entry, null, 2)}\n`);
   return name;
 }
 
