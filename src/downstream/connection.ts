@@ -15,10 +15,15 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import {
   ErrorCode,
+  LoggingMessageNotificationSchema,
   McpError,
+  PromptListChangedNotificationSchema,
+  ResourceListChangedNotificationSchema,
   ToolListChangedNotificationSchema,
   type ClientCapabilities,
+  type ClientRequest,
   type Implementation,
+  type LoggingMessageNotification,
   type Progress,
   type Tool,
 } from '@modelcontextprotocol/sdk/types.js';
@@ -28,6 +33,8 @@ import type { ServerConfig } from '../config/types.js';
 import { nextDelay, type BackoffOptions } from './backoff.js';
 import { Emitter } from './emitter.js';
 import { describeError as describe, isUnreachable } from './errors.js';
+import { FeatureListing } from './feature-listing.js';
+import { EMPTY_FEATURES, type FeatureCapability, type FeatureLists } from './feature-list.js';
 import { systemTimers, type TimerHandle, type Timers } from './timers.js';
 import { checkTools, LenientListToolsResultSchema, listAllPages, stableJson } from './tool-list.js';
 import { defaultTransportFactory, type TransportFactory } from './transport.js';
@@ -80,6 +87,10 @@ export type ConnectionEvents = {
   stateChanged: [state: ConnectionState];
   /** The served tool list changed: new list, first listing, withheld, or no longer withheld (T10). */
   toolsChanged: [];
+  /** U5: the served prompts (`prompts`) or resources and templates (`resources`) changed. */
+  featuresChanged: [capability: FeatureCapability];
+  /** U5: a `notifications/message` (logging) from the downstream. */
+  log: [params: LoggingMessageNotification['params']];
 };
 
 /** How many times one listing is repeated when `tools/list_changed` keeps arriving meanwhile. */
@@ -109,6 +120,7 @@ export class Connection {
   #listing = false;
   #listDirty = false;
   readonly #inflight = new Set<(error: Error) => void>();
+  readonly #features: FeatureListing;
   readonly #server: ServerConfig;
   readonly #logger: Logger;
   readonly #transports: TransportFactory;
@@ -127,6 +139,11 @@ export class Connection {
     this.#backoff = options.backoff ?? {};
     this.#clientInfo = options.clientInfo ?? { name: 'mcp-normalizer', version: '0.1.0' };
     this.events = new Emitter((error) => this.#logger.error({ err: error }, 'connection listener threw'));
+    this.#features = new FeatureListing({
+      logger: this.#logger,
+      timeoutMs: this.#server.timeoutMs,
+      changed: (capability) => this.events.emit('featuresChanged', capability),
+    });
   }
 
   get state(): ConnectionState {
@@ -138,6 +155,10 @@ export class Connection {
   }
   get toolsWithheld(): boolean {
     return this.#withheld;
+  }
+  /** U5: last known good prompts, resources and templates; empty while withheld, like tools. */
+  get features(): FeatureLists {
+    return this.#withheld ? EMPTY_FEATURES : this.#features.lists;
   }
   get lastError(): string | undefined {
     return this.#lastError;
@@ -171,9 +192,19 @@ export class Connection {
    * is not ready (`McpError` -32000), on timeout or abort (-32001, per the SDK), on a JSON-RPC
    * error, and at once when the connection drops (-32000, P4).
    */
-  async call(
-    tool: string,
-    args: Record<string, unknown>,
+  call(tool: string, args: Record<string, unknown>, options: ConnectionCallOptions = {}): Promise<unknown> {
+    return this.request('tools/call', { name: tool, arguments: args }, options);
+  }
+
+  /**
+   * Any request to the downstream (U5: `prompts/get`, `resources/read`, `completion/complete`),
+   * with the same guarantees as {@link call}: a lenient result (the caller checks it), the
+   * server's timeout, progress, the caller's cancellation, and an immediate rejection when the
+   * connection drops.
+   */
+  async request(
+    method: string,
+    params: Record<string, unknown>,
     options: ConnectionCallOptions = {},
   ): Promise<unknown> {
     const client = this.#client;
@@ -194,7 +225,8 @@ export class Connection {
     try {
       return await Promise.race([
         client.request(
-          { method: 'tools/call', params: { name: tool, arguments: args } },
+          // Any method: the SDK's typing lists only the spec's requests, which these all are.
+          { method, params } as ClientRequest,
           LenientCallToolResultSchema,
           {
             timeout: this.#server.timeoutMs,
@@ -275,6 +307,16 @@ export class Connection {
       own.onclose = () => this.#onClientClosed(own);
       own.onerror = (error) => this.#logger.warn({ err: error }, 'downstream transport error');
       own.setNotificationHandler(ToolListChangedNotificationSchema, () => this.#onListChanged(own));
+      // U5: prompts and resources are re-listed on their own list_changed, logs are passed on.
+      own.setNotificationHandler(PromptListChangedNotificationSchema, () =>
+        this.#onFeatureListChanged(own, 'prompts'),
+      );
+      own.setNotificationHandler(ResourceListChangedNotificationSchema, () =>
+        this.#onFeatureListChanged(own, 'resources'),
+      );
+      own.setNotificationHandler(LoggingMessageNotificationSchema, (notification) => {
+        if (own === this.#client) this.events.emit('log', notification.params);
+      });
       await own.connect(transport, { timeout: this.#server.timeoutMs });
       // StdioClientTransport exposes its child's pid once started (null before, and for HTTP).
       const pid = (transport as { pid?: number | null }).pid;
@@ -282,7 +324,11 @@ export class Connection {
       if (stale()) return;
       const tools = await this.#listStable(own);
       if (stale()) return;
-      this.#becomeReady(tools);
+      // U5: listed before `ready` so the first round carries them; a failure here keeps the
+      // server ready (its tools work) with its last known good lists (see FeatureListing).
+      const features = await this.#features.list(own, this.#capabilities(own));
+      if (stale()) return;
+      this.#becomeReady(tools, features);
     } catch (error) {
       if (stale()) return;
       if (client && this.#client === client) this.#client = undefined;
@@ -345,6 +391,26 @@ export class Connection {
     }
   }
 
+  /** The U5 lists this downstream has, by the capabilities it announced. */
+  #capabilities(client: Client): FeatureCapability[] {
+    const announced = client.getServerCapabilities();
+    const kinds: FeatureCapability[] = [];
+    if (announced?.prompts) kinds.push('prompts');
+    if (announced?.resources) kinds.push('resources');
+    return kinds;
+  }
+
+  #onFeatureListChanged(client: Client, capability: FeatureCapability): void {
+    if (client !== this.#client) return;
+    // During an attempt the running listing repeats itself; before it, it is yet to come.
+    if (this.#state !== 'ready') {
+      this.#features.markDirty(capability);
+      return;
+    }
+    const generation = this.#generation;
+    void this.#features.refresh(client, capability, () => generation !== this.#generation);
+  }
+
   #onClientClosed(client: Client): void {
     // Closes during an attempt reject the attempt's own request; stale clients are ignored.
     if (client !== this.#client || this.#state !== 'ready') return;
@@ -353,7 +419,8 @@ export class Connection {
     this.#goDown(new Error('Connection closed'));
   }
 
-  #becomeReady(tools: readonly Tool[]): void {
+  #becomeReady(tools: readonly Tool[], features: Partial<FeatureLists>): void {
+    const wasWithheld = this.#withheld;
     this.#failures = 0;
     this.#nextAttemptAt = undefined;
     this.#lastError = undefined;
@@ -362,6 +429,7 @@ export class Connection {
     this.#setState('ready');
     this.#logger.info({ tools: tools.length }, 'downstream ready');
     this.#applyTools(tools);
+    this.#features.apply(features, wasWithheld);
   }
 
   /** Stores `tools` as last known good; emits `toolsChanged` only on a real change (P4, T10). */
@@ -397,6 +465,7 @@ export class Connection {
     this.#withheld = true;
     this.#logger.warn({ withholdAfterMs: this.#server.withholdAfterMs }, 'downstream tools withheld');
     if (this.#tools.length > 0) this.events.emit('toolsChanged');
+    this.#features.announceWithheld();
   }
 
   #dropInflight(why: string): void {

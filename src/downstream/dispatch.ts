@@ -11,7 +11,7 @@ import type { InstructionMap, ServerConfig } from '../config/types.js';
 import { classifyError } from '../core/classify.js';
 import { applyInstruction } from '../core/instructions.js';
 import { normalizeCallToolResult } from '../core/normalize.js';
-import { failure, withMeta, type Result } from '../core/result.js';
+import { failure, ok, withMeta, type Result } from '../core/result.js';
 import { logCallEnd, logCallStart } from '../log/call-log.js';
 import type { Connection } from './connection.js';
 import type { Timers } from './timers.js';
@@ -71,6 +71,28 @@ function withRetryAfter(result: Result, target: DispatchTarget): Result {
   return { ...result, errorData: { ...result.errorData, retry_after_ms: retryAfterMs } };
 }
 
+/**
+ * The answer a request gets without reaching the queue, if any: shutting down (P5), not ready
+ * (P4: fail fast, with when to try again), or the queue full (P2: p-queue has no size limit of its
+ * own; checked before adding, answered at once).
+ */
+function admit(context: DispatchContext, target: DispatchTarget, tool: string): Result | undefined {
+  const { server, connection, queue } = target;
+  if (context.closing()) return unavailable(target, tool, 'is shutting down');
+  if (connection.state !== 'ready') return unavailable(target, tool, `is ${connection.state}`);
+  if (queue.size >= server.maxQueue) {
+    return failure(
+      'overloaded',
+      `Server "${server.name}" has ${queue.size} calls waiting (max_queue ${server.maxQueue})`,
+      {
+        meta: { server: server.name, tool },
+        errorData: { queued: queue.size, in_flight: queue.pending, max_queue: server.maxQueue },
+      },
+    );
+  }
+  return undefined;
+}
+
 /** What a queued task produced: the downstream's raw result, or an answer without a call. */
 type Outcome = { readonly raw: unknown } | { readonly early: Result };
 
@@ -83,20 +105,8 @@ async function run(
   startedAt: number,
 ): Promise<Result> {
   const { server, connection, queue } = target;
-  if (context.closing()) return unavailable(target, tool, 'is shutting down');
-  // P4: fail fast while down or restarting; the caller learns when to try again.
-  if (connection.state !== 'ready') return unavailable(target, tool, `is ${connection.state}`);
-  // P2: p-queue has no size limit of its own; check before adding, answer at once.
-  if (queue.size >= server.maxQueue) {
-    return failure(
-      'overloaded',
-      `Server "${server.name}" has ${queue.size} calls waiting (max_queue ${server.maxQueue})`,
-      {
-        meta: { server: server.name, tool },
-        errorData: { queued: queue.size, in_flight: queue.pending, max_queue: server.maxQueue },
-      },
-    );
-  }
+  const refused = admit(context, target, tool);
+  if (refused) return refused;
   try {
     const outcome = await queue.add(
       async (): Promise<Outcome> => {
@@ -170,4 +180,54 @@ export async function dispatchCall(
     // Logging must never turn an answer into a rejection (ARCHITECTURE style 6).
   }
   return result;
+}
+
+/**
+ * U5: one non-tool request (`prompts/get`, `resources/read`, `completion/complete`) through the
+ * same machinery as a call: shutdown, fail-fast while down, the queue bound and `concurrency`,
+ * the server's timeout, the caller's cancellation and an immediate answer when the connection
+ * drops. `subject` names what is asked for (prompt name, URI) in messages and the log. The value
+ * of a success is the downstream's raw result (the caller checks it); never rejects.
+ */
+export async function dispatchRequest(
+  context: DispatchContext,
+  target: DispatchTarget,
+  method: string,
+  params: Record<string, unknown>,
+  subject: string,
+  signal?: AbortSignal,
+): Promise<Result> {
+  const startedAt = context.timers.now();
+  const { server, connection, queue } = target;
+  try {
+    const refused = admit(context, target, subject);
+    if (refused) return refused;
+    const outcome = await queue.add(
+      async (): Promise<Outcome> => {
+        if (connection.state !== 'ready')
+          return { early: unavailable(target, subject, `is ${connection.state}`) };
+        return { raw: await connection.request(method, params, { signal }) };
+      },
+      signal ? { signal } : {},
+    );
+    if ('early' in outcome) return outcome.early;
+    target.logger.debug(
+      { method, subject, elapsedMs: context.timers.now() - startedAt },
+      `${method} answered`,
+    );
+    return ok(outcome.raw, { meta: { server: server.name, tool: subject } });
+  } catch (error) {
+    const classified = classifyError(error, {
+      server: server.name,
+      tool: subject,
+      elapsedMs: context.timers.now() - startedAt,
+      timeoutMs: server.timeoutMs,
+      aborted: signal?.aborted ?? false,
+    });
+    target.logger.warn(
+      { method, subject, errorType: classified.errorType, error: classified.error },
+      `${method} failed`,
+    );
+    return withRetryAfter(classified, target);
+  }
 }

@@ -3,7 +3,12 @@
  * server, started in parallel; tool-list and state events for the catalog and health; calls that
  * always answer with a Result; a bounded graceful shutdown.
  */
-import type { Implementation, Tool } from '@modelcontextprotocol/sdk/types.js';
+import type {
+  CompleteRequestParams,
+  Implementation,
+  LoggingMessageNotification,
+  Tool,
+} from '@modelcontextprotocol/sdk/types.js';
 import PQueue from 'p-queue';
 import type { Logger } from 'pino';
 import type { InstructionMap, ServerConfig } from '../config/types.js';
@@ -11,7 +16,14 @@ import { failure, type Result } from '../core/result.js';
 import { serverLogger } from '../log/logger.js';
 import type { BackoffOptions } from './backoff.js';
 import { Connection, type ConnectionState } from './connection.js';
-import { dispatchCall, type CallOptions, type DispatchContext, type DispatchTarget } from './dispatch.js';
+import {
+  dispatchCall,
+  dispatchRequest,
+  type CallOptions,
+  type DispatchContext,
+  type DispatchTarget,
+} from './dispatch.js';
+import type { FeatureCapability, FeatureLists } from './feature-list.js';
 import { Emitter } from './emitter.js';
 import { systemTimers, type TimerHandle, type Timers } from './timers.js';
 import type { TransportFactory } from './transport.js';
@@ -55,6 +67,8 @@ export interface ServerSnapshot {
   /** Last known good tools; `[]` while withheld (P4, T10). */
   readonly tools: readonly Tool[];
   readonly toolsWithheld: boolean;
+  /** U5: last known good prompts, resources and templates; empty while withheld. */
+  readonly features: FeatureLists;
   readonly lastError?: string;
   /** Restart attempts so far. */
   readonly restarts: number;
@@ -69,7 +83,17 @@ export type PoolEvents = {
   /** T10: a server's served tools changed (listed, re-listed with a difference, withheld, back). */
   toolsChanged: [server: string];
   stateChanged: [server: string, state: ConnectionState];
+  /** U5: a server's served prompts (`prompts`) or resources and templates (`resources`) changed. */
+  featuresChanged: [server: string, capability: FeatureCapability];
+  /** U5: a logging notification from a server. */
+  log: [server: string, params: LoggingMessageNotification['params']];
 };
+
+/** Options of the U5 requests ({@link Pool.getPrompt}, {@link Pool.readResource}, {@link Pool.complete}). */
+export interface RequestOptions {
+  /** The upstream request's cancellation: aborting it cancels the downstream request. */
+  readonly signal?: AbortSignal;
+}
 
 interface Entry extends DispatchTarget {
   readonly connection: Connection;
@@ -111,6 +135,10 @@ export class Pool {
       });
       connection.events.on('stateChanged', (state) => this.#events.emit('stateChanged', server.name, state));
       connection.events.on('toolsChanged', () => this.#events.emit('toolsChanged', server.name));
+      connection.events.on('featuresChanged', (capability) =>
+        this.#events.emit('featuresChanged', server.name, capability),
+      );
+      connection.events.on('log', (params) => this.#events.emit('log', server.name, params));
       this.#entries.set(server.name, {
         server,
         connection,
@@ -145,6 +173,7 @@ export class Pool {
         state: connection.state,
         tools: connection.tools,
         toolsWithheld: connection.toolsWithheld,
+        features: connection.features,
         ...(connection.lastError !== undefined ? { lastError: connection.lastError } : {}),
         restarts: connection.restarts,
         ...(retryAfterMs !== undefined ? { retryAfterMs } : {}),
@@ -168,6 +197,50 @@ export class Pool {
       );
     }
     return dispatchCall(this.#context, entry, tool, args, options);
+  }
+
+  /**
+   * U5: `prompts/get` on `server`. Resolves with a Result whose value is the downstream's raw
+   * result (check it before use); never rejects; a server that is down answers at once.
+   */
+  getPrompt(
+    server: string,
+    name: string,
+    args: Record<string, string> | undefined,
+    options: RequestOptions = {},
+  ): Promise<Result> {
+    const params = args === undefined ? { name } : { name, arguments: args };
+    return this.#request(server, 'prompts/get', params, name, options);
+  }
+
+  /** U5: `resources/read` of the downstream's own `uri` on `server`; as {@link getPrompt}. */
+  readResource(server: string, uri: string, options: RequestOptions = {}): Promise<Result> {
+    return this.#request(server, 'resources/read', { uri }, uri, options);
+  }
+
+  /** U5: `completion/complete` on `server` with the downstream's own reference; as {@link getPrompt}. */
+  complete(server: string, params: CompleteRequestParams, options: RequestOptions = {}): Promise<Result> {
+    const ref = params.ref;
+    const subject = ref.type === 'ref/prompt' ? ref.name : ref.uri;
+    return this.#request(server, 'completion/complete', { ...params }, subject, options);
+  }
+
+  #request(
+    server: string,
+    method: string,
+    params: Record<string, unknown>,
+    subject: string,
+    options: RequestOptions,
+  ): Promise<Result> {
+    const entry = this.#entries.get(server);
+    if (!entry) {
+      return Promise.resolve(
+        failure('downstream_unavailable', `No enabled server named "${server}"`, {
+          meta: { server, tool: subject },
+        }),
+      );
+    }
+    return dispatchRequest(this.#context, entry, method, params, subject, options.signal);
   }
 
   /**

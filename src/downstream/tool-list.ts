@@ -80,25 +80,39 @@ export const MAX_LIST_PAGES = 1000;
  * `tools/list` request. Throws (with a clear message) on a page without a `tools` array, a
  * cursor that repeats, or more than {@link MAX_LIST_PAGES} pages.
  */
-export async function listAllPages(
+export function listAllPages(
   fetchPage: (cursor: string | undefined) => Promise<LenientListToolsResult>,
+): Promise<unknown[]> {
+  return listAllEntries('tools/list', 'tools', fetchPage);
+}
+
+/**
+ * {@link listAllPages} for any paginated list (U5: `prompts/list`, `resources/list`,
+ * `resources/templates/list`): `key` names the result's array of entries, `method` is for the
+ * error messages. Same bounds: no array, a repeated cursor or too many pages throw.
+ */
+export async function listAllEntries(
+  method: string,
+  key: string,
+  fetchPage: (cursor: string | undefined) => Promise<Record<string, unknown>>,
 ): Promise<unknown[]> {
   const entries: unknown[] = [];
   const cursors = new Set<string>();
   let cursor: string | undefined;
   for (let page = 0; page < MAX_LIST_PAGES; page++) {
     const result = await fetchPage(cursor);
-    if (!Array.isArray(result.tools)) {
-      throw new Error(`tools/list page ${page + 1} has no "tools" array`);
+    const items = result[key];
+    if (!Array.isArray(items)) {
+      throw new Error(`${method} page ${page + 1} has no "${key}" array`);
     }
-    entries.push(...(result.tools as unknown[]));
-    const next = result.nextCursor;
+    entries.push(...(items as unknown[]));
+    const next = result['nextCursor'];
     if (typeof next !== 'string' || next.length === 0) return entries;
-    if (cursors.has(next)) throw new Error(`tools/list returned the cursor "${next}" twice`);
+    if (cursors.has(next)) throw new Error(`${method} returned the cursor "${next}" twice`);
     cursors.add(next);
     cursor = next;
   }
-  throw new Error(`tools/list returned more than ${MAX_LIST_PAGES} pages`);
+  throw new Error(`${method} returned more than ${MAX_LIST_PAGES} pages`);
 }
 
 /**
