@@ -23,7 +23,8 @@ function sources(dir: string): string[] {
 function imports(file: string): { spec: string; typeOnly: boolean }[] {
   const text = readFileSync(file, 'utf8');
   const found: { spec: string; typeOnly: boolean }[] = [];
-  const pattern = /^\s*(import|export)\s+(type\s+)?(?:[^'"]*?\sfrom\s+)?['"]([^'"]+)['"]|\bimport\(\s*['"]([^'"]+)['"]\s*\)/gm;
+  const pattern =
+    /^\s*(import|export)\s+(type\s+)?(?:[^'"]*?\sfrom\s+)?['"]([^'"]+)['"]|\bimport\(\s*['"]([^'"]+)['"]\s*\)/gm;
   for (const m of text.matchAll(pattern)) {
     const spec = m[3] ?? m[4];
     if (spec) found.push({ spec, typeOnly: Boolean(m[2]) });

@@ -25,7 +25,8 @@ function testFiles(dir: string): string[] {
 
 // The opening of a test name: `it(`, `test(`, `describe(`, or the second call of `.each(...)(`,
 // never `.skip(` / `.todo(` (a skipped test proves nothing).
-const NAME = /(?:\b(?:it|test|describe)(?:\.only)?|\))\s*\(\s*(['"`])((?:[A-Z]\d{1,2}[a-z]?\s*[/,&+]\s*)*[A-Z]\d{1,2})\b/g;
+const NAME =
+  /(?:\b(?:it|test|describe)(?:\.only)?|\))\s*\(\s*(['"`])((?:[A-Z]\d{1,2}[a-z]?\s*[/,&+]\s*)*[A-Z]\d{1,2})\b/g;
 
 const citations = new Map<string, string[]>();
 for (const file of testFiles(join(root, 'test'))) {

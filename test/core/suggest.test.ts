@@ -17,9 +17,19 @@ describe('suggest', () => {
   });
 
   it.each([
-    ['a typo finds the name', 'fs_raed_file', ['fs_read_file', 'fs_write_file', 'mem_read'], ['fs_read_file', 'fs_write_file']],
+    [
+      'a typo finds the name',
+      'fs_raed_file',
+      ['fs_read_file', 'fs_write_file', 'mem_read'],
+      ['fs_read_file', 'fs_write_file'],
+    ],
     ['case is ignored', 'FS_READ', ['fs_read'], ['fs_read']],
-    ['a fragment finds the names containing it', 'read', ['fs_read_file', 'mem_read_graph', 'fs_write'], ['fs_read_file', 'mem_read_graph']],
+    [
+      'a fragment finds the names containing it',
+      'read',
+      ['fs_read_file', 'mem_read_graph', 'fs_write'],
+      ['fs_read_file', 'mem_read_graph'],
+    ],
     ['nothing close gives nothing', 'zzzz', ['fs_read_file', 'everything_echo'], []],
     ['at most three, best first', 'echo', ['echo1', 'echo2', 'echo3', 'echo'], ['echo', 'echo1', 'echo2']],
   ])('T9/C5: closest names, %s', (_label, name, candidates, expected) => {
