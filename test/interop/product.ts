@@ -180,7 +180,15 @@ export function serveHttp(config: string): Promise<HttpServe> {
   });
   let stderr = '';
   let url: string | undefined;
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  // A test process that ends without afterAll (a crash, a bail) must not leave us serving.
+  const reap = () => child.kill('SIGTERM');
+  process.once('exit', reap);
+  const exited = new Promise<void>((resolve) =>
+    child.once('exit', () => {
+      process.off('exit', reap);
+      resolve();
+    }),
+  );
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => {
       child.kill('SIGKILL');
