@@ -24,6 +24,8 @@ import { createUpstreamServer } from '../upstream/server.js';
 import type { ToolBackend, UpstreamServer } from '../upstream/server.js';
 import { serveStdio } from '../upstream/stdio.js';
 import type { StdioHandle, StdioOptions } from '../upstream/stdio.js';
+import { createFeatures } from './features.js';
+import type { Features } from './features.js';
 import { PACKAGE_NAME, packageVersion } from './version.js';
 
 /** Options of {@link createProxy}. */
@@ -55,6 +57,8 @@ export interface Proxy {
   readonly upstream: UpstreamServer;
   /** The current catalog (replaced on every rebuild). */
   catalog(): Catalog;
+  /** U5: the current prompt and resource index (replaced on every rebuild). */
+  features(): ReturnType<Features['index']>;
   /** The pool's view of every enabled server. */
   snapshot(): readonly ServerSnapshot[];
   /** Per-server state and exposed-tool count (U4). */
@@ -156,6 +160,34 @@ export function createProxy(config: Config, options: ProxyOptions): Proxy {
 
   pool.on('toolsChanged', scheduleRebuild);
 
+  /** Runs `read` now, or once the first connection round is done (bounded by startupWaitMs). */
+  function afterStart<T>(read: () => T): T | Promise<T> {
+    if (firstRoundDone || started === undefined) return read();
+    return waitAtMost(started, startupWaitMs).then(read);
+  }
+
+  // U5: prompts, resources and templates, rebuilt on their own events like the catalog (T10).
+  const features = createFeatures({
+    config,
+    pool,
+    logger,
+    afterStart,
+    notify: () => ({
+      prompts: () => upstream.notifyPromptsChanged(),
+      resources: () => upstream.notifyResourcesChanged(),
+      log: (params) => upstream.sendLog(params),
+    }),
+  });
+  let featuresScheduled = false;
+  pool.on('featuresChanged', () => {
+    if (featuresScheduled || stopping) return;
+    featuresScheduled = true;
+    setImmediate(() => {
+      featuresScheduled = false;
+      if (!stopping) features.rebuild();
+    });
+  });
+
   function layers(entry: ExposedTool | undefined, serverName: string | undefined): InstructionLayers {
     const server = serverName === undefined ? undefined : serverConfigs.get(serverName);
     return {
@@ -197,6 +229,7 @@ export function createProxy(config: Config, options: ProxyOptions): Proxy {
     backend,
     output: { format: config.output.format, media: config.output.media },
     logger,
+    features: features.backend,
     serverInfo: { name: PACKAGE_NAME, version: packageVersion() },
   });
 
@@ -230,6 +263,7 @@ export function createProxy(config: Config, options: ProxyOptions): Proxy {
     pool,
     upstream,
     catalog: () => current,
+    features: () => features.index(),
     snapshot: () => pool.snapshot(),
     servers,
     health,
@@ -237,6 +271,7 @@ export function createProxy(config: Config, options: ProxyOptions): Proxy {
       started ??= pool.start().then(() => {
         firstRoundDone = true;
         rebuild();
+        features.rebuild();
       });
       return started;
     },

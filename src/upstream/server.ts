@@ -11,11 +11,18 @@
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
-import type { CallToolResult, Implementation, Tool } from '@modelcontextprotocol/sdk/types.js';
+import type {
+  CallToolResult,
+  Implementation,
+  LoggingMessageNotification,
+  Tool,
+} from '@modelcontextprotocol/sdk/types.js';
 import type { Logger } from 'pino';
 import type { FailureResult, Result } from '../core/result.js';
 import { failure } from '../core/result.js';
 import { logCallEnd } from '../log/call-log.js';
+import { FEATURE_CAPABILITIES, registerFeatureHandlers } from './features.js';
+import type { FeatureBackend } from './features.js';
 import { renderCallToolResult } from './render.js';
 import type { RenderOptions } from './render.js';
 
@@ -80,6 +87,11 @@ export interface UpstreamDeps<F extends PreparedForward = PreparedForward> {
   readonly output: RenderOptions;
   readonly logger: Logger;
   /**
+   * U5: prompts, resources, templates and completions. Without it the server announces (and
+   * serves) tools only.
+   */
+  readonly features?: FeatureBackend;
+  /**
    * The name and version announced in `initialize`.
    * @default { name: 'mcp-normalizer', version: '0.0.0' }
    */
@@ -92,6 +104,15 @@ export interface UpstreamServer {
   connect(transport: Transport): Promise<Server>;
   /** T10: tells every initialized client that the tool list changed. */
   notifyToolsChanged(): void;
+  /** U5: tells every initialized client that the prompt list changed. */
+  notifyPromptsChanged(): void;
+  /** U5: tells every initialized client that the resource or resource-template list changed. */
+  notifyResourcesChanged(): void;
+  /**
+   * U5: a downstream's log message to every initialized client, each filtered by the level that
+   * client set with `logging/setLevel` (the SDK keeps it per session).
+   */
+  sendLog(params: LoggingMessageNotification['params']): void;
   /** P5: from now on tools/call answers `downstream_unavailable` (shutting down). */
   stopAccepting(): void;
   /** P5: resolves true once no call is in flight, or false after `graceMs`. */
@@ -197,8 +218,14 @@ export function createUpstreamServer<F extends PreparedForward>(deps: UpstreamDe
   }
 
   function newServer(): Server {
-    const server = new Server(serverInfo, { capabilities: { tools: { listChanged: true }, logging: {} } });
+    const capabilities = {
+      tools: { listChanged: true },
+      logging: {},
+      ...(deps.features !== undefined ? FEATURE_CAPABILITIES : {}),
+    };
+    const server = new Server(serverInfo, { capabilities });
     server.oninitialized = () => initialized.add(server);
+    if (deps.features !== undefined) registerFeatureHandlers(server, deps.features, cancellationSignal);
     // T6, T10: the list comes from memory; no downstream is asked.
     server.setRequestHandler(ListToolsRequestSchema, async () => ({
       tools: [...(await backend.listTools())],
@@ -228,6 +255,13 @@ export function createUpstreamServer<F extends PreparedForward>(deps: UpstreamDe
     return server;
   }
 
+  function broadcast(what: string, send: (server: Server) => Promise<void>): void {
+    for (const server of connected) {
+      if (!initialized.has(server)) continue;
+      send(server).catch((error: unknown) => logger.debug({ err: error }, `${what} not delivered`));
+    }
+  }
+
   return {
     async connect(transport) {
       const server = newServer();
@@ -237,12 +271,17 @@ export function createUpstreamServer<F extends PreparedForward>(deps: UpstreamDe
       return server;
     },
     notifyToolsChanged() {
-      for (const server of connected) {
-        if (!initialized.has(server)) continue;
-        server.sendToolListChanged().catch((error: unknown) => {
-          logger.debug({ err: error }, 'tools/list_changed not delivered');
-        });
-      }
+      broadcast('tools/list_changed', (server) => server.sendToolListChanged());
+    },
+    notifyPromptsChanged() {
+      broadcast('prompts/list_changed', (server) => server.sendPromptListChanged());
+    },
+    notifyResourcesChanged() {
+      broadcast('resources/list_changed', (server) => server.sendResourceListChanged());
+    },
+    sendLog(params) {
+      // Each Server has one transport: its session id is the key of that client's setLevel.
+      broadcast('log message', (server) => server.sendLoggingMessage(params, server.transport?.sessionId));
     },
     stopAccepting() {
       accepting = false;

@@ -28,7 +28,8 @@ export type FixtureName =
   | 'dynamic'
   | 'echo'
   | 'many-tools'
-  | 'http';
+  | 'http'
+  | 'prompts-resources';
 
 /**
  * The command that runs fixture `name` over stdio. Throws when dist is missing, naming the fix.

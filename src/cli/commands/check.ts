@@ -49,9 +49,15 @@ export async function run(args: readonly string[], io: CliIO): Promise<number> {
           (server) =>
             `error: server "${server.name}" is ${server.state}${server.error !== undefined ? `: ${server.error}` : ''}`,
         );
-      const problems = [...failures, ...formatProblems(catalog.problems)];
+      // U5/T4: a withheld prompt, resource or template collision is a problem too.
+      const featureProblems = proxy
+        .features()
+        .problems.map((problem) => `${problem.severity}: ${problem.message}`);
+      const problems = [...failures, ...formatProblems(catalog.problems), ...featureProblems];
       const errors =
-        failures.length + catalog.problems.filter((problem) => problem.severity === 'error').length;
+        failures.length +
+        featureProblems.length +
+        catalog.problems.filter((problem) => problem.severity === 'error').length;
       io.out(
         [
           `Config: ${proxy.config.file}`,
