@@ -112,6 +112,14 @@ export async function bigLatencies(target: Target, count: number, deadline: numb
   return latencies;
 }
 
+/** Size of one tools/list result as JSON, in KiB: what every list costs to send and parse. */
+export async function listKiB(target: Target): Promise<number> {
+  const result = await target.client.request({ method: 'tools/list' }, ListToolsResultSchema, {
+    timeout: CALL_TIMEOUT_MS,
+  });
+  return JSON.stringify(result).length / 1024;
+}
+
 /** `count` sequential tools/list requests; each latency in ms. */
 export async function listLatencies(target: Target, count: number, deadline: number): Promise<number[]> {
   const latencies: number[] = [];

@@ -3,7 +3,7 @@
  * resident memory that follows it.
  */
 import type { Figure } from './figures.js';
-import { checkDeadline, echoThroughput, listLatencies } from './measure.js';
+import { checkDeadline, echoThroughput, listKiB, listLatencies } from './measure.js';
 import { alternate, launchAll, profiled, specs, type Plan, type SuiteOutput } from './rounds.js';
 import { median } from './stats.js';
 import { launch, memoryOf, type Target, type TargetSpec, type Wire } from './targets.js';
@@ -29,14 +29,25 @@ export async function listSuite(wire: Wire, plan: Plan, deadline: number): Promi
       median(await listLatencies(target, plan.list.calls, deadline)),
     );
     const one = `1 server × ${single} tools`;
+    const setup = { direct: one, passthrough: one, normalizer: `${servers} servers × ${tools} tools` };
     figures.push({
       id: `${wire}.list.p50`,
       title: `tools/list, median, ${wire}`,
       unit: 'ms',
       better: 'lower',
       rounds,
-      setup: { direct: one, passthrough: one, normalizer: `${servers} servers × ${tools} tools` },
+      setup,
       goal: { against: 'direct', bound: 1 },
+    });
+    const size: Figure['rounds'] = {};
+    for (const target of targets) size[target.spec.kind] = [await listKiB(target)];
+    figures.push({
+      id: `${wire}.list.size`,
+      title: `tools/list result size, ${wire}`,
+      unit: 'KiB',
+      better: 'lower',
+      rounds: size,
+      setup,
     });
   } finally {
     await Promise.all(targets.map((target) => target.close()));
