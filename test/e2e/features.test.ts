@@ -1,0 +1,56 @@
+/**
+ * U5 end to end: `mcp-normalizer serve` over stdio (the built bin) in front of the real
+ * prompts-resources fixture as a child process: prompts, resources, a template read, a
+ * completion, and a downstream log message forwarded with the server's name.
+ */
+import { LoggingMessageNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+import type { LoggingMessageNotification } from '@modelcontextprotocol/sdk/types.js';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import type { StdioSession } from './cli-process.js';
+import { connectStdio, fixtureEntry, writeConfig } from './cli-process.js';
+
+describe('e2e: prompts and resources over stdio', () => {
+  let session: StdioSession;
+  beforeAll(async () => {
+    session = await connectStdio(writeConfig(`servers:\n${fixtureEntry('notes', 'prompts-resources')}\n`));
+  });
+  afterAll(async () => {
+    await session?.client.close();
+  });
+
+  it('U5: lists, gets, reads (text, blob, template), completes and forwards logs through the real fixture', async () => {
+    const { client } = session;
+    const { prompts } = await client.listPrompts();
+    expect(prompts.map((p) => p.name)).toEqual(['notes_greeting', 'notes_summarize']);
+    const prompt = await client.getPrompt({ name: 'notes_summarize', arguments: { topic: 'mcp' } });
+    expect(prompt.messages[0]?.content).toEqual({ type: 'text', text: 'Summarize mcp (brief).' });
+
+    const { resources } = await client.listResources();
+    expect(resources.map((r) => r.uri)).toEqual(['notes+notes://readme', 'notes+notes://logo.png']);
+    const text = await client.readResource({ uri: 'notes+notes://readme' });
+    expect(text.contents[0]).toMatchObject({ uri: 'notes+notes://readme', text: 'Notes fixture: read me.' });
+    const blob = await client.readResource({ uri: 'notes+notes://logo.png' });
+    expect(blob.contents[0]).toMatchObject({ mimeType: 'image/png', blob: expect.stringMatching(/^iVBOR/) });
+    const { resourceTemplates } = await client.listResourceTemplates();
+    expect(resourceTemplates.map((t) => t.uriTemplate)).toEqual(['notes+notes://note/{name}']);
+    const note = await client.readResource({ uri: 'notes+notes://note/alpha' });
+    expect(note.contents[0]).toMatchObject({ uri: 'notes+notes://note/alpha', text: 'The first note.' });
+
+    const topics = await client.complete({
+      ref: { type: 'ref/prompt', name: 'notes_summarize' },
+      argument: { name: 'topic', value: 'm' },
+    });
+    expect(topics.completion.values).toEqual(['mcp', 'markdown', 'metrics']);
+    const names = await client.complete({
+      ref: { type: 'ref/resource', uri: 'notes+notes://note/{name}' },
+      argument: { name: 'name', value: 'b' },
+    });
+    expect(names.completion.values).toEqual(['beta']);
+
+    const logs: LoggingMessageNotification['params'][] = [];
+    client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => void logs.push(n.params));
+    await client.callTool({ name: 'notes_log', arguments: { text: 'hello from below', level: 'notice' } });
+    await vi.waitFor(() => expect(logs).toHaveLength(1));
+    expect(logs[0]).toEqual({ level: 'notice', logger: 'notes/fixture', data: 'hello from below' });
+  });
+});
