@@ -324,6 +324,12 @@ describe('catalog', () => {
       /outputSchema does not compile/,
     ],
     [
+      'execution.taskSupport "required" (it could never succeed through a plain call)',
+      { name: 'bad', inputSchema: { type: 'object' }, execution: { taskSupport: 'required' } },
+      'bad',
+      /can only be called as a task/,
+    ],
+    [
       'annotations of the wrong type',
       { name: 'bad', inputSchema: { type: 'object' }, annotations: { readOnlyHint: 'yes' } },
       'bad',
