@@ -270,3 +270,56 @@ export function spillIfTooLarge(
     file: { name, mimeType: 'application/json', kind: 'json', base64: utf8ToBase64(json) },
   };
 }
+
+/** Base64 shorter than this is left in place: too small to matter, and short strings collide. */
+const MIN_MOVED_BASE64 = 64;
+/** How deep {@link moveEmbeddedBase64} looks; deeper values are left as they are. */
+const MAX_MOVE_DEPTH = 32;
+
+/**
+ * N4/F: some servers repeat a file's bytes inside their structured result (server-filesystem's
+ * `read_media_file` puts the image block in `structuredContent` too). The file already travels
+ * as an artifact, out of the model's prompt; a copy in the value would put the base64 right back
+ * in. Every string in `value` that is exactly the base64 of one of `files` is replaced by
+ * `[base64 moved to file <name>]`. Objects and arrays are copied only along changed paths.
+ * Returns the names of the files whose base64 was found (empty when nothing changed).
+ */
+export function moveEmbeddedBase64(
+  value: unknown,
+  files: readonly FileArtifact[],
+): { value: unknown; moved: string[] } {
+  const byBase64 = new Map<string, string>();
+  for (const file of files) {
+    if (file.base64.length >= MIN_MOVED_BASE64 && !byBase64.has(file.base64)) {
+      byBase64.set(file.base64, file.name);
+    }
+  }
+  const moved = new Set<string>();
+  if (byBase64.size === 0) return { value, moved: [] };
+
+  const walk = (node: unknown, depth: number): unknown => {
+    if (typeof node === 'string') {
+      const name = node.length >= MIN_MOVED_BASE64 ? byBase64.get(node) : undefined;
+      if (name === undefined) return node;
+      moved.add(name);
+      return `[base64 moved to file ${name}]`;
+    }
+    if (typeof node !== 'object' || node === null || depth >= MAX_MOVE_DEPTH) return node;
+    if (Array.isArray(node)) {
+      let copy: unknown[] | undefined;
+      node.forEach((item, i) => {
+        const next = walk(item, depth + 1);
+        if (next !== item) (copy ??= node.slice())[i] = next;
+      });
+      return copy ?? node;
+    }
+    let copy: Record<string, unknown> | undefined;
+    for (const [key, item] of Object.entries(node)) {
+      const next = walk(item, depth + 1);
+      if (next !== item) (copy ??= { ...(node as Record<string, unknown>) })[key] = next;
+    }
+    return copy ?? node;
+  };
+  const out = walk(value, 0);
+  return { value: out, moved: [...moved] };
+}

@@ -23,7 +23,7 @@ import { jsonDiff, textAgrees } from './compare.js';
 import { returnedFiles, scanContent, valueFromTexts, WarningSink, type ContentScan } from './content.js';
 import { splitMcpErrorPrefix } from './classify.js';
 import { detectInband, detectOutputContract, errorFromPayload, type OutputContract } from './inband.js';
-import { ArtifactNamer, DEFAULT_MAX_INLINE_BYTES, spillIfTooLarge } from './artifacts.js';
+import { ArtifactNamer, DEFAULT_MAX_INLINE_BYTES, moveEmbeddedBase64, spillIfTooLarge } from './artifacts.js';
 
 /** What the normalizer needs to know about the call besides its raw result. */
 export interface NormalizeOptions {
@@ -58,6 +58,7 @@ export const NORMALIZE_WARNINGS = {
   mismatch: 'structured_text_mismatch',
   invalidStructured: 'invalid_structured_content',
   malformedContent: 'malformed_content',
+  base64Moved: 'base64_moved_to_file',
 } as const;
 
 const NO_MESSAGE = 'The tool reported an error without a message';
@@ -226,6 +227,18 @@ function finish(
   texts?: { message?: string; instruction?: string },
   json?: string,
 ): Result {
+  if (call.scan.files.length > 0) {
+    // N4/F: a file's bytes repeated in the value would put base64 back into the prompt.
+    const moved = moveEmbeddedBase64(value, call.scan.files);
+    if (moved.moved.length > 0) {
+      value = moved.value;
+      json = undefined;
+      call.sink.add(
+        NORMALIZE_WARNINGS.base64Moved,
+        `the value repeated the base64 of ${moved.moved.join(', ')}; replaced by a reference to the file`,
+      );
+    }
+  }
   const spilled = spillIfTooLarge(value, call.options.maxInlineBytes, call.namer, bound, json);
   if (spilled !== undefined) call.scan.files.push(spilled.file);
   return ok(spilled !== undefined ? spilled.value : value, { ...init(call, source, extra), ...texts });

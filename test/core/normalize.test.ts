@@ -418,6 +418,34 @@ describe('in-band conventions (N8)', () => {
   });
 });
 
+describe('base64 repeated in the value (N4)', () => {
+  const png =
+    'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==';
+
+  it('N4: a file repeated inside structuredContent is replaced by a reference, so base64 stays out of the prompt', () => {
+    const block = { type: 'image', data: png, mimeType: 'image/png' };
+    const structured = { content: [block], note: 'kept' };
+    const result = run({ content: [block], structuredContent: structured });
+    expect(valueOf(result)).toEqual({
+      content: [{ type: 'image', data: '[base64 moved to file image-1.png]', mimeType: 'image/png' }],
+      note: 'kept',
+    });
+    expect(result.meta.warnings).toEqual(['base64_moved_to_file']);
+    expect(result.files.map((f) => f.base64)).toEqual([png]);
+    // The downstream's object is not mutated.
+    expect(structured.content[0]?.data).toBe(png);
+  });
+
+  it('N4: short strings and values without files are left alone', () => {
+    const result = run({
+      content: [{ type: 'image', data: 'aGk=', mimeType: 'image/png' }],
+      structuredContent: { data: 'aGk=' },
+    });
+    expect(valueOf(result)).toEqual({ data: 'aGk=' });
+    expect(result.meta.warnings).toEqual([]);
+  });
+});
+
 describe('size limit (N9)', () => {
   it('N9: a value over max_inline_bytes moves into result.json', () => {
     const value = { text: 'x'.repeat(200) };
