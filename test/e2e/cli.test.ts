@@ -10,12 +10,12 @@ describe('mcp-normalizer CLI', () => {
     const run = await runCli(['check', '--config', DEFAULT_CONFIG]);
     expect(run.code, run.stderr).toBe(0);
     expect(run.stdout).toMatch(/SERVER\s+STATE\s+TOOLS/);
-    for (const server of ['structured', 'text', 'files', 'inband', 'errors', 'annotated', 'slow']) {
+    for (const server of ['structured', 'text', 'files', 'inband', 'errors', 'annotated', 'slow', 'notes']) {
       expect(run.stdout).toMatch(new RegExp(`^${server}\\s+ready\\s+\\d+`, 'm'));
     }
     expect(run.stdout).toMatch(/TOOL\s+SERVER\s+DOWNSTREAM/);
     expect(run.stdout).toMatch(/^annotated_delete_file\s+annotated\s+delete_file\s+destructive,explicit/m);
-    expect(run.stdout).toMatch(/^OK: \d+ tools from 7 servers/m);
+    expect(run.stdout).toMatch(/^OK: \d+ tools from 8 servers/m);
   });
 
   it('T4/U3: check exits 1 on a name collision and names both tools', async () => {

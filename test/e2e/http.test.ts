@@ -51,6 +51,7 @@ describe('e2e over Streamable HTTP on config/default.yaml', () => {
       'errors',
       'annotated',
       'slow',
+      'notes',
     ]);
     for (const server of health.servers) {
       expect(server.state).toBe('ready');
