@@ -95,7 +95,10 @@ beforeAll(async () => {
   configDir = tempDir('inspector');
   config = writeProductConfig(configDir, { ev: everything() });
   [serve, direct] = await Promise.all([serveHttp(config), connectStdio(everything())]);
-  directTools = (await direct.client.listTools()).tools;
+  // T12: task-only tools (execution.taskSupport "required") are withheld by mcp-normalizer.
+  directTools = (await direct.client.listTools()).tools.filter(
+    (tool) => (tool.execution as { taskSupport?: string } | undefined)?.taskSupport !== 'required',
+  );
 }, START_TIMEOUT_MS);
 
 afterAll(async () => {
