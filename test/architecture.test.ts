@@ -62,6 +62,19 @@ describe('architecture boundaries', () => {
     expect(importers).toEqual(['src/upstream/server.ts']);
   });
 
+  it('R2/R3: upstream and downstream never import each other; they meet only in app/ (the composition root)', () => {
+    const offences: string[] = [];
+    for (const { file, abs } of all) {
+      for (const { spec } of imports(abs)) {
+        if (file.startsWith('src/upstream/') && spec.includes('/downstream/'))
+          offences.push(`${file} imports ${spec}`);
+        if (file.startsWith('src/downstream/') && spec.includes('/upstream/'))
+          offences.push(`${file} imports ${spec}`);
+      }
+    }
+    expect(offences).toEqual([]);
+  });
+
   it('L1: nothing in src/ outside the CLI writes to the console', () => {
     const offences = all
       .filter(({ file }) => !file.startsWith('src/cli/'))

@@ -193,7 +193,9 @@ export class Pool {
     const entry = this.#entries.get(server);
     if (!entry) {
       return Promise.resolve(
-        failure('unknown_tool', `No enabled server named "${server}"`, { meta: { server, tool } }),
+        // The catalog only routes to enabled servers, so this is an inconsistency, not a bad name
+        // from the agent: the server is unavailable, as the U5 calls below answer too.
+        failure('downstream_unavailable', `No enabled server named "${server}"`, { meta: { server, tool } }),
       );
     }
     return dispatchCall(this.#context, entry, tool, args, options);

@@ -194,7 +194,7 @@ function attachFileContents(envelope: Envelope, files: readonly FileArtifact[]):
 
 /**
  * The envelope of `result` in `format` (F1–F4), file bodies included: what `structuredContent`
- * carries. For the CLI and tests; the server uses {@link renderCallToolResult}.
+ * carries. For tests and tools that record envelopes; the server uses {@link renderCallToolResult}.
  * @example renderEnvelope(ok({ rows: 3 }), 'results') // { results: { rows: 3 }, meta_data: { source: 'proxy' } }
  */
 export function renderEnvelope(result: Result, format: OutputFormat): Record<string, unknown> {

@@ -263,7 +263,7 @@ describe('Pool', () => {
 
   it('R3: an unknown server answers with a failure instead of rejecting', async () => {
     const { pool } = setup([], {});
-    expect(failed(await pool.callTool('nope', 'x', {})).errorType).toBe('unknown_tool');
+    expect(failed(await pool.callTool('nope', 'x', {})).errorType).toBe('downstream_unavailable');
   });
 
   it('P5: close stops taking calls, lets in-flight calls finish within the grace period, then closes', async () => {

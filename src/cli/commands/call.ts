@@ -16,7 +16,7 @@ Call one exposed tool and print the envelope (the structuredContent) a client wo
 
 Options:
   -a, --args JSON       the arguments, a JSON object (default: {})
-  -c, --config FILE     config file (default: $MCP_NORMALIZER_CONFIG, else ./mcp-normalizer.yaml)
+  -c, --config FILE     config file (default: $MCP_NORMALIZER_CONFIG, else ./mcp-normalizer.{yaml,yml,json})
       --log-level LEVEL also log to stderr at this level (default: silent)
   -h, --help            show this help
 

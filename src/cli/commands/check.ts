@@ -14,7 +14,7 @@ Validate the config, connect to every server, and print the servers, the exposed
 every problem (name collisions, failing servers, malformed tools).
 
 Options:
-  -c, --config FILE     config file (default: $MCP_NORMALIZER_CONFIG, else ./mcp-normalizer.yaml)
+  -c, --config FILE     config file (default: $MCP_NORMALIZER_CONFIG, else ./mcp-normalizer.{yaml,yml,json})
       --log-level LEVEL also log to stderr at this level (default: silent)
   -h, --help            show this help
 

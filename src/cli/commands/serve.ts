@@ -22,7 +22,7 @@ export const HELP = `Usage: mcp-normalizer serve [--config FILE] [--http] [--hos
 Serve every configured downstream server's tools as one MCP server.
 
 Options:
-  -c, --config FILE     config file (default: $MCP_NORMALIZER_CONFIG, else ./mcp-normalizer.yaml)
+  -c, --config FILE     config file (default: $MCP_NORMALIZER_CONFIG, else ./mcp-normalizer.{yaml,yml,json})
       --http            serve Streamable HTTP at /mcp instead of stdio
       --host HOST       HTTP interface to bind (default: http.host, 127.0.0.1)
       --port PORT       HTTP port, 0 for any free one (default: http.port, 3333)

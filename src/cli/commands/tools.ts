@@ -12,7 +12,7 @@ export const HELP = `Usage: mcp-normalizer tools [--config FILE] [--json]
 List the tools the aggregated server exposes.
 
 Options:
-  -c, --config FILE     config file (default: $MCP_NORMALIZER_CONFIG, else ./mcp-normalizer.yaml)
+  -c, --config FILE     config file (default: $MCP_NORMALIZER_CONFIG, else ./mcp-normalizer.{yaml,yml,json})
       --json            print the tools/list definitions as JSON
       --log-level LEVEL also log to stderr at this level (default: silent)
   -h, --help            show this help`;
