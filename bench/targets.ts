@@ -13,6 +13,7 @@ import { performance } from 'node:perf_hooks';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { ListToolsResultSchema } from '@modelcontextprotocol/sdk/types.js';
 
 /** Which program answers the bench client. */
@@ -252,6 +253,19 @@ function startStdio(client: Client, args: string[]): Started {
   };
 }
 
+/**
+ * fetch for the bench client's POSTs without the transport's one long-lived AbortSignal. The SDK
+ * (1.32.2) passes that same signal to every fetch, and each fetch hangs an abort listener on it
+ * that only garbage collection frees: over thousands of calls the client slows down and Node
+ * warns (MaxListenersExceededWarning). The bench never aborts a POST; GET (the SSE stream) and
+ * DELETE keep the signal, so closing still ends the stream.
+ */
+const fetchWithoutSharedSignal: FetchLike = (url, init) => {
+  if (init?.method !== 'POST') return fetch(url, init);
+  const { signal: _shared, ...rest } = init;
+  return fetch(url, rest);
+};
+
 /** We spawn the target, read its URL from its output, and connect over Streamable HTTP. */
 function startHttp(client: Client, args: string[], timeoutMs: number): Started {
   // stdin stays an open pipe: a proxy may treat end-of-stdin as its cue to shut down (P5).
@@ -262,7 +276,10 @@ function startHttp(client: Client, args: string[], timeoutMs: number): Started {
   tail(child.stdout);
   return {
     connect: async (timeout) =>
-      client.connect(new StreamableHTTPClientTransport(new URL(await url)), { timeout }),
+      client.connect(
+        new StreamableHTTPClientTransport(new URL(await url), { fetch: fetchWithoutSharedSignal }),
+        { timeout },
+      ),
     pid: () => child.pid ?? -1,
     stderrTail,
     close: async () => {
