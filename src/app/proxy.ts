@@ -18,7 +18,7 @@ import { prepareCall } from '../core/prepare-call.js';
 import type { PreparedCall } from '../core/prepare-call.js';
 import { Pool } from '../downstream/pool.js';
 import type { PoolOptions, ServerSnapshot } from '../downstream/pool.js';
-import { ENVELOPE_JSON_SCHEMAS } from '../upstream/envelope-schema.js';
+import { ENVELOPE_OUTPUT_SCHEMAS } from '../upstream/envelope-schema.js';
 import type { HealthReport, HttpHandle, HttpOptions } from '../upstream/http.js';
 import { createUpstreamServer } from '../upstream/server.js';
 import type { ToolBackend, UpstreamServer } from '../upstream/server.js';
@@ -100,7 +100,7 @@ export function createProxy(config: Config, options: ProxyOptions): Proxy {
     explicitDestructive: config.explicitDestructive,
     strictArguments: config.strictArguments,
     describeArguments: config.output.describeArguments,
-    outputSchema: ENVELOPE_JSON_SCHEMAS[config.output.format] as Record<string, unknown>,
+    outputSchema: ENVELOPE_OUTPUT_SCHEMAS[config.output.format] as Record<string, unknown>,
   };
   let current = buildCatalog([], catalogOptions);
   let started: Promise<void> | undefined;

@@ -196,11 +196,97 @@ function toOutputSchema(schema: z.ZodType): JsonSchemaObject {
 }
 
 /**
- * The outputSchema of every exposed tool, per format (T6), computed once at module load.
- * Deep-frozen: one object is shared by every tool definition.
+ * The exact envelope schema of each format, success and failure branches and field descriptions
+ * included, computed once at module load (deep-frozen). Exposed tools advertise its compact form,
+ * {@link ENVELOPE_OUTPUT_SCHEMAS}.
  */
 export const ENVELOPE_JSON_SCHEMAS: Readonly<Record<OutputFormat, JsonSchemaObject>> = Object.freeze({
   results: toOutputSchema(ResultsEnvelopeSchema),
   result: toOutputSchema(ResultEnvelopeSchema),
   response: toOutputSchema(ResponseEnvelopeSchema),
+});
+
+type SchemaNode = Record<string, unknown>;
+
+function isNode(value: unknown): value is SchemaNode {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** A copy without `description`s and `propertyNames` (every JSON key is a string anyway). */
+function bare(node: unknown): unknown {
+  if (Array.isArray(node)) return node.map(bare);
+  if (!isNode(node)) return node;
+  const out: SchemaNode = {};
+  for (const [key, value] of Object.entries(node)) {
+    if (key === 'properties' && isNode(value)) {
+      // Property NAMES are kept, `description` among them (a resource link has one).
+      out[key] = Object.fromEntries(Object.entries(value).map(([name, child]) => [name, bare(child)]));
+    } else if (key !== 'description' && key !== 'propertyNames') {
+      out[key] = bare(value);
+    }
+  }
+  return out;
+}
+
+/**
+ * One object schema admitting what either branch admits: properties united (merged when both
+ * have one), `required` intersected, `additionalProperties: false` kept only when both say so;
+ * two different constants of one type become that type; anything else, any value.
+ */
+function mergeBranches(a: SchemaNode, b: SchemaNode): SchemaNode {
+  if (JSON.stringify(a) === JSON.stringify(b)) return a;
+  if (
+    a['type'] === 'object' &&
+    b['type'] === 'object' &&
+    isNode(a['properties']) &&
+    isNode(b['properties'])
+  ) {
+    const left = a['properties'];
+    const right = b['properties'];
+    const properties: SchemaNode = {};
+    for (const key of new Set([...Object.keys(left), ...Object.keys(right)])) {
+      const x = left[key];
+      const y = right[key];
+      properties[key] = isNode(x) && isNode(y) ? mergeBranches(x, y) : (x ?? y);
+    }
+    const theirs = Array.isArray(b['required']) ? (b['required'] as unknown[]) : [];
+    const required = (Array.isArray(a['required']) ? (a['required'] as unknown[]) : []).filter((k) =>
+      theirs.includes(k),
+    );
+    return {
+      type: 'object',
+      properties,
+      ...(required.length > 0 ? { required } : {}),
+      ...(a['additionalProperties'] === false && b['additionalProperties'] === false
+        ? { additionalProperties: false }
+        : {}),
+    };
+  }
+  if (a['type'] !== undefined && a['type'] === b['type'] && 'const' in a && 'const' in b)
+    return { type: a['type'] };
+  return {};
+}
+
+/**
+ * The advertised form of an envelope schema: the success and failure branches merged into one
+ * object schema, without descriptions. It admits every envelope the strict schema admits (the
+ * render and property tests validate against both), at about a third of the size: it is sent
+ * once per exposed tool in every tools/list, so on a 2,000-tool catalog the full schema alone
+ * made the listing several megabytes (measured by `npm run bench`, see docs/performance.md).
+ */
+function compact(schema: JsonSchemaObject): JsonSchemaObject {
+  const node = bare(schema) as SchemaNode;
+  const branches = (node['anyOf'] ?? node['oneOf']) as SchemaNode[] | undefined;
+  const merged = branches && branches.length > 0 ? branches.reduce(mergeBranches) : node;
+  return deepFreeze({ ...merged, type: 'object' });
+}
+
+/**
+ * The outputSchema every exposed tool advertises, per format (T6): {@link ENVELOPE_JSON_SCHEMAS}
+ * compacted (branches merged, no descriptions). Deep-frozen; one object shared by every tool.
+ */
+export const ENVELOPE_OUTPUT_SCHEMAS: Readonly<Record<OutputFormat, JsonSchemaObject>> = Object.freeze({
+  results: compact(ENVELOPE_JSON_SCHEMAS.results),
+  result: compact(ENVELOPE_JSON_SCHEMAS.result),
+  response: compact(ENVELOPE_JSON_SCHEMAS.response),
 });

@@ -4,20 +4,17 @@
  * the format, in every format and media mode (N10, R3, F1–F5).
  */
 import { Ajv2020 } from 'ajv/dist/2020.js';
-import type { ValidateFunction } from 'ajv';
 import { CallToolResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import fc from 'fast-check';
 import { describe, it } from 'vitest';
 import { normalizeCallToolResult } from '../../src/core/normalize.js';
 import type { Result } from '../../src/core/result.js';
-import { ENVELOPE_JSON_SCHEMAS, MEDIA_MODES, OUTPUT_FORMATS } from '../../src/upstream/envelope-schema.js';
-import type { OutputFormat } from '../../src/upstream/envelope-schema.js';
+import { MEDIA_MODES, OUTPUT_FORMATS } from '../../src/upstream/envelope-schema.js';
+import { envelopeValidators } from '../helpers/envelope-validators.js';
 import { renderCallToolResult } from '../../src/upstream/render.js';
 
 const ajv = new Ajv2020({ strict: true, allErrors: false });
-const validators = Object.fromEntries(
-  OUTPUT_FORMATS.map((format) => [format, ajv.compile(ENVELOPE_JSON_SCHEMAS[format])]),
-) as Record<OutputFormat, ValidateFunction>;
+const validators = envelopeValidators(ajv);
 
 const OPTIONS = { maxInlineBytes: 65536, inbandErrors: true } as const;
 

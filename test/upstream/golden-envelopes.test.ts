@@ -5,13 +5,12 @@
  */
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { describe, expect, it } from 'vitest';
-import { ENVELOPE_JSON_SCHEMAS, OUTPUT_FORMATS } from '../../src/upstream/envelope-schema.js';
+import { OUTPUT_FORMATS } from '../../src/upstream/envelope-schema.js';
+import { envelopeValidators } from '../helpers/envelope-validators.js';
 import { readCorpus, renderEnvelopes } from '../helpers/golden.js';
 
 const ajv = new Ajv2020({ strict: false });
-const validators = Object.fromEntries(
-  OUTPUT_FORMATS.map((format) => [format, ajv.compile(ENVELOPE_JSON_SCHEMAS[format])]),
-);
+const validators = envelopeValidators(ajv);
 
 const corpus = readCorpus();
 

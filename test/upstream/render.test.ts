@@ -5,7 +5,6 @@
  */
 import { Ajv } from 'ajv';
 import { Ajv2020 } from 'ajv/dist/2020.js';
-import type { ValidateFunction } from 'ajv';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
@@ -20,6 +19,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { ERROR_TYPES, failure, ok } from '../../src/core/result.js';
 import type { FileArtifact, Result } from '../../src/core/result.js';
 import { ENVELOPE_JSON_SCHEMAS, MEDIA_MODES, OUTPUT_FORMATS } from '../../src/upstream/envelope-schema.js';
+import { envelopeValidators } from '../helpers/envelope-validators.js';
 import type { OutputFormat } from '../../src/upstream/envelope-schema.js';
 import {
   INVALID_MEDIA_BLOCK_WARNING,
@@ -28,9 +28,7 @@ import {
 } from '../../src/upstream/render.js';
 
 const ajv = new Ajv2020({ strict: true, allErrors: true });
-const validators = Object.fromEntries(
-  OUTPUT_FORMATS.map((format) => [format, ajv.compile(ENVELOPE_JSON_SCHEMAS[format])]),
-) as Record<OutputFormat, ValidateFunction>;
+const validators = envelopeValidators(ajv);
 
 function expectValidEnvelope(format: OutputFormat, envelope: unknown): void {
   const validate = validators[format];
