@@ -55,35 +55,92 @@ export async function listSuite(wire: Wire, plan: Plan, deadline: number): Promi
   return { figures, problems };
 }
 
-/** Spawn → first complete tools/list, then RSS after some calls over every downstream (stdio). */
+/** Cold start and RSS of one freshly started target; undefined (and a problem noted) if it failed. */
+async function coldOnce(
+  spec: TargetSpec,
+  plan: Plan,
+  deadline: number,
+  problems: string[],
+): Promise<{ coldMs: number; rssMiB: number } | undefined> {
+  checkDeadline(deadline);
+  let target: Target;
+  try {
+    target = await launch(spec);
+  } catch (error) {
+    problems.push(String(error));
+    return undefined;
+  }
+  try {
+    await echoThroughput(target, plan.cold.calls, 4, deadline, target.echoTools);
+    return { coldMs: target.coldStartMs, rssMiB: memoryOf(target.pid).rssMiB };
+  } finally {
+    await target.close();
+  }
+}
+
+/**
+ * The floor for a proxy with N downstreams on this machine: N bench servers spawned at once by
+ * the bench client itself, until the last has answered tools/list (ms).
+ */
+async function parallelDirect(
+  servers: number,
+  deadline: number,
+  problems: string[],
+): Promise<number | undefined> {
+  checkDeadline(deadline);
+  const spec: TargetSpec = { kind: 'direct', wire: 'stdio', servers: 1, tools: 0 };
+  const started = await Promise.allSettled(Array.from({ length: servers }, () => launch(spec)));
+  const targets = started.flatMap((s) => (s.status === 'fulfilled' ? [s.value] : []));
+  await Promise.all(targets.map((target) => target.close()));
+  const failure = started.find((s) => s.status === 'rejected');
+  if (failure !== undefined) {
+    problems.push(String(failure.reason));
+    return undefined;
+  }
+  return Math.max(...targets.map((target) => target.coldStartMs));
+}
+
+/**
+ * Spawn → first complete tools/list, then RSS after some calls over every downstream (stdio);
+ * per round also the normalizer with one server (its fixed cost) and the parallel-spawn floor.
+ */
 export async function coldSuite(plan: Plan, deadline: number): Promise<SuiteOutput> {
   const problems: string[] = [];
-  const all = specs('stdio', plan.cold.servers, plan);
+  const n = plan.cold.servers;
+  const all = specs('stdio', n, plan);
   const cold: Figure['rounds'] = {};
   const rss: Figure['rounds'] = {};
+  const coldOne: Figure['rounds'] = {};
+  const rssOne: Figure['rounds'] = {};
+  const floor: Figure['rounds'] = {};
   const failed = new Set<string>();
+  const record = (key: string, into: [Figure['rounds'], Figure['rounds']], spec: TargetSpec) =>
+    coldOnce(spec, plan, deadline, problems).then((m) => {
+      if (m === undefined) return void failed.add(key);
+      (into[0][spec.kind] ??= []).push(m.coldMs);
+      (into[1][spec.kind] ??= []).push(m.rssMiB);
+    });
   for (let round = 0; round < plan.cold.rounds; round += 1) {
     for (const spec of all) {
-      if (failed.has(spec.kind)) continue;
-      checkDeadline(deadline);
-      let target: Target;
-      try {
-        target = await launch(spec);
-      } catch (error) {
-        problems.push(String(error));
-        failed.add(spec.kind);
-        continue;
-      }
-      try {
-        (cold[spec.kind] ??= []).push(target.coldStartMs);
-        await echoThroughput(target, plan.cold.calls, 4, deadline, target.echoTools);
-        (rss[spec.kind] ??= []).push(memoryOf(target.pid).rssMiB);
-      } finally {
-        await target.close();
+      if (!failed.has(spec.kind)) await record(spec.kind, [cold, rss], spec);
+      if (spec.kind === 'normalizer' && !failed.has('one')) {
+        await record('one', [coldOne, rssOne], { ...spec, servers: 1 });
       }
     }
+    if (!failed.has('floor')) {
+      const ms = await parallelDirect(n, deadline, problems);
+      if (ms === undefined) failed.add('floor');
+      else (floor.direct ??= []).push(ms);
+    }
   }
-  const setup = { direct: '1 server', passthrough: '1 server', normalizer: `${plan.cold.servers} servers` };
+  // The one-server normalizer figures compare against the same rounds' direct and passthrough.
+  const { normalizer: _coldN, ...coldBaselines } = cold;
+  const { normalizer: _rssN, ...rssBaselines } = rss;
+  const one: Figure['rounds'] = { ...coldBaselines, ...coldOne };
+  const oneRss: Figure['rounds'] = { ...rssBaselines, ...rssOne };
+  const setup = { direct: '1 server', passthrough: '1 server', normalizer: `${n} servers` };
+  const setupOne = { direct: '1 server', passthrough: '1 server', normalizer: '1 server' };
+  const title = `after ${plan.cold.calls} calls, stdio`;
   return {
     problems,
     figures: [
@@ -97,13 +154,37 @@ export async function coldSuite(plan: Plan, deadline: number): Promise<SuiteOutp
         goal: { against: 'direct', bound: 1.3 },
       },
       {
+        id: 'stdio.cold.one',
+        title: 'cold start, one server each, stdio',
+        unit: 'ms',
+        better: 'lower',
+        rounds: one,
+        setup: setupOne,
+      },
+      {
+        id: 'stdio.cold.floor',
+        title: `cold start floor: ${n} bench servers spawned at once by the client, until the last has listed`,
+        unit: 'ms',
+        better: 'lower',
+        rounds: floor,
+        setup: { direct: `${n} servers` },
+      },
+      {
         id: 'stdio.rss',
-        title: `RSS of the target process after ${plan.cold.calls} calls, stdio`,
+        title: `RSS of the target process ${title}`,
         unit: 'MiB',
         better: 'lower',
         rounds: rss,
         setup,
         goal: { against: 'passthrough', bound: 1.2 },
+      },
+      {
+        id: 'stdio.rss.one',
+        title: `RSS, one server each, ${title}`,
+        unit: 'MiB',
+        better: 'lower',
+        rounds: oneRss,
+        setup: setupOne,
       },
     ],
   };
