@@ -91,16 +91,26 @@ export async function runBench(
   const figures: Figure[] = [];
   const problems: string[] = [];
   const started = new Date();
+  // The 1-minute load average around each suite: says which suites ran on a quiet machine.
+  const suiteLoad: Record<string, string> = {};
   for (const name of only) {
+    const before = loadAverage();
     const output = await SUITES[name](plan, deadline);
+    suiteLoad[name] = `${before} → ${loadAverage()}`;
     figures.push(...output.figures);
     problems.push(...output.problems);
   }
   const meta = {
     ...describeRun(size, only, started),
+    suiteLoad,
     normalizerServerSettings: extra.serverSettings ?? 'defaults',
   };
   return { meta, figures, problems };
+}
+
+/** The 1-minute load average. */
+function loadAverage(): string {
+  return readFileSync('/proc/loadavg', 'utf8').split(' ')[0] ?? '?';
 }
 
 function describeRun(size: string, only: readonly string[], started: Date): Record<string, unknown> {
@@ -194,6 +204,8 @@ async function main(): Promise<void> {
     `\n${m['cores']} cores (${m['cpu']}), Node ${m['node']}, SDK ${m['sdk']}, ${m['date']}, ${size} run, ${m['seconds']} s\n`,
   );
   console.log(markdownTable(result.figures));
+  const load = Object.entries(result.meta['suiteLoad'] as Record<string, string>);
+  console.log(`\nload average (1 min) around each suite: ${load.map(([k, v]) => `${k} ${v}`).join(', ')}`);
   console.log(`\nraw results: bench/results/bench-${stamp}.json`);
   if (result.problems.length > 0) {
     console.error(`\n${result.problems.length} problem(s):\n${result.problems.join('\n')}`);
