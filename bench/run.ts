@@ -19,6 +19,7 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import type { Figure } from './figures.js';
+import { cpuSnapshot, foreignCores } from './machine.js';
 import { markdownTable, summarize } from './report.js';
 import { echoSuite } from './echo-suite.js';
 import { ECHO_PARTS, type EchoPart, type Plan, type SuiteOutput } from './rounds.js';
@@ -91,26 +92,21 @@ export async function runBench(
   const figures: Figure[] = [];
   const problems: string[] = [];
   const started = new Date();
-  // The 1-minute load average around each suite: says which suites ran on a quiet machine.
-  const suiteLoad: Record<string, string> = {};
+  // Cores kept busy by other processes during each suite: says which ran on a quiet machine.
+  const foreignLoad: Record<string, number> = {};
   for (const name of only) {
-    const before = loadAverage();
+    const before = cpuSnapshot();
     const output = await SUITES[name](plan, deadline);
-    suiteLoad[name] = `${before} → ${loadAverage()}`;
+    foreignLoad[name] = Number(foreignCores(before, cpuSnapshot()).toFixed(2));
     figures.push(...output.figures);
     problems.push(...output.problems);
   }
   const meta = {
     ...describeRun(size, only, started),
-    suiteLoad,
+    foreignLoad,
     normalizerServerSettings: extra.serverSettings ?? 'defaults',
   };
   return { meta, figures, problems };
-}
-
-/** The 1-minute load average. */
-function loadAverage(): string {
-  return readFileSync('/proc/loadavg', 'utf8').split(' ')[0] ?? '?';
 }
 
 function describeRun(size: string, only: readonly string[], started: Date): Record<string, unknown> {
@@ -204,8 +200,10 @@ async function main(): Promise<void> {
     `\n${m['cores']} cores (${m['cpu']}), Node ${m['node']}, SDK ${m['sdk']}, ${m['date']}, ${size} run, ${m['seconds']} s\n`,
   );
   console.log(markdownTable(result.figures));
-  const load = Object.entries(result.meta['suiteLoad'] as Record<string, string>);
-  console.log(`\nload average (1 min) around each suite: ${load.map(([k, v]) => `${k} ${v}`).join(', ')}`);
+  const load = Object.entries(result.meta['foreignLoad'] as Record<string, number>);
+  console.log(
+    `\ncores busy with other processes, per suite: ${load.map(([k, v]) => `${k} ${v}`).join(', ')}`,
+  );
   console.log(`\nraw results: bench/results/bench-${stamp}.json`);
   if (result.problems.length > 0) {
     console.error(`\n${result.problems.length} problem(s):\n${result.problems.join('\n')}`);

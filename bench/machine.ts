@@ -1,0 +1,40 @@
+/**
+ * How busy the machine was with work that is not ours: the bench and every process it started
+ * (targets, their downstreams) against the whole system, from /proc. Lets a report say which
+ * suites ran on a quiet machine, which the load average cannot (it counts the bench itself).
+ */
+import { readFileSync } from 'node:fs';
+import { performance } from 'node:perf_hooks';
+
+/** CPU ticks so far: the whole system's busy time and ours (self plus reaped children). */
+export interface CpuSnapshot {
+  readonly systemBusy: number;
+  readonly ours: number;
+  readonly at: number;
+}
+
+/** USER_HZ: 100 on every Linux the bench targets (`getconf CLK_TCK`). */
+const CLOCK_TICKS = 100;
+
+/** A snapshot now. Children count once reaped, so take the closing one after the targets exit. */
+export function cpuSnapshot(): CpuSnapshot {
+  const cpu =
+    readFileSync('/proc/stat', 'utf8').split('\n', 1)[0]?.trim().split(/\s+/).slice(1).map(Number) ?? [];
+  // user nice system idle iowait irq softirq steal: busy is all but idle and iowait.
+  const [user = 0, nice = 0, system = 0, , , irq = 0, softirq = 0, steal = 0] = cpu;
+  const stat = readFileSync('/proc/self/stat', 'utf8');
+  const fields = stat
+    .slice(stat.lastIndexOf(')') + 2)
+    .split(' ')
+    .map(Number);
+  // utime, stime, cutime, cstime are fields 14–17 of /proc/<pid>/stat.
+  const ours = (fields[11] ?? 0) + (fields[12] ?? 0) + (fields[13] ?? 0) + (fields[14] ?? 0);
+  return { systemBusy: user + nice + system + irq + softirq + steal, ours, at: performance.now() };
+}
+
+/** Average number of cores that other processes kept busy between two snapshots. */
+export function foreignCores(before: CpuSnapshot, after: CpuSnapshot): number {
+  const seconds = (after.at - before.at) / 1000;
+  const foreignTicks = after.systemBusy - before.systemBusy - (after.ours - before.ours);
+  return seconds > 0 ? Math.max(0, foreignTicks / CLOCK_TICKS / seconds) : 0;
+}
