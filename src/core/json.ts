@@ -2,6 +2,7 @@
  * JSON helpers for the output path: serialization that never throws, UTF-8 byte counting without
  * `Buffer`, and a JSON parse that refuses prose cheaply (N9, N10).
  */
+import { NativeBuffer } from './native.js';
 
 /** What {@link safeStringify} returns when even the cycle-safe replacer fails. */
 export const UNSERIALIZABLE = '"[unserializable]"';
@@ -56,6 +57,12 @@ export function safeStringify(value: unknown): string {
  * @example utf8ByteLength('é') // 2
  */
 export function utf8ByteLength(str: string): number {
+  if (NativeBuffer !== undefined) return NativeBuffer.byteLength(str, 'utf8');
+  return portableUtf8ByteLength(str);
+}
+
+/** {@link utf8ByteLength} without `Buffer`: a scan of the UTF-16 code units. */
+export function portableUtf8ByteLength(str: string): number {
   let bytes = str.length;
   for (let i = 0; i < str.length; i++) {
     const c = str.charCodeAt(i);

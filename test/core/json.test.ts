@@ -7,6 +7,7 @@ import {
   stringJsonBytesBound,
   tryParseJson,
   utf8ByteLength,
+  portableUtf8ByteLength,
   utf8ExceedsLimit,
 } from '../../src/core/json.js';
 
@@ -46,8 +47,9 @@ describe('utf8ByteLength', () => {
     ['lone high surrogate', 'a\ud800b'],
     ['lone low surrogate', 'a\udc00'],
     ['empty', ''],
-  ])('N9: counts like TextEncoder, %s', (_label, text) => {
+  ])('N9: counts like TextEncoder, %s (native and portable)', (_label, text) => {
     expect(utf8ByteLength(text)).toBe(encoder.encode(text).length);
+    expect(portableUtf8ByteLength(text)).toBe(encoder.encode(text).length);
   });
 
   it.each([
