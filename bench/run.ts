@@ -92,6 +92,8 @@ export async function runBench(
   const figures: Figure[] = [];
   const problems: string[] = [];
   const started = new Date();
+  // The commit the targets were built from: HEAD now, before other work moves it during the run.
+  const commit = gitHead();
   // Cores kept busy by other processes during each suite: says which ran on a quiet machine.
   const foreignLoad: Record<string, number> = {};
   for (const name of only) {
@@ -102,14 +104,15 @@ export async function runBench(
     problems.push(...output.problems);
   }
   const meta = {
-    ...describeRun(size, only, started),
+    ...describeRun(size, only, started, commit),
     foreignLoad,
     normalizerServerSettings: extra.serverSettings ?? 'defaults',
   };
   return { meta, figures, problems };
 }
 
-function describeRun(size: string, only: readonly string[], started: Date): Record<string, unknown> {
+/** The short hash of HEAD, plus `+dirty` when tracked files differ from it. */
+function gitHead(): string {
   const git = (args: string[]): string => {
     try {
       return execFileSync('git', args, { cwd: ROOT, encoding: 'utf8' }).trim();
@@ -117,6 +120,16 @@ function describeRun(size: string, only: readonly string[], started: Date): Reco
       return 'unknown';
     }
   };
+  const dirty = git(['status', '--porcelain', '--untracked-files=no']) === '' ? '' : '+dirty';
+  return `${git(['rev-parse', '--short', 'HEAD'])}${dirty}`;
+}
+
+function describeRun(
+  size: string,
+  only: readonly string[],
+  started: Date,
+  commit: string,
+): Record<string, unknown> {
   const sdk = JSON.parse(
     readFileSync(join(ROOT, 'node_modules/@modelcontextprotocol/sdk/package.json'), 'utf8'),
   ) as {
@@ -132,7 +145,7 @@ function describeRun(size: string, only: readonly string[], started: Date): Reco
     cores: cpus().length,
     cpu: cpus()[0]?.model ?? 'unknown',
     loadAverageAtEnd: readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' '),
-    commit: git(['rev-parse', '--short', 'HEAD']),
+    commit,
     command: `node ${process.argv.slice(1).join(' ')}`,
     baselineHttpResponses: process.env['BENCH_JSON_RESPONSE'] === '1' ? 'json' : 'sse',
   };
