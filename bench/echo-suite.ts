@@ -7,7 +7,8 @@ import type { Figure } from './figures.js';
 import { bigLatencies, echo, echoLatencies, echoThroughput } from './measure.js';
 import { ECHO_PARTS, alternate, launchAll, specs, type Plan, type SuiteOutput } from './rounds.js';
 import { median, percentile } from './stats.js';
-import { cpuTimeOf, memoryOf, type Target, type Wire } from './targets.js';
+import { cpuTimeOf, memoryOf } from './machine.js';
+import type { Target, Wire } from './targets.js';
 
 /** Sequential echo latency p50/p99 and the target's CPU per call. */
 async function latencyFigures(

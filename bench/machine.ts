@@ -1,7 +1,7 @@
 /**
- * How busy the machine was with work that is not ours: the bench and every process it started
- * (targets, their downstreams) against the whole system, from /proc. Lets a report say which
- * suites ran on a quiet machine, which the load average cannot (it counts the bench itself).
+ * What /proc says: how busy the machine was with work that is not ours (the bench and every
+ * process it started against the whole system, which the load average cannot tell apart), and
+ * one target process's memory and CPU time.
  */
 import { readFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
@@ -37,4 +37,21 @@ export function foreignCores(before: CpuSnapshot, after: CpuSnapshot): number {
   const seconds = (after.at - before.at) / 1000;
   const foreignTicks = after.systemBusy - before.systemBusy - (after.ours - before.ours);
   return seconds > 0 ? Math.max(0, foreignTicks / CLOCK_TICKS / seconds) : 0;
+}
+
+/** Resident and peak resident memory of one process (children excluded), in MiB. */
+export function memoryOf(pid: number): { rssMiB: number; hwmMiB: number } {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kb = (key: string): number =>
+    Number(new RegExp(`^${key}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? NaN);
+  return { rssMiB: kb('VmRSS') / 1024, hwmMiB: kb('VmHWM') / 1024 };
+}
+
+/** CPU time (user + system) the process has used so far, in ms. */
+export function cpuTimeOf(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  // Fields after the parenthesised command name; utime and stime are fields 14 and 15.
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  const ticks = Number(fields[11]) + Number(fields[12]);
+  return (ticks * 1000) / CLOCK_TICKS;
 }

@@ -6,7 +6,8 @@ import type { Figure } from './figures.js';
 import { checkDeadline, echoThroughput, listKiB, listLatencies } from './measure.js';
 import { alternate, launchAll, profiled, specs, type Plan, type SuiteOutput } from './rounds.js';
 import { median } from './stats.js';
-import { launch, memoryOf, type Target, type TargetSpec, type Wire } from './targets.js';
+import { memoryOf } from './machine.js';
+import { launch, type Target, type TargetSpec, type Wire } from './targets.js';
 
 /** tools/list: the aggregated catalog vs one big server, direct and through the passthrough. */
 export async function listSuite(wire: Wire, plan: Plan, deadline: number): Promise<SuiteOutput> {

@@ -5,7 +5,7 @@
  * spawns the target) or Streamable HTTP (we spawn it and read its URL from its stderr).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import type { Stream } from 'node:stream';
 import { dirname, join } from 'node:path';
@@ -288,23 +288,3 @@ function startHttp(client: Client, args: string[], timeoutMs: number): Started {
     },
   };
 }
-
-/** Resident and peak resident memory of one process (children excluded), in MiB. */
-export function memoryOf(pid: number): { rssMiB: number; hwmMiB: number } {
-  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-  const kb = (key: string): number =>
-    Number(new RegExp(`^${key}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? NaN);
-  return { rssMiB: kb('VmRSS') / 1024, hwmMiB: kb('VmHWM') / 1024 };
-}
-
-/** CPU time (user + system) the process has used so far, in ms. */
-export function cpuTimeOf(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  // Fields after the parenthesised command name; utime and stime are fields 14 and 15.
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  const ticks = Number(fields[11]) + Number(fields[12]);
-  return (ticks * 1000) / CLOCK_TICKS;
-}
-
-/** USER_HZ: 100 on every Linux the bench targets (`getconf CLK_TCK`). */
-const CLOCK_TICKS = 100;
