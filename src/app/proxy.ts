@@ -150,7 +150,10 @@ export function createProxy(config: Config, options: ProxyOptions): Proxy {
   }
 
   function scheduleRebuild(): void {
-    if (rebuildScheduled || stopping) return;
+    // During the first connection round every read waits for it, and start() rebuilds once when
+    // it is over: rebuilding per server that became ready meanwhile (20 times for 20 servers,
+    // each over every tool) only delayed the first complete list (docs/performance.md).
+    if (rebuildScheduled || stopping || (started !== undefined && !firstRoundDone)) return;
     rebuildScheduled = true;
     setImmediate(() => {
       rebuildScheduled = false;
@@ -180,7 +183,7 @@ export function createProxy(config: Config, options: ProxyOptions): Proxy {
   });
   let featuresScheduled = false;
   pool.on('featuresChanged', () => {
-    if (featuresScheduled || stopping) return;
+    if (featuresScheduled || stopping || (started !== undefined && !firstRoundDone)) return;
     featuresScheduled = true;
     setImmediate(() => {
       featuresScheduled = false;

@@ -27,8 +27,16 @@ export interface CallEnd {
 
 /** True when the logger (or a parent) already binds `server`: a second copy would duplicate the key. */
 function bindsServer(logger: Logger): boolean {
-  return Object.prototype.hasOwnProperty.call(logger.bindings(), 'server');
+  // pino's bindings() re-parses the child's bindings on every call: decide once per logger.
+  let binds = BINDS_SERVER.get(logger);
+  if (binds === undefined) {
+    binds = Object.prototype.hasOwnProperty.call(logger.bindings(), 'server');
+    BINDS_SERVER.set(logger, binds);
+  }
+  return binds;
 }
+
+const BINDS_SERVER = new WeakMap<Logger, boolean>();
 
 /**
  * L1: trace line when a call starts, with its arguments.

@@ -245,7 +245,9 @@ export function createUpstreamServer<F extends PreparedForward>(deps: UpstreamDe
       const pending = answer(
         request.params.name,
         request.params.arguments,
-        { signal: cancellationSignal(extra.signal), requestId: extra.requestId, progressToken },
+        // The SDK's per-request signal goes down as it is (one AbortController per call, the
+        // SDK's own): whatever a cancelled call rejects with is classified `cancelled` (R3).
+        { signal: extra.signal, requestId: extra.requestId, progressToken },
         sendProgress,
       );
       calls.add(pending);
