@@ -17,8 +17,8 @@ import type { LoggingMessageNotification } from '@modelcontextprotocol/sdk/types
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';
 import { createProxy } from '../../src/app/proxy.js';
-import type { Config, ServerConfig } from '../../src/config/types.js';
-import { serverConfig } from '../helpers/fixtures.js';
+import type { ServerConfig } from '../../src/config/types.js';
+import { serverConfig, runtimeConfig } from '../helpers/fixtures.js';
 import { captureLogger, MemoryTransports } from '../helpers/memory-servers.js';
 
 const stops: (() => Promise<void>)[] = [];
@@ -26,23 +26,7 @@ afterEach(async () => {
   for (const stop of stops.splice(0)) await stop();
 });
 
-function config(servers: ServerConfig[]): Config {
-  return {
-    separator: '_',
-    nameMaxLength: 64,
-    logLevel: 'info',
-    output: { format: 'results', media: 'artifacts', maxInlineBytes: 65536, describeArguments: false },
-    explicitDestructive: true,
-    strictArguments: false,
-    expose: 'all',
-    instructions: {},
-    http: { host: '127.0.0.1', port: 0, allowedHosts: ['127.0.0.1'] },
-    servers,
-    redactKeys: [],
-    secrets: [],
-    file: 'test.yaml',
-  };
-}
+const config = runtimeConfig;
 
 function memory(name: string, overrides: Partial<ServerConfig> = {}): ServerConfig {
   return serverConfig(name, { type: 'stdio', command: 'unused', args: [], env: {} }, overrides);

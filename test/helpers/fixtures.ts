@@ -5,7 +5,7 @@
 import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { ServerConfig, TransportConfig } from '../../src/config/types.js';
+import type { Config, ServerConfig, TransportConfig } from '../../src/config/types.js';
 
 /** The repository root. */
 export const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -81,4 +81,24 @@ export function fixtureConfig(
 ): ServerConfig {
   const { command, args } = fixtureServer(fixture);
   return serverConfig(name, { type: 'stdio', command, args, env: {} }, overrides);
+}
+
+/** A whole runtime Config around `servers`, with the contract's defaults (C6). */
+export function runtimeConfig(servers: ServerConfig[], overrides: Partial<Config> = {}): Config {
+  return {
+    separator: '_',
+    nameMaxLength: 64,
+    logLevel: 'info',
+    output: { format: 'results', media: 'artifacts', maxInlineBytes: 65536, describeArguments: false },
+    explicitDestructive: true,
+    strictArguments: false,
+    expose: 'all',
+    instructions: {},
+    http: { host: '127.0.0.1', port: 0, allowedHosts: ['127.0.0.1'] },
+    servers,
+    redactKeys: [],
+    secrets: [],
+    file: 'test.yaml',
+    ...overrides,
+  };
 }
