@@ -326,6 +326,9 @@ export class Connection {
       // server ready (its tools work) with its last known good lists (see FeatureListing).
       const features = await this.#features.list(own, this.#capabilities(own));
       if (stale()) return;
+      // P4: a close during the attempt was ignored by #onClientClosed, and the feature listing
+      // swallows its own failures: a client that closed meanwhile must not become `ready`.
+      if (own.transport === undefined) throw new Error('Connection closed while listing');
       this.#becomeReady(tools, features);
     } catch (error) {
       if (stale()) return;

@@ -3,8 +3,13 @@
  * withholding (P3, P4, P7, P8, T10, T12).
  */
 import { getEventListeners } from 'node:events';
+import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { ErrorCode } from '@modelcontextprotocol/sdk/types.js';
+import {
+  ErrorCode,
+  ListPromptsRequestSchema,
+  ListToolsRequestSchema,
+} from '@modelcontextprotocol/sdk/types.js';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';
 import type { ServerConfig } from '../../src/config/types.js';
@@ -329,6 +334,34 @@ describe('Connection', () => {
       await connection.call('echo', { text: String(i) }, { signal: caller.signal });
       expect(getEventListeners(caller.signal, 'abort')).toHaveLength(1);
     }
+    await connection.close();
+  });
+
+  it('P4: a downstream that exits while its prompts are being listed is down and restarted, not ready', async () => {
+    let crashNext = true;
+    const live: { transports?: MemoryTransports } = {};
+    const { connection, transports } = setup(() => {
+      const server = new Server({ name: 'mem', version: '1' }, { capabilities: { tools: {}, prompts: {} } });
+      server.setRequestHandler(ListToolsRequestSchema, () => ({
+        tools: [{ name: 'a', inputSchema: OBJECT }],
+      }));
+      server.setRequestHandler(ListPromptsRequestSchema, async () => {
+        if (!crashNext) return { prompts: [] };
+        crashNext = false;
+        // The process dies before it answers: its pipe closes under the pending request.
+        await live.transports?.drop('s');
+        return new Promise<never>(() => {});
+      });
+      return server;
+    });
+    live.transports = transports;
+    await connection.start();
+    expect(connection.state).toBe('down');
+    await expect(connection.call('a', {})).rejects.toMatchObject({ code: ErrorCode.ConnectionClosed });
+    await vi.advanceTimersByTimeAsync(250);
+    await settle();
+    expect(connection.state).toBe('ready');
+    expect(transports.attempts('s')).toBe(2);
     await connection.close();
   });
 
