@@ -102,6 +102,12 @@ const MAX_RELIST_ROUNDS = 5;
 /** Upper bound on closing one client; the SDK's stdio close itself is bounded by ~4 s. */
 const CLOSE_BOUND_MS = 5000;
 
+/** StdioClientTransport exposes its child's pid once started (null before, and for HTTP). */
+function childPid(transport: Transport): number | undefined {
+  const pid = (transport as { pid?: number | null }).pid;
+  return typeof pid === 'number' ? pid : undefined;
+}
+
 /** One downstream MCP server behind an SDK {@link Client}, restarted with backoff when it fails. */
 export class Connection {
   readonly name: string;
@@ -315,10 +321,13 @@ export class Connection {
       own.setNotificationHandler(LoggingMessageNotificationSchema, (notification) => {
         if (own === this.#client) this.events.emit('log', notification.params);
       });
-      await own.connect(transport, { timeout: this.#server.timeoutMs });
-      // StdioClientTransport exposes its child's pid once started (null before, and for HTTP).
-      const pid = (transport as { pid?: number | null }).pid;
-      this.#pid = typeof pid === 'number' ? pid : undefined;
+      const connecting = own.connect(transport, { timeout: this.#server.timeoutMs });
+      // P5: the SDK spawns the child synchronously inside connect(), so its pid is known before
+      // `initialize` is answered: a forced exit while it starts (`npx -y` still downloading)
+      // must kill it too. Read again once connected, in case a transport spawns later.
+      this.#pid = childPid(transport);
+      await connecting;
+      this.#pid = childPid(transport) ?? this.#pid;
       if (stale()) return;
       const tools = await this.#listStable(own);
       if (stale()) return;

@@ -110,6 +110,36 @@ describe('Pool with real child processes', () => {
     }
   });
 
+  it('P5: killAll SIGKILLs a child that is still starting (no answer to initialize yet), so none is orphaned', async () => {
+    const marker = 'mcpn-never-initializes';
+    // Never reads stdin, never answers: like `npx -y <server>` still downloading.
+    const script = `/* ${marker} */ setInterval(() => {}, 1000);`;
+    const { pool } = startPool([
+      serverConfig('mute', { type: 'stdio', command: process.execPath, args: ['-e', script], env: {} }),
+    ]);
+    void pool.start();
+    const child = async (): Promise<number | undefined> => {
+      const deadline = Date.now() + 5000;
+      while (Date.now() < deadline) {
+        const line = execFileSync('ps', ['-o', 'pid=,args=', '--ppid', String(process.pid)], {
+          encoding: 'utf8',
+        })
+          .split('\n')
+          .find((l) => l.includes(marker));
+        if (line !== undefined) return Number.parseInt(line.trim(), 10);
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      return undefined;
+    };
+    const pid = await child();
+    expect(pid).toEqual(expect.any(Number));
+    expect(pool.snapshot()[0]?.state).toBe('connecting');
+    pool.killAll();
+    const deadline = Date.now() + 2000;
+    while (isAlive(pid!) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    expect(isAlive(pid!)).toBe(false);
+  });
+
   it('P6/P5: a flooding child never writes to our stdout; SIGTERM closes the pool, leaves no child, exits 0', async () => {
     const spec: HostSpec = {
       servers: [fixtureConfig('noisy', 'noisy'), fixtureConfig('slow', 'slow')],
