@@ -100,6 +100,9 @@ export async function listenHttp(
     };
     await upstream.connect(transport);
     await transport.handleRequest(req, res, body);
+    // A refused initialize (406, 415, ...) opened no session that a client could ever close:
+    // without this its Server and transport would stay connected for the process's lifetime.
+    if (transport.sessionId === undefined) await transport.close();
   }
 
   async function handleMcp(req: IncomingMessage, res: ServerResponse): Promise<void> {

@@ -236,6 +236,40 @@ describe('U1/U2: Streamable HTTP endpoint', () => {
     ).toBe(404);
   });
 
+  it('U1: an initialize the transport refuses (406, wrong Accept) leaves no upstream server behind', async () => {
+    const upstream = createUpstreamServer({
+      backend: fakeBackend(),
+      output: { format: 'results', media: 'artifacts' },
+      logger,
+    });
+    const servers: Awaited<ReturnType<UpstreamServer['connect']>>[] = [];
+    const counting: UpstreamServer = {
+      ...upstream,
+      connect: async (transport) => {
+        const server = await upstream.connect(transport);
+        servers.push(server);
+        return server;
+      },
+    };
+    const http = await listenHttp(
+      counting,
+      {
+        host: '127.0.0.1',
+        port: 0,
+        allowedHosts: ['127.0.0.1'],
+        health: () => ({ status: 200, body: HEALTH }),
+      },
+      logger,
+    );
+    cleanups.push(() => http.close());
+    const port = Number(new URL(http.url).port);
+    const headers = { 'content-type': 'application/json', accept: 'text/html', host: `127.0.0.1:${port}` };
+    for (let i = 0; i < 3; i++) expect((await raw(port, '/mcp', headers, 'POST', INIT)).status).toBe(406);
+    expect(http.sessionCount()).toBe(0);
+    expect(servers).toHaveLength(3);
+    for (const server of servers) expect(server.transport).toBeUndefined();
+  });
+
   it('U1: each client gets its own session, and closing a client (DELETE) frees it', async () => {
     const { http } = await start();
     const first = await connect(http.url);
