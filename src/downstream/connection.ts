@@ -425,6 +425,9 @@ export class Connection {
     // Closes during an attempt reject the attempt's own request; stale clients are ignored.
     if (client !== this.#client || this.#state !== 'ready') return;
     this.#client = undefined;
+    // The child is gone: its pid may be reused by an unrelated process before the next attempt,
+    // and killNow must never signal that one.
+    this.#pid = undefined;
     this.#dropInflight('connection closed');
     this.#goDown(new Error('Connection closed'));
   }

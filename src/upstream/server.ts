@@ -269,7 +269,13 @@ export function createUpstreamServer<F extends PreparedForward>(deps: UpstreamDe
       const server = newServer();
       connected.add(server);
       server.onclose = () => connected.delete(server);
-      await server.connect(transport);
+      try {
+        await server.connect(transport);
+      } catch (error) {
+        // A transport that cannot start never fires onclose: forget the server here.
+        connected.delete(server);
+        throw error;
+      }
       return server;
     },
     notifyToolsChanged() {

@@ -5,7 +5,7 @@
  */
 import { execFileSync, spawn } from 'node:child_process';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { ConnectionState } from '../../src/downstream/connection.js';
 import { isFailure } from '../../src/core/result.js';
 import { Pool } from '../../src/downstream/pool.js';
@@ -51,6 +51,21 @@ function isAlive(pid: number): boolean {
 }
 
 describe('Pool with real child processes', () => {
+  it('P5: after a child crashed, killAll never signals its old pid (the system may have given it to another process)', async () => {
+    const { pool } = startPool([['crash', 'crash']]);
+    await pool.start();
+    const down = nextState(pool, 'crash', 'down', 5_000);
+    await pool.callTool('crash', 'crash', {});
+    await down;
+    const kill = vi.spyOn(process, 'kill');
+    try {
+      pool.killAll();
+      expect(kill).not.toHaveBeenCalled();
+    } finally {
+      kill.mockRestore();
+    }
+  });
+
   it('P4: a crash mid-call fails every call in flight within 1 s; the server comes back and serves again', async () => {
     const { pool } = startPool([['crash', 'crash']]);
     await pool.start();
