@@ -153,7 +153,7 @@ export function createProxy(config: Config, options: ProxyOptions): Proxy {
     // During the first connection round every read waits for it, and start() rebuilds once when
     // it is over: rebuilding per server that became ready meanwhile (20 times for 20 servers,
     // each over every tool) only delayed the first complete list (docs/performance.md).
-    if (rebuildScheduled || stopping || (started !== undefined && !firstRoundDone)) return;
+    if (rebuildScheduled || stopping || inFirstRound()) return;
     rebuildScheduled = true;
     setImmediate(() => {
       rebuildScheduled = false;
@@ -163,9 +163,14 @@ export function createProxy(config: Config, options: ProxyOptions): Proxy {
 
   pool.on('toolsChanged', scheduleRebuild);
 
+  /** True between start() and the end of the first connection round. */
+  function inFirstRound(): boolean {
+    return started !== undefined && !firstRoundDone;
+  }
+
   /** Runs `read` now, or once the first connection round is done (bounded by startupWaitMs). */
   function afterStart<T>(read: () => T): T | Promise<T> {
-    if (firstRoundDone || started === undefined) return read();
+    if (!inFirstRound() || started === undefined) return read();
     return waitAtMost(started, startupWaitMs).then(read);
   }
 
@@ -183,7 +188,7 @@ export function createProxy(config: Config, options: ProxyOptions): Proxy {
   });
   let featuresScheduled = false;
   pool.on('featuresChanged', () => {
-    if (featuresScheduled || stopping || (started !== undefined && !firstRoundDone)) return;
+    if (featuresScheduled || stopping || inFirstRound()) return;
     featuresScheduled = true;
     setImmediate(() => {
       featuresScheduled = false;
@@ -209,12 +214,10 @@ export function createProxy(config: Config, options: ProxyOptions): Proxy {
 
   const backend: ToolBackend<PreparedCall> = {
     listTools() {
-      if (firstRoundDone || started === undefined) return current.definitions;
-      return waitAtMost(started, startupWaitMs).then(() => current.definitions);
+      return afterStart(() => current.definitions);
     },
     prepareCall(name, args) {
-      if (firstRoundDone || started === undefined) return prepare(name, args);
-      return waitAtMost(started, startupWaitMs).then(() => prepare(name, args));
+      return afterStart(() => prepare(name, args));
     },
     callTool(call, callOptions) {
       const { success, failure } = call.entry.instructions;
