@@ -5,7 +5,6 @@
  * start and one end log line per call (L1).
  */
 import type { Progress } from '@modelcontextprotocol/sdk/types.js';
-import type PQueue from 'p-queue';
 import type { Logger } from 'pino';
 import type { InstructionMap, ServerConfig } from '../config/types.js';
 import { classifyError } from '../core/classify.js';
@@ -14,6 +13,7 @@ import { normalizeCallToolResult } from '../core/normalize.js';
 import { failure, ok, withMeta, type Result } from '../core/result.js';
 import { logCallEnd, logCallStart } from '../log/call-log.js';
 import type { Connection } from './connection.js';
+import type { CallSlots } from './slots.js';
 import type { Timers } from './timers.js';
 
 /** Per-call options of `Pool.callTool`. */
@@ -34,8 +34,8 @@ export interface CallOptions {
 export interface DispatchTarget {
   readonly server: ServerConfig;
   readonly connection: Connection;
-  /** The server's queue: `concurrency` calls at a time (P2). */
-  readonly queue: PQueue;
+  /** The server's slots: `concurrency` calls at a time, the rest waiting in its p-queue (P2). */
+  readonly slots: CallSlots;
   /** The server's child logger. */
   readonly logger: Logger;
 }
@@ -73,20 +73,20 @@ function withRetryAfter(result: Result, target: DispatchTarget): Result {
 
 /**
  * The answer a request gets without reaching the queue, if any: shutting down (P5), not ready
- * (P4: fail fast, with when to try again), or the queue full (P2: p-queue has no size limit of its
- * own; checked before adding, answered at once).
+ * (P4: fail fast, with when to try again), or no free slot and `max_queue` calls already waiting
+ * (P2: p-queue has no size limit of its own; checked before adding, answered at once).
  */
 function admit(context: DispatchContext, target: DispatchTarget, tool: string): Result | undefined {
-  const { server, connection, queue } = target;
+  const { server, connection, slots } = target;
   if (context.closing()) return unavailable(target, tool, 'is shutting down');
   if (connection.state !== 'ready') return unavailable(target, tool, `is ${connection.state}`);
-  if (queue.size >= server.maxQueue) {
+  if (!slots.hasFreeSlot && slots.waiting >= server.maxQueue) {
     return failure(
       'overloaded',
-      `Server "${server.name}" has ${queue.size} calls waiting (max_queue ${server.maxQueue})`,
+      `Server "${server.name}" has ${slots.waiting} calls waiting (max_queue ${server.maxQueue})`,
       {
         meta: { server: server.name, tool },
-        errorData: { queued: queue.size, in_flight: queue.pending, max_queue: server.maxQueue },
+        errorData: { queued: slots.waiting, in_flight: slots.inFlight, max_queue: server.maxQueue },
       },
     );
   }
@@ -104,23 +104,19 @@ async function run(
   options: CallOptions,
   startedAt: number,
 ): Promise<Result> {
-  const { server, connection, queue } = target;
+  const { server, connection, slots } = target;
   const refused = admit(context, target, tool);
   if (refused) return refused;
   try {
-    const outcome = await queue.add(
-      async (): Promise<Outcome> => {
-        // The server may have gone down while this call waited in the queue.
-        if (connection.state !== 'ready')
-          return { early: unavailable(target, tool, `is ${connection.state}`) };
-        const raw = await connection.call(tool, args, {
-          signal: options.signal,
-          onProgress: options.onProgress,
-        });
-        return { raw };
-      },
-      options.signal ? { signal: options.signal } : {},
-    );
+    const outcome = await slots.run(async (): Promise<Outcome> => {
+      // The server may have gone down while this call waited in the queue.
+      if (connection.state !== 'ready') return { early: unavailable(target, tool, `is ${connection.state}`) };
+      const raw = await connection.call(tool, args, {
+        signal: options.signal,
+        onProgress: options.onProgress,
+      });
+      return { raw };
+    }, options.signal);
     if ('early' in outcome) return outcome.early;
     return normalizeCallToolResult(outcome.raw, {
       server: server.name,
@@ -198,18 +194,15 @@ export async function dispatchRequest(
   signal?: AbortSignal,
 ): Promise<Result> {
   const startedAt = context.timers.now();
-  const { server, connection, queue } = target;
+  const { server, connection, slots } = target;
   try {
     const refused = admit(context, target, subject);
     if (refused) return refused;
-    const outcome = await queue.add(
-      async (): Promise<Outcome> => {
-        if (connection.state !== 'ready')
-          return { early: unavailable(target, subject, `is ${connection.state}`) };
-        return { raw: await connection.request(method, params, { signal }) };
-      },
-      signal ? { signal } : {},
-    );
+    const outcome = await slots.run(async (): Promise<Outcome> => {
+      if (connection.state !== 'ready')
+        return { early: unavailable(target, subject, `is ${connection.state}`) };
+      return { raw: await connection.request(method, params, { signal }) };
+    }, signal);
     if ('early' in outcome) return outcome.early;
     target.logger.debug(
       { method, subject, elapsedMs: context.timers.now() - startedAt },

@@ -9,7 +9,6 @@ import type {
   LoggingMessageNotification,
   Tool,
 } from '@modelcontextprotocol/sdk/types.js';
-import PQueue from 'p-queue';
 import type { Logger } from 'pino';
 import type { InstructionMap, ServerConfig } from '../config/types.js';
 import { failure, type Result } from '../core/result.js';
@@ -25,6 +24,7 @@ import {
 } from './dispatch.js';
 import type { FeatureCapability, FeatureLists } from './feature-list.js';
 import { Emitter } from './emitter.js';
+import { CallSlots } from './slots.js';
 import { systemTimers, type TimerHandle, type Timers } from './timers.js';
 import type { TransportFactory } from './transport.js';
 
@@ -143,7 +143,7 @@ export class Pool {
         server,
         connection,
         logger,
-        queue: new PQueue({ concurrency: server.concurrency }),
+        slots: new CallSlots(server.concurrency),
       });
     }
   }
@@ -166,7 +166,7 @@ export class Pool {
 
   /** Every enabled server in config order. */
   snapshot(): readonly ServerSnapshot[] {
-    return [...this.#entries.values()].map(({ server, connection, queue }) => {
+    return [...this.#entries.values()].map(({ server, connection, slots }) => {
       const retryAfterMs = connection.state === 'down' ? connection.retryAfterMs() : undefined;
       return {
         name: server.name,
@@ -177,8 +177,8 @@ export class Pool {
         ...(connection.lastError !== undefined ? { lastError: connection.lastError } : {}),
         restarts: connection.restarts,
         ...(retryAfterMs !== undefined ? { retryAfterMs } : {}),
-        inFlight: queue.pending,
-        queued: queue.size,
+        inFlight: slots.inFlight,
+        queued: slots.waiting,
       };
     });
   }
@@ -267,7 +267,7 @@ export class Pool {
     if (graceMs > 0) {
       let timer: TimerHandle | undefined;
       const grace = new Promise<void>((resolve) => (timer = this.#timers.setTimeout(resolve, graceMs)));
-      await Promise.race([Promise.all(entries.map((entry) => entry.queue.onIdle())), grace]);
+      await Promise.race([Promise.all(entries.map((entry) => entry.slots.onIdle())), grace]);
       this.#timers.clearTimeout(timer);
     }
     // Calls still queued are not cleared (a cleared p-queue task never settles, R3): once their

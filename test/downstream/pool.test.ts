@@ -193,6 +193,19 @@ describe('Pool', () => {
     await pool.close({ graceMs: 0 });
   });
 
+  it('P2: max_queue 0 runs calls while slots are free and refuses only those that would wait', async () => {
+    const probe = { started: 0, cancelled: 0 };
+    const { pool } = setup([config('s', { concurrency: 2, maxQueue: 0 })], { s: () => memServer(probe) });
+    await pool.start();
+    const accepted = [pool.callTool('s', 'hang', {}), pool.callTool('s', 'hang', {})];
+    const refused = await pool.callTool('s', 'hang', {});
+    expect(failed(refused).errorData).toMatchObject({ queued: 0, in_flight: 2, max_queue: 0 });
+    await settle();
+    expect(probe.started).toBe(2);
+    void accepted;
+    await pool.close({ graceMs: 0 });
+  });
+
   it('P4: a call to a down server fails fast with downstream_unavailable and retry_after_ms', async () => {
     const { pool } = setup([config('s')], {
       s: () => {
