@@ -224,25 +224,26 @@ export class Connection {
     // adds, so `options.signal` must be per call (the upstream's per-request signal is). A
     // forwarding controller per call here cost ~8 µs of CPU per call (docs/performance.md).
     let fail!: (error: Error) => void;
-    // P4: our own rejection on close, so no call can hang even if the SDK's does not come.
-    const dropped = new Promise<never>((_, reject) => (fail = reject));
-    this.#inflight.add(fail);
     try {
-      return await Promise.race([
-        client.request(
-          // Any method: the SDK's typing lists only the spec's requests, which these all are.
-          { method, params } as ClientRequest,
-          LenientCallToolResultSchema,
-          {
-            timeout: this.#server.timeoutMs,
-            // P3: progress restarts the clock; a handler is always registered so that it can.
-            resetTimeoutOnProgress: true,
-            onprogress: (progress) => options.onProgress?.(progress),
-            ...(options.signal !== undefined ? { signal: options.signal } : {}),
-          },
-        ),
-        dropped,
-      ]);
+      return await new Promise<unknown>((resolve, reject) => {
+        // P4: our own rejection on close, so no call can hang even if the SDK's does not come.
+        fail = reject;
+        this.#inflight.add(fail);
+        client
+          .request(
+            // Any method: the SDK's typing lists only the spec's requests, which these all are.
+            { method, params } as ClientRequest,
+            LenientCallToolResultSchema,
+            {
+              timeout: this.#server.timeoutMs,
+              // P3: progress restarts the clock; a handler is always registered so that it can.
+              resetTimeoutOnProgress: true,
+              onprogress: (progress) => options.onProgress?.(progress),
+              ...(options.signal !== undefined ? { signal: options.signal } : {}),
+            },
+          )
+          .then(resolve, reject);
+      });
     } catch (error) {
       // P4 for remote servers: HTTP has no "process exited"; a request that cannot reach the
       // server is how we learn it is gone. Take it down so it is reconnected with backoff.

@@ -71,6 +71,8 @@ export function logCallStart(logger: Logger, call: CallStart): void {
 export function logCallEnd(logger: Logger, result: Result, call: CallEnd): void {
   try {
     const { meta } = result;
+    // The common case, a success without warnings at info level, builds nothing.
+    if (result.success && meta.warnings.length === 0 && !logger.isLevelEnabled('debug')) return;
     const server = meta.server !== undefined && !bindsServer(logger) ? { server: meta.server } : {};
     const base = { exposedName: call.exposedName, ...server, tool: meta.tool, requestId: call.requestId };
     for (const code of new Set(meta.warnings)) {

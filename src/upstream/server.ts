@@ -190,7 +190,9 @@ export function createUpstreamServer<F extends PreparedForward>(deps: UpstreamDe
         instruction: 'Tell the user the tool proxy is shutting down; retry later.',
       });
     }
-    const prepared = await backend.prepareCall(name, args);
+    // Synchronous once the first connection round is over: no extra await on the hot path.
+    const preparing = backend.prepareCall(name, args);
+    const prepared = preparing instanceof Promise ? await preparing : preparing;
     if (isRefused(prepared)) {
       // T7, T8, T9: refused before any downstream sees it; logged like every failed call (L1).
       logCallEnd(logger, prepared, { exposedName: name, requestId: extra.requestId });
