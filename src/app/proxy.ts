@@ -13,6 +13,7 @@ import { buildCatalog, diffCatalogs } from '../core/catalog.js';
 import type { Catalog, CatalogProblem, CatalogServerInput, ExposedTool } from '../core/catalog.js';
 import { applyInstruction } from '../core/instructions.js';
 import type { InstructionLayers } from '../core/instructions.js';
+import type { SchemaDialect } from '../core/schema-compiler.js';
 import type { FailureResult } from '../core/result.js';
 import { prepareCall } from '../core/prepare-call.js';
 import type { PreparedCall } from '../core/prepare-call.js';
@@ -163,6 +164,22 @@ export function createProxy(config: Config, options: ProxyOptions): Proxy {
 
   pool.on('toolsChanged', scheduleRebuild);
 
+  /**
+   * T12's first schema check compiles Ajv's meta-schemas (~100 ms for 2020-12, ~25 ms for
+   * draft-07 here): do it while the downstreams spawn, one dialect per turn of the event loop,
+   * instead of on the path to the first tools/list (docs/performance.md, cold start).
+   */
+  function warmSchemaCompiler(): void {
+    const dialects: SchemaDialect[] = ['2020-12', 'draft-07'];
+    const next = (): void => {
+      const dialect = dialects.shift();
+      if (dialect === undefined || stopping) return;
+      current.compiler.warm(dialect);
+      setImmediate(next);
+    };
+    setImmediate(next);
+  }
+
   /** True between start() and the end of the first connection round. */
   function inFirstRound(): boolean {
     return started !== undefined && !firstRoundDone;
@@ -274,6 +291,7 @@ export function createProxy(config: Config, options: ProxyOptions): Proxy {
     servers,
     health,
     start() {
+      if (started === undefined) warmSchemaCompiler();
       started ??= pool.start().then(() => {
         firstRoundDone = true;
         rebuild();

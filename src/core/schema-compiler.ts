@@ -39,6 +39,13 @@ export interface SchemaCompiler {
   validator(schema: Record<string, unknown>): ValidateFunction | string;
   /** How many schemas this compiler has compiled itself (not reused from the previous one). */
   readonly compiledCount: number;
+  /**
+   * Builds `dialect`'s Ajv instance and compiles its meta-schema now rather than in the first
+   * {@link check} (~100 ms for 2020-12 on a 2-core machine). For start-up: done while the
+   * downstreams spawn, it is off the path to the first tools/list. Later compilers built with
+   * this one as `previous` share the instances. Never throws.
+   */
+  warm(dialect: SchemaDialect): void;
 }
 
 // ajv-formats is CommonJS with `module.exports = plugin`: under NodeNext the default import is
@@ -239,9 +246,17 @@ export function createSchemaCompiler(previous?: SchemaCompiler): SchemaCompiler 
     compiledCount++;
     return entry.compiled;
   };
+  const warm = (dialect: SchemaDialect): void => {
+    try {
+      ajvFor(dialect).validateSchema({});
+    } catch {
+      // Only a head start: the first check builds it again and reports any problem.
+    }
+  };
   return {
     check: (schema) => entryFor(schema).verdict,
     validator,
+    warm,
     get compiledCount() {
       return compiledCount;
     },

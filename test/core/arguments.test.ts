@@ -131,6 +131,23 @@ describe('arguments', () => {
     expect(typeof compiler.validator(full)).toBe('function');
   });
 
+  it('T12: a warmed compiler (and the next one built on it) gives the same verdicts, valid or not', () => {
+    const warmed = createSchemaCompiler();
+    warmed.warm('2020-12');
+    warmed.warm('draft-07');
+    const next = createSchemaCompiler(warmed);
+    const draft7 = { $schema: 'http://json-schema.org/draft-07/schema#', type: 'object', required: 'a' };
+    for (const compiler of [warmed, next]) {
+      expect(compiler.check({ type: 'object', required: 'a' })).toMatchObject({ ok: false });
+      expect(compiler.check(draft7)).toMatchObject({ ok: false, dialect: 'draft-07' });
+      expect(compiler.check({ type: 'object', properties: { a: { type: 'string' } } })).toMatchObject({
+        ok: true,
+      });
+      // warm() registers nothing: the empty schema it checked is not a cached entry.
+      expect(compiler.compiledCount).toBe(0);
+    }
+  });
+
   it('T12: a recursive schema ($ref: "#") validates nested values', () => {
     const schema = { type: 'object', properties: { name: { type: 'string' }, child: { $ref: '#' } } };
     expect(validate(schema, { name: 'a', child: { name: 'b', child: { name: 'c' } } })).toBeUndefined();
