@@ -5,9 +5,7 @@
  */
 import { createInterface } from 'node:readline';
 import type { Readable } from 'node:stream';
-import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
 import { StdioClientTransport, getDefaultEnvironment } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { Logger } from 'pino';
 import type { ServerConfig } from '../config/types.js';
@@ -48,7 +46,7 @@ function logStderr(stream: Readable, logger: Logger): void {
  * SDK's safe default set plus the configured `env`), Streamable HTTP, or legacy SSE (headers go
  * with every request through `requestInit`).
  */
-export function createTransport(server: ServerConfig, logger: Logger): Transport {
+export async function createTransport(server: ServerConfig, logger: Logger): Promise<Transport> {
   const config = server.transport;
   switch (config.type) {
     case 'stdio': {
@@ -66,14 +64,21 @@ export function createTransport(server: ServerConfig, logger: Logger): Transport
       if (stderr) logStderr(stderr as Readable, logger);
       return transport;
     }
-    case 'streamable-http':
+    // The HTTP client transports (and the SSE one's eventsource dependency) are loaded only when
+    // a config uses them: a stdio-only gateway starts without them (docs/performance.md).
+    case 'streamable-http': {
+      const { StreamableHTTPClientTransport } =
+        await import('@modelcontextprotocol/sdk/client/streamableHttp.js');
       return new StreamableHTTPClientTransport(new URL(config.url), {
         requestInit: { headers: { ...config.headers } },
       });
-    case 'sse':
+    }
+    case 'sse': {
+      const { SSEClientTransport } = await import('@modelcontextprotocol/sdk/client/sse.js');
       return new SSEClientTransport(new URL(config.url), {
         requestInit: { headers: { ...config.headers } },
       });
+    }
   }
 }
 
