@@ -313,6 +313,7 @@ export function createProxy(config: Config, options: ProxyOptions): Proxy {
           host: config.http.host,
           port: config.http.port,
           allowedHosts: config.http.allowedHosts,
+          sessionIdleMs: config.http.sessionIdleMs,
           ...(config.http.token !== undefined ? { token: config.http.token } : {}),
           ...overrides,
           health,

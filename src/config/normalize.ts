@@ -151,6 +151,7 @@ export function normalizeConfig(
       // `token: ${MCP_NORMALIZER_TOKEN:-}` interpolates to "": no token required.
       ...(token !== undefined && token !== '' ? { token } : {}),
       allowedHosts: written.http.allowed_hosts,
+      sessionIdleMs: written.http.session_idle_ms,
     },
     servers: entries.map((entry) => serverConfig(entry, written)),
     redactKeys: written.redact_keys,

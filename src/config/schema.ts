@@ -266,6 +266,14 @@ export const HttpSchema = z
       .array(z.string().min(1))
       .default([...DEFAULT_ALLOWED_HOSTS])
       .describe('Host names accepted in Host/Origin headers, compared without the port (U2).'),
+    session_idle_ms: z
+      .number()
+      .int()
+      .min(0)
+      .default(1_800_000)
+      .describe(
+        'Our addition: an MCP session with no request open (no call, no GET stream) for this long is closed, as if the client had sent DELETE; its id then gets 404 and the client initializes again. 0: never.',
+      ),
   })
   .prefault({})
   .describe('Used by `serve --http`.');

@@ -104,6 +104,8 @@ export interface HttpConfig {
   readonly token?: string;
   /** Host names accepted in `Host`/`Origin` (compared without the port). */
   readonly allowedHosts: readonly string[];
+  /** A session with no request open for this long is closed; 0 = never. @default 1800000 */
+  readonly sessionIdleMs: number;
 }
 
 /** Output settings (F, N9, T6). */

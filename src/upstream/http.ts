@@ -53,6 +53,14 @@ export interface HttpOptions {
    * @default 4194304 (4 MiB)
    */
   readonly maxBodyBytes?: number;
+  /**
+   * A session with no request open (no call, no GET stream) for this long is closed, like a
+   * client's DELETE: a client that vanishes without one would otherwise keep its `Server` and
+   * transport for the process's lifetime. Its id then gets 404, which tells a client that is
+   * still there to initialize again (spec). `0`: never.
+   * @default 1800000 (30 minutes)
+   */
+  readonly sessionIdleMs?: number;
   /** Builds the `/healthz` answer on each request. */
   readonly health: () => HealthReport;
 }
@@ -70,6 +78,16 @@ export interface HttpHandle {
 }
 
 const DEFAULT_MAX_BODY_BYTES = 4 * 1024 * 1024;
+export const DEFAULT_SESSION_IDLE_MS = 30 * 60 * 1000;
+/** The idle sweep runs at most this often, and at least twice per idle period. */
+const MAX_SWEEP_INTERVAL_MS = 60_000;
+
+/** One MCP session: its transport, its requests open now, and when the last one ended. */
+interface Session {
+  readonly transport: StreamableHTTPServerTransport;
+  open: number;
+  lastActive: number;
+}
 
 /**
  * Serves `upstream` over Streamable HTTP and resolves once listening.
@@ -86,13 +104,43 @@ export async function listenHttp(
     allowedHosts: wildcard ? options.allowedHosts : [...options.allowedHosts, options.host],
     ...(options.token !== undefined ? { token: options.token } : {}),
   });
-  const sessions = new Map<string, StreamableHTTPServerTransport>();
+  const sessionIdleMs = options.sessionIdleMs ?? DEFAULT_SESSION_IDLE_MS;
+  const sessions = new Map<string, Session>();
+
+  /** Counts `res` as open on `session` until it ends or its socket closes. */
+  function track(session: Session, res: ServerResponse): void {
+    session.open++;
+    res.once('close', () => {
+      session.open--;
+      session.lastActive = Date.now();
+    });
+  }
+
+  function sweepIdle(): void {
+    const cutoff = Date.now() - sessionIdleMs;
+    for (const [id, session] of sessions) {
+      if (session.open > 0 || session.lastActive > cutoff) continue;
+      sessions.delete(id);
+      logger.info({ session: id, idleMs: Date.now() - session.lastActive }, 'closing idle HTTP session');
+      session.transport.close().catch((error: unknown) => {
+        logger.debug({ err: error, session: id }, 'idle session did not close cleanly');
+      });
+    }
+  }
+  const sweeper =
+    sessionIdleMs > 0
+      ? setInterval(sweepIdle, Math.max(1, Math.min(MAX_SWEEP_INTERVAL_MS, Math.ceil(sessionIdleMs / 2))))
+      : undefined;
+  // The sweep never keeps the process alive on its own.
+  sweeper?.unref();
 
   async function openSession(req: IncomingMessage, res: ServerResponse, body: unknown): Promise<void> {
     const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
       sessionIdGenerator: randomUUID,
       onsessioninitialized: (id) => {
-        sessions.set(id, transport);
+        const session: Session = { transport, open: 0, lastActive: Date.now() };
+        sessions.set(id, session);
+        track(session, res);
       },
     });
     transport.onclose = () => {
@@ -108,7 +156,9 @@ export async function listenHttp(
   async function handleMcp(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const sessionHeader = req.headers['mcp-session-id'];
     const sessionId = Array.isArray(sessionHeader) ? sessionHeader[0] : sessionHeader;
-    const transport = sessionId === undefined ? undefined : sessions.get(sessionId);
+    const session = sessionId === undefined ? undefined : sessions.get(sessionId);
+    const transport = session?.transport;
+    if (session !== undefined) track(session, res);
     if (req.method === 'POST') {
       const body = await readJsonBody(req, maxBodyBytes);
       if (body.kind === 'too_large') {
@@ -189,7 +239,8 @@ export async function listenHttp(
     close() {
       closing ??= (async () => {
         const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-        await Promise.allSettled([...sessions.values()].map((transport) => transport.close()));
+        if (sweeper !== undefined) clearInterval(sweeper);
+        await Promise.allSettled([...sessions.values()].map(({ transport }) => transport.close()));
         sessions.clear();
         // Open SSE streams and keep-alive sockets would hold close() forever.
         server.closeAllConnections();

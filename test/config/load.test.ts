@@ -51,7 +51,12 @@ describe('loadConfig on the valid fixtures', () => {
     });
     expect(remote?.expose).toBe('read_only');
     expect(remote?.tools.overrides['delete_record']?.requireExplicit).toBe(true);
-    expect(config.http).toEqual({ host: '127.0.0.1', port: 3333, allowedHosts: ['localhost', '127.0.0.1'] });
+    expect(config.http).toEqual({
+      host: '127.0.0.1',
+      port: 3333,
+      allowedHosts: ['localhost', '127.0.0.1'],
+      sessionIdleMs: 1_800_000,
+    });
     expect(config.instructions.timeout).toMatch(/retry at most once/);
     expect(config.secrets).toEqual(expect.arrayContaining(['remote-secret-token', '/home/test']));
   });
@@ -75,7 +80,12 @@ describe('loadConfig on the valid fixtures', () => {
       strictArguments: false,
       expose: 'all',
       instructions: {},
-      http: { host: '127.0.0.1', port: 3333, allowedHosts: ['localhost', '127.0.0.1', '[::1]'] },
+      http: {
+        host: '127.0.0.1',
+        port: 3333,
+        allowedHosts: ['localhost', '127.0.0.1', '[::1]'],
+        sessionIdleMs: 1_800_000,
+      },
       redactKeys: ['password', 'token', 'secret', 'api_key', 'apikey', 'authorization', 'access_token'],
       secrets: [],
     });

@@ -94,7 +94,7 @@ export function runtimeConfig(servers: ServerConfig[], overrides: Partial<Config
     strictArguments: false,
     expose: 'all',
     instructions: {},
-    http: { host: '127.0.0.1', port: 0, allowedHosts: ['127.0.0.1'] },
+    http: { host: '127.0.0.1', port: 0, allowedHosts: ['127.0.0.1'], sessionIdleMs: 1_800_000 },
     servers,
     redactKeys: [],
     secrets: [],

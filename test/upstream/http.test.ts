@@ -11,7 +11,7 @@ import {
   ToolListChangedNotificationSchema,
 } from '@modelcontextprotocol/sdk/types.js';
 import { pino } from 'pino';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { ok } from '../../src/core/result.js';
 import { createRequestGuard, hostName } from '../../src/upstream/http-guard.js';
 import { listenHttp } from '../../src/upstream/http.js';
@@ -277,6 +277,78 @@ describe('U1/U2: Streamable HTTP endpoint', () => {
     expect(http.sessionCount()).toBe(2);
     await (first.transport as StreamableHTTPClientTransport).terminateSession();
     await expect.poll(() => http.sessionCount()).toBe(1);
+  });
+
+  describe('idle sessions', () => {
+    // Only the sweep's clock is fake: sockets, the SDK and setTimeout stay real.
+    afterEach(() => vi.useRealTimers());
+    const fakeSweepClock = () => vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval', 'Date'] });
+
+    async function initialize(port: number): Promise<string> {
+      const response = await raw(port, '/mcp', { ...POST_HEADERS, host: '127.0.0.1' }, 'POST', INIT);
+      expect(response.status).toBe(200);
+      return String(response.headers['mcp-session-id']);
+    }
+
+    it('U1: a session with no request open for session_idle_ms is closed; its id then gets 404', async () => {
+      fakeSweepClock();
+      const { http, port } = await start({ sessionIdleMs: 60_000 });
+      const id = await initialize(port);
+      expect(http.sessionCount()).toBe(1);
+      vi.advanceTimersByTime(30_000);
+      expect(http.sessionCount()).toBe(1);
+      vi.advanceTimersByTime(60_000);
+      expect(http.sessionCount()).toBe(0);
+      const late = await raw(
+        port,
+        '/mcp',
+        { ...POST_HEADERS, host: '127.0.0.1', 'mcp-session-id': id },
+        'POST',
+        INIT,
+      );
+      expect(late.status).toBe(404);
+      // A client still there initializes again.
+      await initialize(port);
+      expect(http.sessionCount()).toBe(1);
+    });
+
+    it('U1: a session with a GET stream open is never idle, and is once the stream ends', async () => {
+      fakeSweepClock();
+      const { http, port } = await start({ sessionIdleMs: 60_000 });
+      const id = await initialize(port);
+      const stream = httpRequest({
+        host: '127.0.0.1',
+        port,
+        path: '/mcp',
+        method: 'GET',
+        headers: { host: '127.0.0.1', accept: 'text/event-stream', 'mcp-session-id': id },
+      });
+      const opened = new Promise<number>((resolve, reject) => {
+        stream.on('response', (res) => resolve(res.statusCode ?? 0));
+        stream.on('error', reject);
+      });
+      stream.end();
+      expect(await opened).toBe(200);
+      vi.advanceTimersByTime(10 * 60_000);
+      expect(http.sessionCount()).toBe(1);
+      const closed = new Promise((resolve) => stream.once('close', resolve));
+      stream.destroy();
+      await closed;
+      await expect
+        .poll(() => {
+          vi.advanceTimersByTime(90_000);
+          return http.sessionCount();
+        })
+        .toBe(0);
+    });
+
+    it('U1: session_idle_ms 0 never closes a session', async () => {
+      fakeSweepClock();
+      const { http, port } = await start({ sessionIdleMs: 0 });
+      await initialize(port);
+      vi.advanceTimersByTime(24 * 3_600_000);
+      expect(http.sessionCount()).toBe(1);
+    });
   });
 
   it('P3: progress reaches an HTTP client that sent a progress token (responses stream as SSE)', async () => {
