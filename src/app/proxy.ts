@@ -292,8 +292,11 @@ export function createProxy(config: Config, options: ProxyOptions): Proxy {
     health,
     start() {
       if (started === undefined) warmSchemaCompiler();
-      started ??= pool.start().then(() => {
+      // `finally`: even if the pool's start ever rejected (it is written never to), the first
+      // round must end, or every later tools/list_changed would be ignored (scheduleRebuild).
+      started ??= pool.start().finally(() => {
         firstRoundDone = true;
+        if (stopping) return;
         rebuild();
         features.rebuild();
       });
