@@ -5,6 +5,8 @@
  * nothing here looks at a timing (ratios are reported by `npm run bench`, never asserted).
  * Needs the compiled build (`npm test` builds first).
  */
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { KINDS } from '../../bench/figures.js';
 import { runBench } from '../../bench/run.js';
@@ -18,5 +20,16 @@ describe('bench harness', () => {
     for (const figure of figures) {
       expect(Object.keys(figure.rounds).sort(), figure.id).toEqual([...KINDS].sort());
     }
+  });
+
+  it('U1: the in-process bench runs both targets to completion and prints their figures', async () => {
+    const { stdout } = await promisify(execFile)(
+      process.execPath,
+      ['dist/bench/inproc.js', '--rounds', '1', '--calls', '20', '--warmup', '20'],
+      { timeout: 30_000 },
+    );
+    expect(stdout).toMatch(/^passthrough: [\d.]+ µs\/call$/m);
+    expect(stdout).toMatch(/^mcp-normalizer: [\d.]+ µs\/call$/m);
+    expect(stdout).toMatch(/mcp-normalizer ÷ passthrough .*: [\d.]+×/);
   });
 });
