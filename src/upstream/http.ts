@@ -78,7 +78,7 @@ export interface HttpHandle {
 }
 
 const DEFAULT_MAX_BODY_BYTES = 4 * 1024 * 1024;
-export const DEFAULT_SESSION_IDLE_MS = 30 * 60 * 1000;
+const DEFAULT_SESSION_IDLE_MS = 30 * 60 * 1000;
 /** The idle sweep runs at most this often, and at least twice per idle period. */
 const MAX_SWEEP_INTERVAL_MS = 60_000;
 
