@@ -13,21 +13,18 @@
  * Usage: `npm run bench:inproc` or `node dist/bench/inproc.js [--rounds 10] [--calls 2000]`;
  * add `--cpu-prof` to node for a profile of both targets in one file.
  */
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
-import { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import {
-  CallToolRequestSchema,
-  CallToolResultSchema,
-  ListToolsRequestSchema,
-} from '@modelcontextprotocol/sdk/types.js';
+import { CallToolResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import { createProxy } from '../src/app/proxy.js';
 import { loadConfig } from '../src/config/load.js';
 import { createLogger } from '../src/log/logger.js';
+import { makePassthroughServer } from './passthrough-server.js';
+import { makeEchoServer } from './servers/echo-server.js';
 import { median } from './stats.js';
 
 const { values } = parseArgs({
@@ -45,24 +42,6 @@ const WARMUP = Number(values.warmup);
 /** No round may take longer than this: the run stops with an error instead (bounded loops). */
 const ROUND_BUDGET_MS = 60_000;
 
-/** The bench server's `echo`, in memory. */
-function echoServer(): Server {
-  const server = new Server({ name: 'bench-echo', version: '1.0.0' }, { capabilities: { tools: {} } });
-  server.setRequestHandler(ListToolsRequestSchema, () => ({
-    tools: [
-      {
-        name: 'echo',
-        description: 'Echo the message back.',
-        inputSchema: { type: 'object', properties: { message: { type: 'string' } }, required: ['message'] },
-      },
-    ],
-  }));
-  server.setRequestHandler(CallToolRequestSchema, (request) => ({
-    content: [{ type: 'text', text: String(request.params.arguments?.['message'] ?? '') }],
-  }));
-  return server;
-}
-
 async function linkedClient(connect: (transport: InMemoryTransport) => Promise<unknown>): Promise<Client> {
   const [near, far] = InMemoryTransport.createLinkedPair();
   await connect(far);
@@ -71,13 +50,10 @@ async function linkedClient(connect: (transport: InMemoryTransport) => Promise<u
   return client;
 }
 
-/** bench/passthrough.ts, in memory: a bare Server forwarding to a Client. */
+/** bench/passthrough.ts, in memory: its `Server` forwarding to a `Client`. */
 async function passthrough(): Promise<Client> {
-  const downstream = await linkedClient((transport) => echoServer().connect(transport));
-  const server = new Server({ name: 'bench-passthrough', version: '1.0.0' }, { capabilities: { tools: {} } });
-  server.setRequestHandler(CallToolRequestSchema, (request, extra) =>
-    downstream.request(request, CallToolResultSchema, { signal: extra.signal }),
-  );
+  const downstream = await linkedClient((transport) => makeEchoServer().connect(transport));
+  const server = makePassthroughServer(downstream, Promise.resolve());
   return linkedClient((transport) => server.connect(transport));
 }
 
@@ -86,7 +62,7 @@ async function normalizer(): Promise<Client> {
   const dir = mkdtempSync(join(tmpdir(), 'mcp-normalizer-inproc-'));
   const file = join(dir, 'config.yaml');
   writeFileSync(file, 'servers:\n  s00:\n    command: node\n    args: [echo.js]\n');
-  const loaded = await loadConfig(file);
+  const loaded = await loadConfig(file).finally(() => rmSync(dir, { recursive: true, force: true }));
   if (loaded.config === undefined) throw new Error(`bench config: ${JSON.stringify(loaded.errors)}`);
   const proxy = createProxy(loaded.config, {
     logger: createLogger({ level: loaded.config.logLevel }),
@@ -94,7 +70,7 @@ async function normalizer(): Promise<Client> {
       transports: {
         create: () => {
           const [near, far] = InMemoryTransport.createLinkedPair();
-          void echoServer().connect(far);
+          void makeEchoServer().connect(far);
           return near;
         },
       },

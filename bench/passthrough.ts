@@ -9,15 +9,9 @@
  */
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
-import {
-  CallToolRequestSchema,
-  CallToolResultSchema,
-  ListToolsRequestSchema,
-  ListToolsResultSchema,
-} from '@modelcontextprotocol/sdk/types.js';
 import { serveHttp } from './http-host.js';
+import { makePassthroughServer } from './passthrough-server.js';
 
 const separator = process.argv.indexOf('--');
 const [command, ...args] = separator === -1 ? [] : process.argv.slice(separator + 1);
@@ -28,18 +22,7 @@ const http = process.argv.slice(2, separator).includes('--http');
 const client = new Client({ name: 'bench-passthrough', version: '1.0.0' });
 const ready = client.connect(new StdioClientTransport({ command, args, stderr: 'inherit' }));
 
-function makeServer(): Server {
-  const server = new Server({ name: 'bench-passthrough', version: '1.0.0' }, { capabilities: { tools: {} } });
-  server.setRequestHandler(ListToolsRequestSchema, async (request, extra) => {
-    await ready;
-    return client.request(request, ListToolsResultSchema, { signal: extra.signal });
-  });
-  server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
-    await ready;
-    return client.request(request, CallToolResultSchema, { signal: extra.signal });
-  });
-  return server;
-}
+const makeServer = () => makePassthroughServer(client, ready);
 
 async function shutdown(): Promise<void> {
   await client.close();

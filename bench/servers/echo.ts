@@ -1,27 +1,14 @@
 /**
- * The bench downstream: one MCP server, the same for every target, built on the SDK's low-level
- * `Server` so that its own cost is as small as the SDK allows (the physical limit the issue
- * measures against).
+ * The bench downstream, the same for every target: the server of `echo-server.ts` over stdio, or
+ * over Streamable HTTP with `--http`.
  *
- * Tools:
- * - `echo {message}` → one text block with the message;
- * - `big {}` → one text block holding a ~1 MiB JSON document (built once, on first use);
- * - `--tools N` more tools `tool_000 … ` with realistic descriptions and schemas, for tools/list.
- *
- * Flags: `--tools N` (default 0), `--http` (Streamable HTTP on 127.0.0.1, a free port, printed to
- * stderr as `listening http://127.0.0.1:<port>/mcp`); stdio otherwise.
+ * Flags: `--tools N` (default 0) more catalog tools; `--http` (Streamable HTTP on 127.0.0.1, a free
+ * port, printed to stderr as `listening http://127.0.0.1:<port>/mcp`); stdio otherwise.
  */
 import { parseArgs } from 'node:util';
-import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
-import {
-  CallToolRequestSchema,
-  ListToolsRequestSchema,
-  type CallToolResult,
-  type Tool,
-} from '@modelcontextprotocol/sdk/types.js';
 import { serveHttp } from '../http-host.js';
-import { BIG_RESULT_BYTES } from './echo-constants.js';
+import { makeEchoServer } from './echo-server.js';
 
 const { values } = parseArgs({
   options: { tools: { type: 'string', default: '0' }, http: { type: 'boolean', default: false } },
@@ -31,84 +18,12 @@ if (!Number.isInteger(extraTools) || extraTools < 0) {
   throw new Error(`Expected \`--tools\` to be a non-negative integer, got \`${values.tools}\``);
 }
 
-const tools: Tool[] = [
-  {
-    name: 'echo',
-    description: 'Return the message unchanged.',
-    inputSchema: {
-      type: 'object',
-      properties: { message: { type: 'string', description: 'Text to send back.' } },
-      required: ['message'],
-    },
-    annotations: { readOnlyHint: true },
-  },
-  {
-    name: 'big',
-    description: 'Return a JSON document of about 1 MiB as one text block.',
-    inputSchema: { type: 'object', properties: {} },
-    annotations: { readOnlyHint: true },
-  },
-  ...Array.from({ length: extraTools }, (_, i) => catalogTool(i)),
-];
-
-/** A tool shaped like a real one (a paragraph of description, three typed arguments). */
-function catalogTool(i: number): Tool {
-  const id = String(i).padStart(3, '0');
-  return {
-    name: `tool_${id}`,
-    description:
-      `Look up record ${id} in the bench catalog and return it with its history. ` +
-      'Use the filter to narrow the fields and the limit to bound the number of history entries.',
-    inputSchema: {
-      type: 'object',
-      properties: {
-        id: { type: 'string', description: 'Record identifier.' },
-        filter: { type: 'array', items: { type: 'string' }, description: 'Fields to keep.' },
-        limit: { type: 'integer', minimum: 1, maximum: 100, description: 'History entries.' },
-      },
-      required: ['id'],
-    },
-    annotations: { readOnlyHint: i % 2 === 0, title: `Record ${id}` },
-  };
-}
-
-let bigText: string | undefined;
-
-/** Records until the JSON text reaches BIG_RESULT_BYTES (ASCII, so length = bytes). */
-function big(): string {
-  if (bigText !== undefined) return bigText;
-  const records: unknown[] = [];
-  let size = 2;
-  for (let i = 0; size < BIG_RESULT_BYTES; i += 1) {
-    const record = { id: i, name: `record-${i}`, tags: ['alpha', 'beta'], text: 'x'.repeat(64) };
-    size += JSON.stringify(record).length + 1;
-    records.push(record);
-  }
-  bigText = JSON.stringify(records);
-  return bigText;
-}
-
-function makeServer(): Server {
-  const server = new Server({ name: 'bench-echo', version: '1.0.0' }, { capabilities: { tools: {} } });
-  server.setRequestHandler(ListToolsRequestSchema, () => ({ tools }));
-  server.setRequestHandler(CallToolRequestSchema, (request): CallToolResult => {
-    const { name, arguments: args } = request.params;
-    if (name === 'echo') return { content: [{ type: 'text', text: String(args?.['message'] ?? '') }] };
-    if (name === 'big') return { content: [{ type: 'text', text: big() }] };
-    if (tools.some((tool) => tool.name === name)) {
-      return { content: [{ type: 'text', text: JSON.stringify({ id: args?.['id'] ?? null }) }] };
-    }
-    return { isError: true, content: [{ type: 'text', text: `unknown tool ${name}` }] };
-  });
-  return server;
-}
-
 if (values.http) {
-  const { url } = await serveHttp(makeServer);
+  const { url } = await serveHttp(() => makeEchoServer(extraTools));
   process.stderr.write(`listening ${url}\n`);
   process.on('SIGTERM', () => process.exit(0));
 } else {
   // The SDK's stdio transport ignores end-of-input; a closed stdin is our cue to go.
   process.stdin.on('end', () => process.exit(0));
-  await makeServer().connect(new StdioServerTransport());
+  await makeEchoServer(extraTools).connect(new StdioServerTransport());
 }

@@ -141,6 +141,16 @@ function cancellationSignal(upstream: AbortSignal): AbortSignal {
   return controller.signal;
 }
 
+/** What one tools/call request brings besides its name and arguments. */
+interface CallExtra {
+  readonly signal: AbortSignal;
+  readonly requestId: string | number;
+  readonly progressToken: string | number | undefined;
+}
+
+/** Sends one progress notification upstream with `token` (P3). */
+type SendProgress = (update: ProgressUpdate, token: string | number) => Promise<void>;
+
 function isRefused<F extends PreparedForward>(prepared: F | FailureResult): prepared is FailureResult {
   return (prepared as { kind?: unknown }).kind !== 'forward';
 }
@@ -162,8 +172,8 @@ export function createUpstreamServer<F extends PreparedForward>(deps: UpstreamDe
   async function answer(
     name: string,
     args: Record<string, unknown> | undefined,
-    extra: { signal: AbortSignal; requestId: string | number; progressToken: string | number | undefined },
-    sendProgress: (update: ProgressUpdate, token: string | number) => Promise<void>,
+    extra: CallExtra,
+    sendProgress: SendProgress,
   ): Promise<CallToolResult> {
     let result: Result;
     try {
@@ -182,8 +192,8 @@ export function createUpstreamServer<F extends PreparedForward>(deps: UpstreamDe
   async function route(
     name: string,
     args: Record<string, unknown> | undefined,
-    extra: { signal: AbortSignal; requestId: string | number; progressToken: string | number | undefined },
-    sendProgress: (update: ProgressUpdate, token: string | number) => Promise<void>,
+    extra: CallExtra,
+    sendProgress: SendProgress,
   ): Promise<Result> {
     if (!accepting) {
       return failure('downstream_unavailable', SHUTTING_DOWN, {
@@ -234,7 +244,7 @@ export function createUpstreamServer<F extends PreparedForward>(deps: UpstreamDe
     }));
     server.setRequestHandler(CallToolRequestSchema, (request, extra) => {
       const progressToken = extra._meta?.progressToken;
-      const sendProgress = (update: ProgressUpdate, token: string | number): Promise<void> =>
+      const sendProgress: SendProgress = (update, token) =>
         extra.sendNotification({
           method: 'notifications/progress',
           params: {
