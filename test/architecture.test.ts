@@ -75,6 +75,18 @@ describe('architecture boundaries', () => {
     expect(offences).toEqual([]);
   });
 
+  it('U1/P7: src/wire (the stdio framing both ends share) imports nothing of ours', () => {
+    const offences = all
+      .filter(({ file }) => file.startsWith('src/wire/'))
+      .flatMap(({ file, abs }) =>
+        imports(abs)
+          .filter(({ spec }) => spec.startsWith('.') && !spec.startsWith('./'))
+          .map(({ spec }) => `${file} imports ${spec}`),
+      );
+    expect(offences).toEqual([]);
+    expect(all.some(({ file }) => file.startsWith('src/wire/'))).toBe(true);
+  });
+
   it('L1: nothing in src/ outside the CLI writes to the console', () => {
     const offences = all
       .filter(({ file }) => !file.startsWith('src/cli/'))

@@ -303,7 +303,7 @@ export function createProxy(config: Config, options: ProxyOptions): Proxy {
       return started;
     },
     async serveStdio(stdioOptions) {
-      const handle = await serveStdio(upstream, stdioOptions);
+      const handle = await serveStdio(upstream, stdioOptions ?? {}, logger);
       endpoints.push(handle);
       return handle;
     },

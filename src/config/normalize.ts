@@ -14,6 +14,7 @@ import type {
 } from './types.js';
 import type { EnvMap } from './interpolate.js';
 import { locate, type KeyPath, type ParsedFile } from './locate.js';
+import { MAX_STDIO_MESSAGE_BYTES } from './schema.js';
 import type { WrittenConfig, WrittenMcpServer, WrittenServer, WrittenToolOverride } from './schema.js';
 
 /** Where a server was written: `servers:`, `mcpServers:` (C2), or its own `servers_dir` file. */
@@ -65,6 +66,7 @@ function transportOf(server: WrittenServer & Partial<WrittenMcpServer>, folder: 
       command: server.command,
       args: server.args ?? [],
       env: server.env ?? {},
+      maxMessageBytes: server.max_message_bytes ?? MAX_STDIO_MESSAGE_BYTES,
     };
     // cwd is relative to the file that declares it, like servers_dir.
     return server.cwd === undefined ? stdio : { ...stdio, cwd: path.resolve(folder, server.cwd) };

@@ -20,6 +20,7 @@ const MCP_ENTRY_KEYS = new Set([
   'args',
   'env',
   'cwd',
+  'max_message_bytes',
   'url',
   'serverUrl',
   'type',

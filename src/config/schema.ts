@@ -25,6 +25,12 @@ export const DEFAULT_REDACT_KEYS = [
 /** Host names accepted by `serve --http` unless `http.allowed_hosts` says otherwise (U2). */
 export const DEFAULT_ALLOWED_HOSTS = ['localhost', '127.0.0.1', '[::1]'] as const;
 
+/**
+ * The longest message line read from a stdio server unless it sets `max_message_bytes`: results
+ * this large become file artifacts anyway (N9), and a longer line fails only its own call.
+ */
+export const MAX_STDIO_MESSAGE_BYTES = 64 * 1024 * 1024;
+
 /** Contract defaults for the per-server limits (C6, P2–P4); the `defaults:` block overrides them. */
 export const SERVER_DEFAULTS = {
   timeout_ms: 60_000,
@@ -92,6 +98,9 @@ const serverShape = {
   cwd: z
     .string()
     .describe("Stdio server: working directory of the child; relative to the config file's folder."),
+  max_message_bytes: positiveInt.describe(
+    `Stdio server: the longest message read from the child; a longer answer fails only its own call. Default: ${MAX_STDIO_MESSAGE_BYTES} (64 MiB).`,
+  ),
   url: z
     .string()
     .regex(/^https?:\/\/\S+$/, { message: 'expected an http:// or https:// URL' })
@@ -124,7 +133,7 @@ const serverShape = {
 
 type ServerLike = { command?: string; url?: string; serverUrl?: string; [key: string]: unknown };
 
-const STDIO_ONLY = ['args', 'env', 'cwd'] as const;
+const STDIO_ONLY = ['args', 'env', 'cwd', 'max_message_bytes'] as const;
 const REMOTE_ONLY = ['transport', 'headers'] as const;
 
 /**

@@ -28,6 +28,8 @@ export interface StdioTransportConfig {
   /** Only these variables (plus the SDK's safe default set) reach the child. */
   readonly env: Readonly<Record<string, string>>;
   readonly cwd?: string;
+  /** The longest message line read from the child. @default 67108864 (64 MiB) */
+  readonly maxMessageBytes: number;
 }
 
 /** A remote server over Streamable HTTP or legacy SSE (C3). */

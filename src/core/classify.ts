@@ -5,7 +5,7 @@
  * possibly from another copy of the SDK.
  */
 import { failure, type CallMeta, type ErrorType, type FailureResult } from './result.js';
-import { safeStringify } from './json.js';
+import { isJsonObject, safeStringify } from './json.js';
 
 /** What the caller knows about the failed call. */
 export interface ClassifyContext {
@@ -43,6 +43,13 @@ const UNAVAILABLE_CODES: ReadonlySet<string> = new Set([
   'ERR_STREAM_DESTROYED',
   'ERR_STREAM_WRITE_AFTER_END',
 ]);
+
+/**
+ * The `data` key of a JSON-RPC error that mcp-normalizer's own stdio client answered in the
+ * downstream's place (a message too long to read): its value is the reason. Such an error is the
+ * gateway's refusal, so its JSON-RPC code is not reported as the downstream's `error_code`.
+ */
+export const GATEWAY_REFUSAL_KEY = 'mcp_normalizer';
 
 /** Messages the SDK uses for a transport that is gone. */
 const UNAVAILABLE_MESSAGE = /^(connection closed|not connected)\b/i;
@@ -179,10 +186,14 @@ export function classifyError(error: unknown, context: ClassifyContext): Failure
         },
       );
     }
+    const data = prop(error, 'data');
+    if (isJsonObject(data) && typeof data[GATEWAY_REFUSAL_KEY] === 'string') {
+      const { [GATEWAY_REFUSAL_KEY]: reason, ...detail } = data;
+      return fail('downstream_error', message, error, context, { errorData: { reason, ...detail } });
+    }
     if (typeof code === 'number' && Number.isInteger(code)) {
       // -32601 method not found, -32602 invalid params, -32603 internal error, and any other
       // JSON-RPC code: the downstream answered, with an error.
-      const data = prop(error, 'data');
       const errorData: Record<string, unknown> = { code };
       if (data !== undefined) errorData['data'] = data;
       return fail('downstream_error', message, error, context, { errorCode: String(code), errorData });

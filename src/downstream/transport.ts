@@ -5,10 +5,11 @@
  */
 import { createInterface } from 'node:readline';
 import type { Readable } from 'node:stream';
-import { StdioClientTransport, getDefaultEnvironment } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { getDefaultEnvironment } from '@modelcontextprotocol/sdk/client/stdio.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { Logger } from 'pino';
 import type { ServerConfig } from '../config/types.js';
+import { StdioClientTransport } from './stdio-client.js';
 
 /**
  * Builds a fresh transport for one connection attempt. Called again on every restart: SDK
@@ -42,9 +43,10 @@ function logStderr(stream: Readable, logger: Logger): void {
 }
 
 /**
- * The transport for `server` as configured: a spawned child over stdio (its environment is the
- * SDK's safe default set plus the configured `env`), Streamable HTTP, or legacy SSE (headers go
- * with every request through `requestInit`).
+ * The transport for `server` as configured: a spawned child over stdio (our own transport,
+ * `stdio-client.ts`; its environment is the SDK's safe default set plus the configured `env`),
+ * the SDK's Streamable HTTP, or its legacy SSE (headers go with every request through
+ * `requestInit`).
  */
 export async function createTransport(server: ServerConfig, logger: Logger): Promise<Transport> {
   const config = server.transport;
@@ -52,16 +54,14 @@ export async function createTransport(server: ServerConfig, logger: Logger): Pro
     case 'stdio': {
       const transport = new StdioClientTransport({
         command: config.command,
-        args: [...config.args],
-        // The SDK merges its defaults itself when `env` is given; spelling it out keeps the rule
-        // (safe subset + configured values, configured wins) visible where it is decided.
+        args: config.args,
+        // The SDK's safe subset of our environment plus the configured values (configured wins).
         env: { ...getDefaultEnvironment(), ...config.env },
         ...(config.cwd !== undefined ? { cwd: config.cwd } : {}),
-        stderr: 'pipe',
+        maxMessageBytes: config.maxMessageBytes,
       });
-      // The SDK hands out the PassThrough before start(), so early output is not lost.
-      const stderr = transport.stderr;
-      if (stderr) logStderr(stderr as Readable, logger);
+      // Readable before start(), so the child's early output is not lost.
+      logStderr(transport.stderr, logger);
       return transport;
     }
     // The HTTP client transports (and the SSE one's eventsource dependency) are loaded only when

@@ -2,9 +2,22 @@
  * stdio hosting (CONTRACT U1): the upstream client spawned us and speaks JSON-RPC on our stdin
  * and stdout. stdout carries protocol lines only: everything else logs to stderr (L1, P6).
  */
-import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import type { Readable, Writable } from 'node:stream';
+import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import type { Logger } from 'pino';
+import { StreamTransport, type OversizedMessage } from '../wire/stream-transport.js';
 import type { UpstreamServer } from './server.js';
+
+/**
+ * The longest request line read from stdin: the SDK stdio transport's own limit, kept so that no
+ * request it took is refused now. A longer one is answered with an error for its id, and the
+ * session goes on (the SDK's transport closed the session instead).
+ */
+export const MAX_STDIO_REQUEST_BYTES = 10 * 1024 * 1024;
+
+/** JSON-RPC 2.0's codes for a line that is no JSON, and for a request we will not read. */
+const PARSE_ERROR = -32700;
+const INVALID_REQUEST = -32600;
 
 /** Options of {@link serveStdio}; the defaults are the process's own streams. */
 export interface StdioOptions {
@@ -12,6 +25,8 @@ export interface StdioOptions {
   readonly stdin?: Readable;
   /** @default process.stdout */
   readonly stdout?: Writable;
+  /** @default {@link MAX_STDIO_REQUEST_BYTES} */
+  readonly maxRequestBytes?: number;
 }
 
 /** A running stdio endpoint. */
@@ -23,14 +38,81 @@ export interface StdioHandle {
 }
 
 /**
- * Serves `upstream` on stdin/stdout.
- * @example const stdio = await serveStdio(upstream); await stdio.ended;
+ * The server end of stdio: newline-delimited JSON-RPC on stdin/stdout (`wire/lines.ts`). A line
+ * that is not JSON is answered with a JSON-RPC parse error, a line over the limit with an
+ * invalid-request error for its id; both are logged, and the lines after them are read as usual.
  */
-export async function serveStdio(upstream: UpstreamServer, options: StdioOptions = {}): Promise<StdioHandle> {
+class StdioServerTransport extends StreamTransport {
+  readonly #stdin: Readable;
+  readonly #stdout: Writable;
+  readonly #logger: Logger;
+  #started = false;
+
+  constructor(stdin: Readable, stdout: Writable, maxRequestBytes: number, logger: Logger) {
+    super(maxRequestBytes);
+    this.#stdin = stdin;
+    this.#stdout = stdout;
+    this.#logger = logger;
+  }
+
+  start(): Promise<void> {
+    if (this.#started) return Promise.reject(new Error('stdio transport already started'));
+    this.#started = true;
+    this.attach(this.#stdin, this.#stdout);
+    return Promise.resolve();
+  }
+
+  close(): Promise<void> {
+    this.markClosed();
+    // Stop reading unless someone else still listens (tests share a stream between endpoints).
+    if (this.#stdin.listenerCount('data') === 0) this.#stdin.pause();
+    return Promise.resolve();
+  }
+
+  protected oversized({ bytes, limit, id, kind }: OversizedMessage): void {
+    const message = `Request of ${bytes} bytes refused: one message may be at most ${limit} bytes`;
+    this.#logger.warn({ bytes, limit, requestId: id }, message);
+    // Only a request is answered: a notification has no id, and a response is not ours to answer.
+    if (id !== undefined && kind === 'request') {
+      this.#reply({ jsonrpc: '2.0', id, error: { code: INVALID_REQUEST, message } });
+    }
+  }
+
+  protected unparsable(error: string): void {
+    this.#logger.warn({ error }, 'unreadable line on stdin');
+    // JSON-RPC 2.0 answers a parse error with `"id": null` (there is none to read), as our HTTP
+    // endpoint does; the SDK's message type has no null id, hence the cast.
+    const reply = {
+      jsonrpc: '2.0',
+      id: null,
+      error: { code: PARSE_ERROR, message: `Parse error: ${error}` },
+    };
+    this.#reply(reply as unknown as JSONRPCMessage);
+  }
+
+  #reply(message: JSONRPCMessage): void {
+    this.send(message).catch((error: unknown) => this.#logger.debug({ err: error }, 'error reply not sent'));
+  }
+}
+
+/**
+ * Serves `upstream` on stdin/stdout.
+ * @example const stdio = await serveStdio(upstream, {}, logger); await stdio.ended;
+ */
+export async function serveStdio(
+  upstream: UpstreamServer,
+  options: StdioOptions,
+  logger: Logger,
+): Promise<StdioHandle> {
   const stdin = options.stdin ?? process.stdin;
   const stdout = options.stdout ?? process.stdout;
-  const transport = new StdioServerTransport(stdin, stdout);
-  // The SDK transport does not watch for end of input; P5 treats it as a shutdown request.
+  const transport = new StdioServerTransport(
+    stdin,
+    stdout,
+    options.maxRequestBytes ?? MAX_STDIO_REQUEST_BYTES,
+    logger,
+  );
+  // P5 treats the end of input as a shutdown request.
   const ended = new Promise<void>((resolve) => {
     stdin.once('end', resolve);
     stdin.once('close', resolve);

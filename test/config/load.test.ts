@@ -41,6 +41,7 @@ describe('loadConfig on the valid fixtures', () => {
       command: 'npx',
       args: ['-y', '@modelcontextprotocol/server-filesystem', '/home/test/notes'],
       env: { NODE_ENV: 'production' },
+      maxMessageBytes: 64 * 1024 * 1024,
     });
     expect(fs?.tools.rename).toEqual({ read_text_file: 'read' });
     expect(fs?.tools.overrides['read']?.instruction).toBe('Quote the note; do not summarise it.');
@@ -212,6 +213,13 @@ describe('loadConfig on inline configs', () => {
       a?.expose,
     ]).toEqual([1000, 2, 0, 5, false, 'read_only']);
     expect([b?.timeoutMs, b?.inbandErrors, b?.expose]).toEqual([7, true, 'all']);
+  });
+
+  it('C3/P7: max_message_bytes is a stdio server key, 64 MiB unless set', async () => {
+    const text = 'servers:\n  a: { command: node }\n  b: { command: node, max_message_bytes: 1024 }\n';
+    const [a, b] = (await load(configFile(text))).servers;
+    expect(a?.transport.type === 'stdio' && a.transport.maxMessageBytes).toBe(64 * 1024 * 1024);
+    expect(b?.transport.type === 'stdio' && b.transport.maxMessageBytes).toBe(1024);
   });
 
   it('C4: an interpolated number or boolean is read as one where the schema expects it', async () => {

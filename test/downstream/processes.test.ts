@@ -91,6 +91,7 @@ describe('Pool with real child processes', () => {
       command: join(ROOT, 'no-such-dir', 'no-such-mcp-server'),
       args: [],
       env: {},
+      maxMessageBytes: 1 << 26,
     });
     const { pool } = startPool([missing, fixtureConfig('echo', 'echo')]);
     await pool.start();
@@ -102,6 +103,41 @@ describe('Pool with real child processes', () => {
     const refused = await pool.callTool('missing', 'anything', {});
     expect(isFailure(refused) && refused.errorType).toBe('downstream_unavailable');
     expect(isFailure(refused) && refused.errorData?.['retry_after_ms']).toEqual(expect.any(Number));
+  });
+
+  it('P7: an answer over max_message_bytes fails only its own call, with the reason; the server stays up and serves on', async () => {
+    const { command, args } = fixtureServer('noisy', ['--lines=0']);
+    const limit = 100_000;
+    const { pool, lines } = startPool([
+      serverConfig('noisy', { type: 'stdio', command, args, env: {}, maxMessageBytes: limit }),
+    ]);
+    await pool.start();
+    const states: string[] = [];
+    pool.on('stateChanged', (_name, state) => states.push(state));
+    const [small, big, echo] = await Promise.all([
+      pool.callTool('noisy', 'bulk', { bytes: 50_000 }),
+      pool.callTool('noisy', 'bulk', { bytes: 3 * limit }),
+      pool.callTool('noisy', 'echo', { text: 'still here' }),
+    ]);
+    expect(small).toMatchObject({ success: true, value: 'b'.repeat(50_000) });
+    expect(echo).toMatchObject({ success: true, value: 'still here' });
+    expect(isFailure(big) && big.errorType).toBe('downstream_error');
+    expect(isFailure(big) && big.error).toMatch(
+      /over the limit of 100000 bytes for one message \(max_message_bytes\)/,
+    );
+    // The gateway refused the answer: no JSON-RPC code is reported as the downstream's own.
+    expect(isFailure(big) && big.errorCode).toBeUndefined();
+    expect(isFailure(big) && big.errorData).toMatchObject({ reason: 'message_too_large', limit });
+    expect(states).toEqual([]);
+    expect(pool.snapshot()[0]).toMatchObject({ state: 'ready', restarts: 0 });
+    expect(await pool.callTool('noisy', 'echo', { text: 'after' })).toMatchObject({ success: true });
+    expect(
+      lines.some((line) =>
+        /skipped a message of \d+ bytes/.test(
+          String(line['err'] && (line['err'] as { message?: string }).message),
+        ),
+      ),
+    ).toBe(true);
   });
 
   it('P5: killAll (the forced-exit path) SIGKILLs every stdio child at once, even one busy in a call', async () => {
@@ -130,7 +166,13 @@ describe('Pool with real child processes', () => {
     // Never reads stdin, never answers: like `npx -y <server>` still downloading.
     const script = `/* ${marker} */ setInterval(() => {}, 1000);`;
     const { pool } = startPool([
-      serverConfig('mute', { type: 'stdio', command: process.execPath, args: ['-e', script], env: {} }),
+      serverConfig('mute', {
+        type: 'stdio',
+        command: process.execPath,
+        args: ['-e', script],
+        env: {},
+        maxMessageBytes: 1 << 26,
+      }),
     ]);
     void pool.start();
     const child = async (): Promise<number | undefined> => {

@@ -48,7 +48,7 @@ export function fixtureServer(
 
 /**
  * A runtime ServerConfig with every default of the config pipeline, for tests.
- * @example serverConfig('db', { type: 'stdio', command: 'node', args: [], env: {} }, { timeoutMs: 100 })
+ * @example serverConfig('db', { type: 'stdio', command: 'node', args: [], env: {}, maxMessageBytes: 1 << 26 }, { timeoutMs: 100 })
  */
 export function serverConfig(
   name: string,
@@ -80,7 +80,7 @@ export function fixtureConfig(
   overrides: Partial<Omit<ServerConfig, 'name' | 'transport'>> = {},
 ): ServerConfig {
   const { command, args } = fixtureServer(fixture);
-  return serverConfig(name, { type: 'stdio', command, args, env: {} }, overrides);
+  return serverConfig(name, { type: 'stdio', command, args, env: {}, maxMessageBytes: 1 << 26 }, overrides);
 }
 
 /** A whole runtime Config around `servers`, with the contract's defaults (C6). */

@@ -1,0 +1,142 @@
+/**
+ * The client end of stdio (C3): spawns a downstream server and speaks newline-delimited JSON-RPC
+ * on its stdin/stdout (`wire/lines.ts`). It does what the SDK's `StdioClientTransport` does (the
+ * same spawn through cross-spawn, the same close sequence), and differs where a gateway must:
+ * - a message over the limit fails only its own request, with an error that says why; the SDK's
+ *   transport dropped its buffer and closed the connection, failing every call in flight and
+ *   restarting the server, and then read the rest of the line as garbage;
+ * - a line is searched and decoded once, and not validated twice (docs/performance.md);
+ * - `send` rejects when the child's stdin is gone instead of waiting for a `drain` that never comes.
+ */
+import type { ChildProcess } from 'node:child_process';
+import { PassThrough, type Readable } from 'node:stream';
+import spawn from 'cross-spawn';
+import { GATEWAY_REFUSAL_KEY } from '../core/classify.js';
+import { StreamTransport, type OversizedMessage } from '../wire/stream-transport.js';
+
+/** How long close() waits for the child after ending its stdin, and again after SIGTERM. */
+const CLOSE_STEP_MS = 2000;
+
+/** What to spawn, and the limit on one message from it. */
+export interface StdioClientOptions {
+  readonly command: string;
+  readonly args: readonly string[];
+  /** The child's whole environment (nothing else is inherited). */
+  readonly env: Readonly<Record<string, string>>;
+  readonly cwd?: string;
+  /** The longest line read from the child (config `max_message_bytes`). */
+  readonly maxMessageBytes: number;
+}
+
+/**
+ * A downstream server over stdio. The child is spawned synchronously inside `start()` (the SDK
+ * `Client.connect()` calls it before its first await), so {@link StdioClientTransport.pid} is
+ * known while `initialize` is still pending.
+ *
+ * @example
+ * const transport = new StdioClientTransport({ command: 'node', args: ['server.js'], env: {}, maxMessageBytes: 1 << 20 });
+ * await client.connect(transport);
+ */
+export class StdioClientTransport extends StreamTransport {
+  readonly #options: StdioClientOptions;
+  /** Handed out before start(), so that no early line of the child's stderr is lost. */
+  readonly #stderr = new PassThrough();
+  #child: ChildProcess | undefined;
+  #started = false;
+
+  constructor(options: StdioClientOptions) {
+    super(options.maxMessageBytes);
+    this.#options = options;
+  }
+
+  /** The child's stderr, readable from construction on. */
+  get stderr(): Readable {
+    return this.#stderr;
+  }
+
+  /** The child's process id while it runs; null before start() and after it exited. */
+  get pid(): number | null {
+    return this.#child?.pid ?? null;
+  }
+
+  start(): Promise<void> {
+    if (this.#started) return Promise.reject(new Error('stdio transport already started'));
+    this.#started = true;
+    return new Promise((resolve, reject) => {
+      const child = spawn(this.#options.command, [...this.#options.args], {
+        env: { ...this.#options.env },
+        stdio: ['pipe', 'pipe', 'pipe'],
+        shell: false,
+        windowsHide: process.platform === 'win32',
+        ...(this.#options.cwd !== undefined ? { cwd: this.#options.cwd } : {}),
+      });
+      this.#child = child;
+      let spawned = false;
+      child.on('error', (error) => {
+        if (!spawned) reject(error);
+        this.onerror?.(error);
+      });
+      child.on('spawn', () => {
+        spawned = true;
+        resolve();
+      });
+      child.on('close', () => {
+        if (this.#child === child) this.#child = undefined;
+        this.markClosed();
+      });
+      child.stderr?.pipe(this.#stderr);
+      if (child.stdout && child.stdin) this.attach(child.stdout, child.stdin);
+    });
+  }
+
+  /**
+   * Ends the child's stdin (the MCP stdio shutdown), then SIGTERM after 2 s, then SIGKILL after
+   * 2 s more: the SDK transport's sequence. Resolves once the child is gone or killed.
+   */
+  async close(): Promise<void> {
+    const child = this.#child;
+    this.#child = undefined;
+    if (child !== undefined && child.exitCode === null && child.signalCode === null) {
+      const gone = new Promise<void>((resolve) => child.once('close', () => resolve()));
+      const within = (ms: number): Promise<void> =>
+        Promise.race([gone, new Promise<void>((resolve) => setTimeout(resolve, ms).unref())]);
+      try {
+        child.stdin?.end();
+      } catch {
+        // Already closed: the signals below still apply.
+      }
+      await within(CLOSE_STEP_MS);
+      if (child.exitCode === null && child.signalCode === null) {
+        child.kill('SIGTERM');
+        await within(CLOSE_STEP_MS);
+      }
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    }
+    this.markClosed();
+  }
+
+  /**
+   * The answer was too long to read: its request gets an error answer in the downstream's place
+   * (marked with `GATEWAY_REFUSAL_KEY`, so that classify does not report its code as the downstream's), so it fails now with a reason instead of timing out.
+   */
+  protected oversized({ bytes, limit, id, kind }: OversizedMessage): void {
+    const message = `a message of ${bytes} bytes, over the limit of ${limit} bytes for one message (max_message_bytes)`;
+    this.onerror?.(new Error(`skipped ${message}${id === undefined ? '' : ` (id ${id})`}`));
+    // Only an answer to one of our requests is answered in the server's place: the id of a
+    // request or notification from the server would name none of ours.
+    if (id === undefined || kind !== 'response') return;
+    this.onmessage?.({
+      jsonrpc: '2.0',
+      id,
+      error: {
+        code: -32603,
+        message: `The server answered with ${message}`,
+        data: { [GATEWAY_REFUSAL_KEY]: 'message_too_large', bytes, limit },
+      },
+    });
+  }
+
+  protected unparsable(error: string): void {
+    this.onerror?.(new Error(`skipped a line that is no JSON-RPC message: ${error}`));
+  }
+}

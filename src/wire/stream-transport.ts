@@ -1,0 +1,132 @@
+/**
+ * An SDK {@link Transport} over a readable and a writable byte stream, newline-delimited
+ * (`lines.ts`). The stdio server (upstream, on our own stdin/stdout) and the stdio client
+ * (downstream, on a child's stdout/stdin) are both this, with their own start and close.
+ */
+import type { Readable, Writable } from 'node:stream';
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import { LineSplitter, parseMessage, serializeMessage, type LinePeek } from './lines.js';
+
+/** A line over the limit, skipped whole, with what its ends show of its id and kind. */
+export interface OversizedMessage extends LinePeek {
+  readonly bytes: number;
+  readonly limit: number;
+}
+
+/**
+ * The message pump shared by both stdio ends: reads lines from `input`, hands each parsed
+ * message to `onmessage`, writes messages to `output`. What differs between the ends is who
+ * answers a line that is too long or not a message ({@link StreamTransport.oversized},
+ * {@link StreamTransport.unparsable}) and what starting and closing mean; the pump does not own
+ * the streams' lifetimes: `detach()` stops reading.
+ */
+export abstract class StreamTransport implements Transport {
+  onmessage?: Transport['onmessage'];
+  onerror?: Transport['onerror'];
+  onclose?: Transport['onclose'];
+
+  readonly #splitter: LineSplitter;
+  readonly #limit: number;
+  #input: Readable | undefined;
+  #output: Writable | undefined;
+  #closed = false;
+
+  constructor(maxMessageBytes: number) {
+    this.#limit = maxMessageBytes;
+    this.#splitter = new LineSplitter(maxMessageBytes);
+  }
+
+  /** The SDK's `Protocol.connect()` calls this; it must {@link StreamTransport.attach} the streams. */
+  abstract start(): Promise<void>;
+
+  /** A line over the limit was skipped whole. */
+  protected abstract oversized(message: OversizedMessage): void;
+
+  /** A line that is not a JSON-RPC message object was skipped; `error` says why. */
+  protected abstract unparsable(error: string): void;
+
+  /** Starts reading `input` and writing to `output`. */
+  protected attach(input: Readable, output: Writable): void {
+    this.#input = input;
+    this.#output = output;
+    input.on('data', this.#onData);
+    input.on('error', this.#onError);
+    output.on('error', this.#onError);
+  }
+
+  /** Stops reading and forgets any unfinished line; the streams stay open. */
+  protected detach(): void {
+    this.#input?.off('data', this.#onData);
+    this.#input?.off('error', this.#onError);
+    this.#output?.off('error', this.#onError);
+    this.#splitter.clear();
+  }
+
+  get closed(): boolean {
+    return this.#closed;
+  }
+
+  /** Detaches once and reports `onclose` once. */
+  protected markClosed(): void {
+    if (this.#closed) return;
+    this.#closed = true;
+    this.detach();
+    this.onclose?.();
+  }
+
+  abstract close(): Promise<void>;
+
+  /**
+   * Writes one message. Resolves once the stream took it (at once, or on `drain` when its buffer
+   * is full, as the SDK's stdio transports do); rejects when the stream is gone or fails first.
+   */
+  send(message: JSONRPCMessage): Promise<void> {
+    const output = this.#output;
+    if (this.#closed || output === undefined || output.destroyed || output.writableEnded) {
+      return Promise.reject(new Error('Not connected'));
+    }
+    if (output.write(serializeMessage(message))) return Promise.resolve();
+    return new Promise((resolve, reject) => {
+      const done = (error?: Error): void => {
+        output.off('drain', onDrain);
+        output.off('error', done);
+        output.off('close', onClose);
+        if (error) reject(error);
+        else resolve();
+      };
+      const onDrain = (): void => done();
+      const onClose = (): void => done(new Error('Not connected'));
+      output.once('drain', onDrain);
+      output.once('error', done);
+      output.once('close', onClose);
+    });
+  }
+
+  readonly #onError = (error: Error): void => {
+    this.onerror?.(error);
+  };
+
+  readonly #onData = (chunk: Buffer | string): void => {
+    this.#splitter.push(typeof chunk === 'string' ? Buffer.from(chunk) : chunk, this.#sink);
+  };
+
+  readonly #sink = {
+    line: (text: string): void => {
+      const parsed = parseMessage(text);
+      if (!parsed.ok) {
+        this.unparsable(parsed.error);
+        return;
+      }
+      try {
+        this.onmessage?.(parsed.message);
+      } catch (error) {
+        // A throwing handler must not stop the lines after this one.
+        this.onerror?.(error instanceof Error ? error : new Error(String(error)));
+      }
+    },
+    oversized: (bytes: number, peek: LinePeek): void => {
+      this.oversized({ bytes, limit: this.#limit, ...peek });
+    },
+  };
+}

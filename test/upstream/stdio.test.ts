@@ -1,0 +1,121 @@
+/**
+ * The stdio server end (upstream/stdio.ts) with raw JSON-RPC lines on in-memory streams: what a
+ * client that writes a broken or oversized line gets back, and that the session goes on (U1).
+ * The process-level behaviour (stdout hygiene, end of input) is in test/e2e/lifecycle.test.ts.
+ */
+import { PassThrough } from 'node:stream';
+import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { afterEach, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { createProxy } from '../../src/app/proxy.js';
+import { runtimeConfig, serverConfig } from '../helpers/fixtures.js';
+import { captureLogger, MemoryTransports } from '../helpers/memory-servers.js';
+
+const stops: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  for (const stop of stops.splice(0)) await stop();
+});
+
+function echoServer(): McpServer {
+  const server = new McpServer({ name: 'echo', version: '1.0.0' });
+  server.registerTool('echo', { description: 'Echo.', inputSchema: { text: z.string() } }, ({ text }) => ({
+    content: [{ type: 'text', text }],
+  }));
+  return server;
+}
+
+/** A proxy served on in-memory stdin/stdout; `send` writes raw text, `next` reads the next line. */
+async function stdioSession(maxRequestBytes: number) {
+  const { logger, lines } = captureLogger();
+  const config = runtimeConfig([
+    serverConfig('e', { type: 'stdio', command: 'unused', args: [], env: {}, maxMessageBytes: 1 << 26 }),
+  ]);
+  const proxy = createProxy(config, {
+    logger,
+    pool: { transports: new MemoryTransports({ e: echoServer }) },
+  });
+  stops.push(() => proxy.stop({ graceMs: 0 }));
+  await proxy.start();
+  const stdin = new PassThrough();
+  const stdout = new PassThrough();
+  await proxy.serveStdio({ stdin, stdout, maxRequestBytes });
+  let buffered = '';
+  const queue: string[] = [];
+  const waiters: ((line: string) => void)[] = [];
+  stdout.on('data', (chunk: Buffer) => {
+    buffered += chunk.toString('utf8');
+    for (let end = buffered.indexOf('\n'); end !== -1; end = buffered.indexOf('\n')) {
+      const line = buffered.slice(0, end);
+      buffered = buffered.slice(end + 1);
+      const waiter = waiters.shift();
+      if (waiter) waiter(line);
+      else queue.push(line);
+    }
+  });
+  const next = (): Promise<Record<string, unknown>> =>
+    new Promise<string>((resolve) => {
+      const line = queue.shift();
+      if (line !== undefined) resolve(line);
+      else waiters.push(resolve);
+    }).then((line) => JSON.parse(line) as Record<string, unknown>);
+  const send = (text: string): void => {
+    stdin.write(text);
+  };
+  send(
+    `${JSON.stringify({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } } })}\n`,
+  );
+  expect(await next()).toMatchObject({ id: 0, result: { serverInfo: expect.any(Object) } });
+  send(`${JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' })}\n`);
+  return { send, next, lines };
+}
+
+const callLine = (id: number, text: string): string =>
+  `${JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'e_echo', arguments: { text } } })}\n`;
+
+describe('serveStdio', () => {
+  it('U1: a line that is not JSON gets a JSON-RPC parse error (-32700), and the next request is served', async () => {
+    const { send, next, lines } = await stdioSession(1 << 20);
+    send('this is not json\n');
+    expect(await next()).toEqual({
+      jsonrpc: '2.0',
+      id: null,
+      error: { code: -32700, message: expect.stringMatching(/^Parse error: not JSON .*this is not json/) },
+    });
+    send(callLine(1, 'after'));
+    expect(await next()).toMatchObject({ id: 1, result: { structuredContent: { results: 'after' } } });
+    expect(lines.some((line) => line['msg'] === 'unreadable line on stdin')).toBe(true);
+  });
+
+  it('U1: a request over the limit gets -32600 for its own id, cut into chunks or not; the session goes on', async () => {
+    const { send, next, lines } = await stdioSession(4096);
+    const long = callLine(7, 'x'.repeat(10_000));
+    send(long.slice(0, 3000));
+    send(long.slice(3000));
+    send(callLine(8, 'small'));
+    expect(await next()).toEqual({
+      jsonrpc: '2.0',
+      id: 7,
+      error: {
+        code: -32600,
+        message: `Request of ${long.length - 1} bytes refused: one message may be at most 4096 bytes`,
+      },
+    });
+    expect(await next()).toMatchObject({ id: 8, result: { structuredContent: { results: 'small' } } });
+    expect(lines.some((line) => line['bytes'] === long.length - 1 && line['requestId'] === 7)).toBe(true);
+  });
+
+  it('U1: an oversized notification is logged and gets no answer (it has no id to answer)', async () => {
+    const { send, next, lines } = await stdioSession(4096);
+    const notification = {
+      jsonrpc: '2.0',
+      method: 'notifications/roots/list_changed',
+      params: { pad: 'p'.repeat(5000) },
+    };
+    send(`${JSON.stringify(notification)}\n`);
+    send(callLine(9, 'next'));
+    expect(await next()).toMatchObject({ id: 9, result: { structuredContent: { results: 'next' } } });
+    expect(lines.some((line) => typeof line['bytes'] === 'number' && line['requestId'] === undefined)).toBe(
+      true,
+    );
+  });
+});
