@@ -116,8 +116,10 @@ export class StdioClientTransport extends StreamTransport {
   }
 
   /**
-   * The answer was too long to read: its request gets an error answer in the downstream's place
-   * (marked with `GATEWAY_REFUSAL_KEY`, so that classify does not report its code as the downstream's), so it fails now with a reason instead of timing out.
+   * The answer was too long to read: its request gets an error answer in the downstream's place,
+   * so it fails now with a reason instead of at its timeout. The answer is marked with
+   * `GATEWAY_REFUSAL_KEY`, so that `classifyError` does not report its JSON-RPC code (-32603,
+   * internal error) as the downstream's own.
    */
   protected oversized({ bytes, limit, id, kind }: OversizedMessage): void {
     const message = `a message of ${bytes} bytes, over the limit of ${limit} bytes for one message (max_message_bytes)`;

@@ -87,7 +87,7 @@ export class LineSplitter {
   #hold(piece: Buffer): void {
     this.#size += piece.length;
     if (!this.#skipping && this.#size > this.#maxLineBytes) this.#startSkipping();
-    if (this.#skipping) this.#keepTail(piece);
+    if (this.#skipping) this.#keepEnds(piece);
     else this.#parts.push(piece);
   }
 
@@ -95,7 +95,7 @@ export class LineSplitter {
     const size = this.#size + last.length;
     if (!this.#skipping && size > this.#maxLineBytes) this.#startSkipping();
     if (this.#skipping) {
-      this.#keepTail(last);
+      this.#keepEnds(last);
       const peek = peekLine(this.#head ?? Buffer.alloc(0), this.#tail);
       this.clear();
       sink.oversized(size, peek);
@@ -109,7 +109,7 @@ export class LineSplitter {
     } else {
       this.#parts.push(last.subarray(0, end));
       text = Buffer.concat(this.#parts, this.#size + end).toString('utf8');
-      // A line of only "\r" split across chunks leaves the "\r" in the held part.
+      // A "\r" whose "\n" came in the next chunk is still at the end of the held part.
       if (end === 0 && text.endsWith('\r')) text = text.slice(0, -1);
       this.#parts = [];
     }
@@ -123,10 +123,11 @@ export class LineSplitter {
     this.#parts = [];
     this.#head = undefined;
     this.#tail = Buffer.alloc(0);
-    for (const part of held) this.#keepTail(part);
+    for (const part of held) this.#keepEnds(part);
   }
 
-  #keepTail(piece: Buffer): void {
+  /** Keeps the first and the last {@link PEEK_BYTES} of an oversized line, for {@link peekLine}. */
+  #keepEnds(piece: Buffer): void {
     if (this.#head === undefined || this.#head.length < PEEK_BYTES) {
       this.#head = Buffer.concat([this.#head ?? Buffer.alloc(0), piece.subarray(0, PEEK_BYTES)]).subarray(
         0,

@@ -63,10 +63,6 @@ export abstract class StreamTransport implements Transport {
     this.#splitter.clear();
   }
 
-  get closed(): boolean {
-    return this.#closed;
-  }
-
   /** Detaches once and reports `onclose` once. */
   protected markClosed(): void {
     if (this.#closed) return;
@@ -113,6 +109,8 @@ export abstract class StreamTransport implements Transport {
 
   readonly #sink = {
     line: (text: string): void => {
+      // A handler may close the transport while the rest of a chunk is still being split.
+      if (this.#closed) return;
       const parsed = parseMessage(text);
       if (!parsed.ok) {
         this.unparsable(parsed.error);
@@ -126,6 +124,7 @@ export abstract class StreamTransport implements Transport {
       }
     },
     oversized: (bytes: number, peek: LinePeek): void => {
+      if (this.#closed) return;
       this.oversized({ bytes, limit: this.#limit, ...peek });
     },
   };

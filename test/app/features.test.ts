@@ -29,7 +29,11 @@ afterEach(async () => {
 const config = runtimeConfig;
 
 function memory(name: string, overrides: Partial<ServerConfig> = {}): ServerConfig {
-  return serverConfig(name, { type: 'stdio', command: 'unused', args: [], env: {}, maxMessageBytes: 1 << 26 }, overrides);
+  return serverConfig(
+    name,
+    { type: 'stdio', command: 'unused', args: [], env: {}, maxMessageBytes: 1 << 26 },
+    overrides,
+  );
 }
 
 const PNG = 'iVBORw0KGgo=';

@@ -21,7 +21,13 @@ afterEach(async () => {
 const config = runtimeConfig;
 
 function memory(name: string) {
-  return serverConfig(name, { type: 'stdio', command: 'unused', args: [], env: {}, maxMessageBytes: 1 << 26 });
+  return serverConfig(name, {
+    type: 'stdio',
+    command: 'unused',
+    args: [],
+    env: {},
+    maxMessageBytes: 1 << 26,
+  });
 }
 
 function echoServer(): McpServer {

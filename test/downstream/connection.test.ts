@@ -31,7 +31,11 @@ async function settle(): Promise<void> {
 }
 
 function config(overrides: Partial<ServerConfig> = {}): ServerConfig {
-  return serverConfig('s', { type: 'stdio', command: 'unused', args: [], env: {}, maxMessageBytes: 1 << 26 }, overrides);
+  return serverConfig(
+    's',
+    { type: 'stdio', command: 'unused', args: [], env: {}, maxMessageBytes: 1 << 26 },
+    overrides,
+  );
 }
 
 /** An McpServer with `echo`, and `hang` whose calls never answer. */

@@ -18,7 +18,11 @@ async function settle(): Promise<void> {
 }
 
 function config(name: string, overrides: Partial<ServerConfig> = {}): ServerConfig {
-  return serverConfig(name, { type: 'stdio', command: 'unused', args: [], env: {}, maxMessageBytes: 1 << 26 }, overrides);
+  return serverConfig(
+    name,
+    { type: 'stdio', command: 'unused', args: [], env: {}, maxMessageBytes: 1 << 26 },
+    overrides,
+  );
 }
 
 /** Records what reached the downstream: handler invocations and cancellations. */
