@@ -14,8 +14,13 @@ import type {
 } from './types.js';
 import type { EnvMap } from './interpolate.js';
 import { locate, type KeyPath, type ParsedFile } from './locate.js';
-import { MAX_STDIO_MESSAGE_BYTES } from './schema.js';
-import type { WrittenConfig, WrittenMcpServer, WrittenServer, WrittenToolOverride } from './schema.js';
+import {
+  MAX_STDIO_MESSAGE_BYTES,
+  type WrittenConfig,
+  type WrittenMcpServer,
+  type WrittenServer,
+  type WrittenToolOverride,
+} from './schema.js';
 
 /** Where a server was written: `servers:`, `mcpServers:` (C2), or its own `servers_dir` file. */
 export type ServerSection = 'servers' | 'mcpServers' | 'servers_dir';

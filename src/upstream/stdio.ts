@@ -70,10 +70,10 @@ class StdioServerTransport extends StreamTransport {
   }
 
   protected oversized({ bytes, limit, id, kind }: OversizedMessage): void {
-    const message = `Request of ${bytes} bytes refused: one message may be at most ${limit} bytes`;
-    this.#logger.warn({ bytes, limit, requestId: id }, message);
+    this.#logger.warn({ bytes, limit, requestId: id }, 'skipped a message over the limit on stdin');
     // Only a request is answered: a notification has no id, and a response is not ours to answer.
     if (id !== undefined && kind === 'request') {
+      const message = `Request of ${bytes} bytes refused: one message may be at most ${limit} bytes`;
       this.#reply({ jsonrpc: '2.0', id, error: { code: INVALID_REQUEST, message } });
     }
   }
