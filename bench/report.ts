@@ -1,6 +1,6 @@
 /** Figures → the markdown table printed at the end of a run and pasted into docs/performance.md. */
 import { KINDS, type Figure } from './figures.js';
-import { median, pairedRatio } from './stats.js';
+import { median, pairedRatios, quartiles } from './stats.js';
 
 /** A figure reduced to what the table shows. */
 export interface Row {
@@ -11,6 +11,9 @@ export interface Row {
   /** normalizer ÷ direct and normalizer ÷ passthrough: medians of the per-round ratios. */
   readonly vsDirect: number;
   readonly vsPassthrough: number;
+  /** Where the middle half of those per-round ratios fell (undefined under 4 rounds). */
+  readonly vsDirectRange?: readonly [number, number];
+  readonly vsPassthroughRange?: readonly [number, number];
   readonly goal?: string;
   /** undefined when there is no goal or no normalizer figure. */
   readonly met?: boolean;
@@ -24,8 +27,12 @@ export function summarize(figure: Figure): Row {
     if (rounds !== undefined) medians[kind] = median(rounds);
   }
   const normalizer = figure.rounds.normalizer ?? [];
-  const vsDirect = pairedRatio(normalizer, figure.rounds.direct ?? []);
-  const vsPassthrough = pairedRatio(normalizer, figure.rounds.passthrough ?? []);
+  const againstDirect = pairedRatios(normalizer, figure.rounds.direct ?? []);
+  const againstPassthrough = pairedRatios(normalizer, figure.rounds.passthrough ?? []);
+  const vsDirect = median(againstDirect);
+  const vsPassthrough = median(againstPassthrough);
+  const vsDirectRange = quartiles(againstDirect);
+  const vsPassthroughRange = quartiles(againstPassthrough);
   const row: Row = {
     id: figure.id,
     title: figure.title,
@@ -33,6 +40,8 @@ export function summarize(figure: Figure): Row {
     medians,
     vsDirect,
     vsPassthrough,
+    ...(vsDirectRange === undefined ? {} : { vsDirectRange }),
+    ...(vsPassthroughRange === undefined ? {} : { vsPassthroughRange }),
   };
   if (figure.goal === undefined) return row;
   const ratio = figure.goal.against === 'direct' ? vsDirect : vsPassthrough;
@@ -50,11 +59,19 @@ function num(value: number | undefined): string {
   return value.toFixed(2);
 }
 
-function ratio(value: number): string {
-  return Number.isNaN(value) ? '—' : `${value.toFixed(2)}×`;
+/** `1.08× (1.01–1.15)`: the median per-round ratio and, from 4 rounds on, its interquartile range. */
+function ratio(value: number, range?: readonly [number, number]): string {
+  if (Number.isNaN(value)) return '—';
+  return range === undefined
+    ? `${value.toFixed(2)}×`
+    : `${value.toFixed(2)}× (${range[0].toFixed(2)}–${range[1].toFixed(2)})`;
 }
 
-/** The markdown table: one row per figure; setups that differ from "1 echo server" in the title. */
+/**
+ * The markdown table: one row per figure; setups that differ from "1 echo server" in the title.
+ * A ratio cell is the median of the per-round ratios with, in parentheses, the range the middle
+ * half of the rounds fell in: the run's own noise, next to the figure it qualifies.
+ */
 export function markdownTable(figures: readonly Figure[]): string {
   const lines = [
     '| Figure | unit | direct | passthrough | mcp-normalizer | ÷ direct | ÷ passthrough | target | met |',
@@ -68,7 +85,8 @@ export function markdownTable(figures: readonly Figure[]): string {
     const met = row.met === undefined ? '' : row.met ? 'yes' : '**no**';
     lines.push(
       `| ${row.title} | ${row.unit} | ${cell('direct')} | ${cell('passthrough')} | ${cell('normalizer')} | ` +
-        `${ratio(row.vsDirect)} | ${ratio(row.vsPassthrough)} | ${row.goal ?? ''} | ${met} |`,
+        `${ratio(row.vsDirect, row.vsDirectRange)} | ${ratio(row.vsPassthrough, row.vsPassthroughRange)} | ` +
+        `${row.goal ?? ''} | ${met} |`,
     );
   }
   return lines.join('\n');

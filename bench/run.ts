@@ -10,7 +10,8 @@
  * `--set concurrency=64`, to test a hypothesis; the default run uses the defaults),
  * `--json-response` (the HTTP baselines answer with plain JSON instead of SSE),
  * `--cpu-prof normalizer[,passthrough,direct]` (run those targets under `node --cpu-prof`; profiles
- * go to bench/results/profiles/<date>/, summarize them with `node dist/bench/profile.js`).
+ * go to bench/results/profiles/<date>/, summarize them with `node dist/bench/profile.js`),
+ * `--table <results.json>` (print the table of a saved run again, measuring nothing).
  */
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -151,6 +152,26 @@ function describeRun(
   };
 }
 
+/** What a run writes to bench/results/ (and `--table` reads back). */
+interface SavedRun {
+  readonly meta: Record<string, unknown>;
+  readonly figures: Figure[];
+}
+
+/** The machine line, the markdown table, the cores others kept busy, and where the rounds are. */
+function printReport(meta: Record<string, unknown>, figures: readonly Figure[], where: string): void {
+  console.log(
+    `\n${meta['cores']} cores (${meta['cpu']}), Node ${meta['node']}, SDK ${meta['sdk']}, commit ${meta['commit']}, ` +
+      `${meta['date']}, ${meta['size']} run, ${meta['seconds']} s\n`,
+  );
+  console.log(markdownTable(figures));
+  const load = Object.entries((meta['foreignLoad'] ?? {}) as Record<string, number>);
+  console.log(
+    `\ncores busy with other processes, per suite: ${load.map(([k, v]) => `${k} ${v}`).join(', ')}`,
+  );
+  console.log(`\nraw results: ${where}`);
+}
+
 /** `--set concurrency=64` → `{concurrency: 64}` (numbers and booleans parsed as JSON). */
 function parseSettings(pairs: readonly string[]): Record<string, number | string | boolean> | undefined {
   if (pairs.length === 0) return undefined;
@@ -176,8 +197,14 @@ async function main(): Promise<void> {
       parts: { type: 'string' },
       set: { type: 'string', multiple: true },
       'json-response': { type: 'boolean', default: false },
+      table: { type: 'string' },
     },
   });
+  if (values.table !== undefined) {
+    const saved = JSON.parse(readFileSync(values.table, 'utf8')) as SavedRun;
+    printReport(saved.meta, saved.figures, values.table);
+    return;
+  }
   const size = values.smoke ? 'smoke' : values.quick ? 'quick' : 'full';
   const only = (values.only?.split(',') ?? Object.keys(SUITES)) as SuiteName[];
   const unknown = only.filter((name) => !(name in SUITES));
@@ -208,16 +235,7 @@ async function main(): Promise<void> {
   const json = JSON.stringify({ ...result, rows: result.figures.map(summarize) }, null, 2);
   writeFileSync(join(results, `bench-${stamp}.json`), json);
   writeFileSync(join(results, 'latest.json'), json);
-  const m = result.meta;
-  console.log(
-    `\n${m['cores']} cores (${m['cpu']}), Node ${m['node']}, SDK ${m['sdk']}, ${m['date']}, ${size} run, ${m['seconds']} s\n`,
-  );
-  console.log(markdownTable(result.figures));
-  const load = Object.entries(result.meta['foreignLoad'] as Record<string, number>);
-  console.log(
-    `\ncores busy with other processes, per suite: ${load.map(([k, v]) => `${k} ${v}`).join(', ')}`,
-  );
-  console.log(`\nraw results: bench/results/bench-${stamp}.json`);
+  printReport(result.meta, result.figures, `bench/results/bench-${stamp}.json`);
   if (result.problems.length > 0) {
     console.error(`\n${result.problems.length} problem(s):\n${result.problems.join('\n')}`);
     process.exitCode = 1;

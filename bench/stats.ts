@@ -22,16 +22,33 @@ export function median(values: readonly number[]): number {
 }
 
 /**
- * Median of the per-round ratios a[i] / b[i]. Rounds alternate the targets, so a and b of one
- * round ran seconds apart: pairing them cancels the machine's drift better than a ratio of
- * medians would.
+ * The per-round ratios a[i] / b[i], skipping a round where either value is missing or b is 0.
+ * @example pairedRatios([2, 3], [1, 2]) // [2, 1.5]
  */
-export function pairedRatio(a: readonly number[], b: readonly number[]): number {
+export function pairedRatios(a: readonly number[], b: readonly number[]): number[] {
   const ratios: number[] = [];
   for (let i = 0; i < Math.min(a.length, b.length); i += 1) {
     const x = a[i] as number;
     const y = b[i] as number;
     if (Number.isFinite(x) && Number.isFinite(y) && y !== 0) ratios.push(x / y);
   }
-  return median(ratios);
+  return ratios;
+}
+
+/**
+ * Median of the per-round ratios a[i] / b[i]. Rounds alternate the targets, so a and b of one
+ * round ran seconds apart: pairing them cancels the machine's drift better than a ratio of
+ * medians would.
+ */
+export function pairedRatio(a: readonly number[], b: readonly number[]): number {
+  return median(pairedRatios(a, b));
+}
+
+/**
+ * The interquartile range (nearest-rank 25th and 75th percentiles): where the middle half of
+ * the rounds fell. `undefined` for fewer than 4 values, where it would say nothing.
+ * @example quartiles([1, 2, 3, 4, 5, 6, 7, 8]) // [2, 6]
+ */
+export function quartiles(values: readonly number[]): readonly [number, number] | undefined {
+  return values.length < 4 ? undefined : [percentile(values, 25), percentile(values, 75)];
 }
