@@ -1,4 +1,4 @@
-/** Small, exact statistics for the bench: nearest-rank percentiles, medians, paired ratios. */
+/** Small, exact statistics for the bench: nearest-rank percentiles, medians, paired ratios, quartiles. */
 
 /**
  * Nearest-rank percentile of `values` (`p` in 0..100); NaN for an empty list.
@@ -23,6 +23,8 @@ export function median(values: readonly number[]): number {
 
 /**
  * The per-round ratios a[i] / b[i], skipping a round where either value is missing or b is 0.
+ * Rounds alternate the targets, so a and b of one round ran seconds apart: the median of these
+ * cancels the machine's drift better than a ratio of medians would.
  * @example pairedRatios([2, 3], [1, 2]) // [2, 1.5]
  */
 export function pairedRatios(a: readonly number[], b: readonly number[]): number[] {
@@ -33,15 +35,6 @@ export function pairedRatios(a: readonly number[], b: readonly number[]): number
     if (Number.isFinite(x) && Number.isFinite(y) && y !== 0) ratios.push(x / y);
   }
   return ratios;
-}
-
-/**
- * Median of the per-round ratios a[i] / b[i]. Rounds alternate the targets, so a and b of one
- * round ran seconds apart: pairing them cancels the machine's drift better than a ratio of
- * medians would.
- */
-export function pairedRatio(a: readonly number[], b: readonly number[]): number {
-  return median(pairedRatios(a, b));
 }
 
 /**
