@@ -18,7 +18,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';
 import { createProxy } from '../../src/app/proxy.js';
 import type { ServerConfig } from '../../src/config/types.js';
-import { serverConfig, runtimeConfig } from '../helpers/fixtures.js';
+import { memoryConfig, runtimeConfig } from '../helpers/fixtures.js';
 import { captureLogger, MemoryTransports } from '../helpers/memory-servers.js';
 
 const stops: (() => Promise<void>)[] = [];
@@ -28,13 +28,7 @@ afterEach(async () => {
 
 const config = runtimeConfig;
 
-function memory(name: string, overrides: Partial<ServerConfig> = {}): ServerConfig {
-  return serverConfig(
-    name,
-    { type: 'stdio', command: 'unused', args: [], env: {}, maxMessageBytes: 1 << 26 },
-    overrides,
-  );
-}
+const memory = memoryConfig;
 
 const PNG = 'iVBORw0KGgo=';
 

@@ -4,14 +4,13 @@
  */
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
-import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { CallToolResultSchema, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { afterEach, describe, expect, it } from 'vitest';
-import { z } from 'zod';
 import { createProxy } from '../../src/app/proxy.js';
 import type { Config } from '../../src/config/types.js';
-import { serverConfig, runtimeConfig } from '../helpers/fixtures.js';
-import { captureLogger, MemoryTransports } from '../helpers/memory-servers.js';
+import { memoryConfig, runtimeConfig } from '../helpers/fixtures.js';
+import { captureLogger, echoServer, MemoryTransports } from '../helpers/memory-servers.js';
 
 const stops: (() => Promise<void>)[] = [];
 afterEach(async () => {
@@ -20,23 +19,7 @@ afterEach(async () => {
 
 const config = runtimeConfig;
 
-function memory(name: string) {
-  return serverConfig(name, {
-    type: 'stdio',
-    command: 'unused',
-    args: [],
-    env: {},
-    maxMessageBytes: 1 << 26,
-  });
-}
-
-function echoServer(): McpServer {
-  const server = new McpServer({ name: 'echo', version: '1.0.0' });
-  server.registerTool('echo', { description: 'Echo.', inputSchema: { text: z.string() } }, ({ text }) => ({
-    content: [{ type: 'text', text }],
-  }));
-  return server;
-}
+const memory = (name: string) => memoryConfig(name);
 
 async function started(cfg: Config, builders: Record<string, () => McpServer>) {
   const { logger, lines } = captureLogger();

@@ -14,7 +14,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';
 import type { ServerConfig } from '../../src/config/types.js';
 import { Connection, type ConnectionState } from '../../src/downstream/connection.js';
-import { serverConfig } from '../helpers/fixtures.js';
+import { memoryConfig } from '../helpers/fixtures.js';
 import {
   captureLogger,
   MemoryTransports,
@@ -31,11 +31,7 @@ async function settle(): Promise<void> {
 }
 
 function config(overrides: Partial<ServerConfig> = {}): ServerConfig {
-  return serverConfig(
-    's',
-    { type: 'stdio', command: 'unused', args: [], env: {}, maxMessageBytes: 1 << 26 },
-    overrides,
-  );
+  return memoryConfig('s', overrides);
 }
 
 /** An McpServer with `echo`, and `hang` whose calls never answer. */

@@ -8,7 +8,7 @@ import { z } from 'zod';
 import type { ServerConfig } from '../../src/config/types.js';
 import { isFailure, type Result } from '../../src/core/result.js';
 import { Pool, type PoolOptions } from '../../src/downstream/pool.js';
-import { serverConfig } from '../helpers/fixtures.js';
+import { memoryConfig } from '../helpers/fixtures.js';
 import { captureLogger, MemoryTransports, rawServer, type Connectable } from '../helpers/memory-servers.js';
 
 const OBJECT = { type: 'object', properties: {} };
@@ -17,13 +17,7 @@ async function settle(): Promise<void> {
   for (let i = 0; i < 3; i++) await new Promise((resolve) => setImmediate(resolve));
 }
 
-function config(name: string, overrides: Partial<ServerConfig> = {}): ServerConfig {
-  return serverConfig(
-    name,
-    { type: 'stdio', command: 'unused', args: [], env: {}, maxMessageBytes: 1 << 26 },
-    overrides,
-  );
-}
+const config = memoryConfig;
 
 /** Records what reached the downstream: handler invocations and cancellations. */
 interface Probe {

@@ -9,7 +9,14 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { ConnectionState } from '../../src/downstream/connection.js';
 import { isFailure } from '../../src/core/result.js';
 import { Pool } from '../../src/downstream/pool.js';
-import { FIXTURE_DIST, fixtureConfig, fixtureServer, ROOT, serverConfig } from '../helpers/fixtures.js';
+import {
+  FIXTURE_DIST,
+  fixtureConfig,
+  fixtureServer,
+  ROOT,
+  serverConfig,
+  stdioTransport,
+} from '../helpers/fixtures.js';
 import { captureLogger } from '../helpers/memory-servers.js';
 import type { HostSpec } from '../helpers/pool-host.js';
 
@@ -86,13 +93,7 @@ describe('Pool with real child processes', () => {
   });
 
   it('P1: a server whose command does not exist is reported down while the others serve', async () => {
-    const missing = serverConfig('missing', {
-      type: 'stdio',
-      command: join(ROOT, 'no-such-dir', 'no-such-mcp-server'),
-      args: [],
-      env: {},
-      maxMessageBytes: 1 << 26,
-    });
+    const missing = serverConfig('missing', stdioTransport(join(ROOT, 'no-such-dir', 'no-such-mcp-server')));
     const { pool } = startPool([missing, fixtureConfig('echo', 'echo')]);
     await pool.start();
     const [down, up] = pool.snapshot();
@@ -165,15 +166,7 @@ describe('Pool with real child processes', () => {
     const marker = 'mcpn-never-initializes';
     // Never reads stdin, never answers: like `npx -y <server>` still downloading.
     const script = `/* ${marker} */ setInterval(() => {}, 1000);`;
-    const { pool } = startPool([
-      serverConfig('mute', {
-        type: 'stdio',
-        command: process.execPath,
-        args: ['-e', script],
-        env: {},
-        maxMessageBytes: 1 << 26,
-      }),
-    ]);
+    const { pool } = startPool([serverConfig('mute', stdioTransport(process.execPath, ['-e', script]))]);
     void pool.start();
     const child = async (): Promise<number | undefined> => {
       const deadline = Date.now() + 5000;

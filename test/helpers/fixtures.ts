@@ -5,6 +5,7 @@
 import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { MAX_STDIO_MESSAGE_BYTES } from '../../src/config/schema.js';
 import type { Config, ServerConfig, TransportConfig } from '../../src/config/types.js';
 
 /** The repository root. */
@@ -48,7 +49,7 @@ export function fixtureServer(
 
 /**
  * A runtime ServerConfig with every default of the config pipeline, for tests.
- * @example serverConfig('db', { type: 'stdio', command: 'node', args: [], env: {}, maxMessageBytes: 1 << 26 }, { timeoutMs: 100 })
+ * @example serverConfig('db', stdioTransport('node', ['db.js']), { timeoutMs: 100 })
  */
 export function serverConfig(
   name: string,
@@ -80,7 +81,23 @@ export function fixtureConfig(
   overrides: Partial<Omit<ServerConfig, 'name' | 'transport'>> = {},
 ): ServerConfig {
   const { command, args } = fixtureServer(fixture);
-  return serverConfig(name, { type: 'stdio', command, args, env: {}, maxMessageBytes: 1 << 26 }, overrides);
+  return serverConfig(name, stdioTransport(command, args), overrides);
+}
+
+/** A stdio transport config with no env, no cwd and the default message limit. */
+export function stdioTransport(command: string, args: readonly string[] = []): TransportConfig {
+  return { type: 'stdio', command, args, env: {}, maxMessageBytes: MAX_STDIO_MESSAGE_BYTES };
+}
+
+/**
+ * A ServerConfig for a server that a test's `MemoryTransports` serves in process: its stdio
+ * transport is never spawned.
+ */
+export function memoryConfig(
+  name: string,
+  overrides: Partial<Omit<ServerConfig, 'name' | 'transport'>> = {},
+): ServerConfig {
+  return serverConfig(name, stdioTransport('unused'), overrides);
 }
 
 /** A whole runtime Config around `servers`, with the contract's defaults (C6). */

@@ -5,11 +5,22 @@
  * malformed tools), and a pino logger whose lines a test can read.
  */
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
+import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { LATEST_PROTOCOL_VERSION, type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { pino, type Logger } from 'pino';
+import { z } from 'zod';
 import type { ServerConfig } from '../../src/config/types.js';
 import type { TransportFactory } from '../../src/downstream/transport.js';
+
+/** An McpServer with one tool, `echo {text}`, answering its text as one text block. */
+export function echoServer(): McpServer {
+  const server = new McpServer({ name: 'echo', version: '1.0.0' });
+  server.registerTool('echo', { description: 'Echo.', inputSchema: { text: z.string() } }, ({ text }) => ({
+    content: [{ type: 'text', text }],
+  }));
+  return server;
+}
 
 /** Anything that serves MCP on a transport: McpServer, low-level Server, {@link rawServer}. */
 export interface Connectable {

@@ -4,32 +4,20 @@
  * The process-level behaviour (stdout hygiene, end of input) is in test/e2e/lifecycle.test.ts.
  */
 import { PassThrough } from 'node:stream';
-import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { afterEach, describe, expect, it } from 'vitest';
-import { z } from 'zod';
 import { createProxy } from '../../src/app/proxy.js';
-import { runtimeConfig, serverConfig } from '../helpers/fixtures.js';
-import { captureLogger, MemoryTransports } from '../helpers/memory-servers.js';
+import { memoryConfig, runtimeConfig } from '../helpers/fixtures.js';
+import { captureLogger, echoServer, MemoryTransports } from '../helpers/memory-servers.js';
 
 const stops: (() => Promise<void>)[] = [];
 afterEach(async () => {
   for (const stop of stops.splice(0)) await stop();
 });
 
-function echoServer(): McpServer {
-  const server = new McpServer({ name: 'echo', version: '1.0.0' });
-  server.registerTool('echo', { description: 'Echo.', inputSchema: { text: z.string() } }, ({ text }) => ({
-    content: [{ type: 'text', text }],
-  }));
-  return server;
-}
-
 /** A proxy served on in-memory stdin/stdout; `send` writes raw text, `next` reads the next line. */
 async function stdioSession(maxRequestBytes: number) {
   const { logger, lines } = captureLogger();
-  const config = runtimeConfig([
-    serverConfig('e', { type: 'stdio', command: 'unused', args: [], env: {}, maxMessageBytes: 1 << 26 }),
-  ]);
+  const config = runtimeConfig([memoryConfig('e')]);
   const proxy = createProxy(config, {
     logger,
     pool: { transports: new MemoryTransports({ e: echoServer }) },
