@@ -99,10 +99,10 @@ export type ConnectionEvents = {
 /** How many times one listing is repeated when `tools/list_changed` keeps arriving meanwhile. */
 const MAX_RELIST_ROUNDS = 5;
 
-/** Upper bound on closing one client; the SDK's stdio close itself is bounded by ~4 s. */
+/** Upper bound on closing one client; the stdio transport's own close is bounded by ~4 s. */
 const CLOSE_BOUND_MS = 5000;
 
-/** StdioClientTransport exposes its child's pid once started (null before, and for HTTP). */
+/** The stdio transport exposes its child's pid once started (null before, and for HTTP). */
 function childPid(transport: Transport): number | undefined {
   const pid = (transport as { pid?: number | null }).pid;
   return typeof pid === 'number' ? pid : undefined;
@@ -323,9 +323,10 @@ export class Connection {
         if (own === this.#client) this.events.emit('log', notification.params);
       });
       const connecting = own.connect(transport, { timeout: this.#server.timeoutMs });
-      // P5: the SDK spawns the child synchronously inside connect(), so its pid is known before
-      // `initialize` is answered: a forced exit while it starts (`npx -y` still downloading)
-      // must kill it too. Read again once connected, in case a transport spawns later.
+      // P5: the stdio transport spawns the child synchronously in start(), which connect() calls
+      // before its first await, so the pid is known before `initialize` is answered: a forced
+      // exit while it starts (`npx -y` still downloading) must kill it too. Read again once
+      // connected, in case a transport spawns later.
       this.#pid = childPid(transport);
       await connecting;
       this.#pid = childPid(transport) ?? this.#pid;

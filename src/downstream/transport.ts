@@ -12,8 +12,8 @@ import type { ServerConfig } from '../config/types.js';
 import { StdioClientTransport } from './stdio-client.js';
 
 /**
- * Builds a fresh transport for one connection attempt. Called again on every restart: SDK
- * transports cannot be restarted once closed.
+ * Builds a fresh transport for one connection attempt. Called again on every restart: a
+ * transport (ours or the SDK's) cannot be restarted once closed.
  *
  * @example
  * const factory: TransportFactory = { create: () => InMemoryTransport.createLinkedPair()[0] };
