@@ -40,8 +40,10 @@ describe('architecture boundaries', () => {
     const offences: string[] = [];
     for (const { file, abs } of core) {
       for (const { spec, typeOnly } of imports(abs)) {
+        // The SDK's schemas (`@modelcontextprotocol/core`) are pure data; its client and server
+        // packages may be imported for types only.
         const sdkRuntime =
-          spec.startsWith('@modelcontextprotocol/sdk/') && !spec.endsWith('/types.js') && !typeOnly;
+          spec.startsWith('@modelcontextprotocol/') && spec !== '@modelcontextprotocol/core' && !typeOnly;
         if (spec.startsWith('node:') || spec === 'pino' || spec.startsWith('pino/') || sdkRuntime) {
           offences.push(`${file} imports ${spec}`);
         }
@@ -52,6 +54,13 @@ describe('architecture boundaries', () => {
         offences.push(`${file} reads the clock, randomness or the process`);
       }
     }
+    expect(offences).toEqual([]);
+  });
+
+  it("U1: the product runs on SDK v2; SDK v1 (@modelcontextprotocol/sdk) is only the tests' legacy peer", () => {
+    const offences = all
+      .filter(({ abs }) => imports(abs).some(({ spec }) => spec.startsWith('@modelcontextprotocol/sdk')))
+      .map(({ file }) => file);
     expect(offences).toEqual([]);
   });
 

@@ -8,13 +8,12 @@
  * InvalidParams for an unknown name or URI (naming close matches), the downstream's own code for
  * its own JSON-RPC error, InternalError otherwise, with `data.error_type` from the closed R3 list.
  */
+import type { CompleteRequestParams, LoggingMessageNotification } from '@modelcontextprotocol/server';
 import {
   CompleteResultSchema,
-  ErrorCode,
   GetPromptResultSchema,
   ReadResourceResultSchema,
-} from '@modelcontextprotocol/sdk/types.js';
-import type { CompleteRequestParams, LoggingMessageNotification } from '@modelcontextprotocol/sdk/types.js';
+} from '@modelcontextprotocol/core';
 import type { Logger } from 'pino';
 import type { z } from 'zod';
 import type { Config } from '../config/types.js';
@@ -24,6 +23,7 @@ import type { Result } from '../core/result.js';
 import { namespaceUri, uriPrefix } from '../core/uri-namespace.js';
 import type { Pool } from '../downstream/pool.js';
 import type { FeatureBackend } from '../upstream/features.js';
+import { ProtocolErrorCode } from '@modelcontextprotocol/server';
 
 /** What {@link createFeatures} needs from the proxy. */
 export interface FeatureDeps {
@@ -56,7 +56,7 @@ function rpcError(code: number, message: string, data?: Record<string, unknown>)
 
 function unknown(what: string, name: string, suggestions: readonly string[]): Error {
   const hint = suggestions.length > 0 ? `; did you mean ${suggestions.map((s) => `"${s}"`).join(', ')}?` : '';
-  return rpcError(ErrorCode.InvalidParams, `Unknown ${what} "${name}"${hint}`, {
+  return rpcError(ProtocolErrorCode.InvalidParams, `Unknown ${what} "${name}"${hint}`, {
     [what.replace(' ', '_')]: name,
     suggestions,
   });
@@ -66,7 +66,7 @@ function unknown(what: string, name: string, suggestions: readonly string[]): Er
 function unwrap<T>(result: Result, schema: z.ZodType<T>, what: string): T {
   if (!result.success) {
     const own = result.errorType === 'downstream_error' ? Number(result.errorCode) : NaN;
-    throw rpcError(Number.isSafeInteger(own) ? own : ErrorCode.InternalError, result.error, {
+    throw rpcError(Number.isSafeInteger(own) ? own : ProtocolErrorCode.InternalError, result.error, {
       error_type: result.errorType,
       ...(result.meta.server !== undefined ? { server: result.meta.server } : {}),
       ...result.errorData,
@@ -75,7 +75,7 @@ function unwrap<T>(result: Result, schema: z.ZodType<T>, what: string): T {
   const parsed = schema.safeParse(result.value);
   if (!parsed.success) {
     throw rpcError(
-      ErrorCode.InternalError,
+      ProtocolErrorCode.InternalError,
       `Server "${result.meta.server ?? '?'}" returned a malformed ${what} result: ${parsed.error.issues[0]?.message ?? 'invalid'}`,
       { error_type: 'downstream_error' },
     );
@@ -181,7 +181,7 @@ export function createFeatures(deps: FeatureDeps): Features {
       const routed = route(params);
       const result = await pool.complete(routed.server, routed.params, { signal });
       // A downstream without completions has nothing to suggest: no values, not an error.
-      if (!result.success && result.errorCode === String(ErrorCode.MethodNotFound))
+      if (!result.success && result.errorCode === String(ProtocolErrorCode.MethodNotFound))
         return { completion: { values: [], hasMore: false } };
       return unwrap(result, CompleteResultSchema, 'completion/complete');
     },

@@ -5,7 +5,7 @@
  * tool (T5: likely typos). Split from catalog.ts to keep each module on one job.
  */
 import picomatch from 'picomatch';
-import { ToolSchema } from '@modelcontextprotocol/sdk/types.js';
+import { ToolSchema } from '@modelcontextprotocol/core';
 import type { CatalogProblem, CatalogServerInput } from './catalog.js';
 import type { SchemaCompiler } from './schema-compiler.js';
 import { closest } from './suggest.js';

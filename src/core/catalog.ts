@@ -5,7 +5,7 @@
  * {@link Catalog.definitions} array and tools/call is a Map lookup (T3), so neither costs
  * anything per request. Pure: the listings come in as data, problems go out as data.
  */
-import type { Tool } from '@modelcontextprotocol/sdk/types.js';
+import type { Tool } from '@modelcontextprotocol/server';
 import { argumentValidator, type ArgumentValidator } from './arguments.js';
 import { candidates, type Candidate } from './catalog-listing.js';
 import { describeArguments } from './describe.js';

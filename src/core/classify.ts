@@ -1,8 +1,9 @@
 /**
- * Anything thrown by a tool call (SDK McpError, p-queue TimeoutError, AbortError, a closed
- * connection, a spawn error, a thrown string) → a failure Result (R3). Errors are recognised by
- * their shape (`code`, `name`, `message`), never with `instanceof`: they come from other packages,
- * possibly from another copy of the SDK.
+ * Anything thrown by a tool call (the SDK's `SdkError` and `ProtocolError`, p-queue TimeoutError,
+ * AbortError, a closed connection, a spawn error, a thrown string) → a failure Result (R3). Errors
+ * are recognised by their shape (`code`, `name`, `message`), never with `instanceof`: they come
+ * from other packages, and the SDK's client and server packages each bundle their own error
+ * classes (typescript-sdk docs/migration/upgrade-to-v2.md, "Dual-role processes").
  */
 import { failure, type CallMeta, type ErrorType, type FailureResult } from './result.js';
 import { isJsonObject, safeStringify } from './json.js';
@@ -17,13 +18,19 @@ export interface ClassifyContext {
   readonly elapsedMs?: number;
   /** The timeout the call ran under, named in `timeout` messages. */
   readonly timeoutMs?: number;
-  /** True when the caller's own signal was aborted: the SDK reports an abort as -32001 too. */
+  /** True when the caller's own signal was aborted: the SDK may report an abort as a timeout or as the raw reason. */
   readonly aborted?: boolean;
 }
 
-/** JSON-RPC / SDK error codes that matter here. */
-const CONNECTION_CLOSED = -32000;
-const REQUEST_TIMEOUT = -32001;
+/**
+ * The SDK's local error codes that matter here (`SdkErrorCode` of SDK v2: strings, never sent on
+ * the wire). v1 used the numbers -32000 and -32001 for the same two; in v2 those numbers are a
+ * downstream's own JSON-RPC codes like any other.
+ */
+const CONNECTION_CLOSED = 'CONNECTION_CLOSED';
+const NOT_CONNECTED = 'NOT_CONNECTED';
+const SEND_FAILED = 'SEND_FAILED';
+const REQUEST_TIMEOUT = 'REQUEST_TIMEOUT';
 
 /** Node system error codes that mean "the server cannot be reached or started". */
 const UNAVAILABLE_CODES: ReadonlySet<string> = new Set([
@@ -147,7 +154,7 @@ function cancelled(error: unknown, context: ClassifyContext): FailureResult {
 /**
  * R3: turns anything thrown by a tool call into a failure Result (see the module comment for the
  * mapping). The thrown value is kept in `exception` for the log.
- * @example classifyError(new McpError(-32001, 'Request timed out'), { server: 'db', timeoutMs: 5000 })
+ * @example classifyError(new SdkError('REQUEST_TIMEOUT', 'Request timed out'), { server: 'db', timeoutMs: 5000 })
  * // failure('timeout', 'No answer from "db" within 5000 ms')
  */
 export function classifyError(error: unknown, context: ClassifyContext): FailureResult {
@@ -156,7 +163,7 @@ export function classifyError(error: unknown, context: ClassifyContext): Failure
     const name = prop(error, 'name');
     const message = messageOf(error);
 
-    // Once the caller aborted, whatever the SDK rejects with (-32001, an AbortError, or the raw
+    // Once the caller aborted, whatever the SDK rejects with (a timeout, an AbortError, or the raw
     // abort reason, which may be any value) is the cancellation the caller asked for.
     if (context.aborted === true) return cancelled(error, context);
     if (code === REQUEST_TIMEOUT) return timedOut(error, context);
@@ -164,10 +171,13 @@ export function classifyError(error: unknown, context: ClassifyContext): Failure
     // p-queue's TimeoutError (and AbortSignal.timeout's DOMException) carry this name.
     if (name === 'TimeoutError') return timedOut(error, context);
 
-    if (code === CONNECTION_CLOSED || UNAVAILABLE_MESSAGE.test(message)) {
-      return fail('downstream_unavailable', `${who(context)} is unavailable: ${message}`, error, context, {
-        ...(typeof code === 'number' ? { errorCode: String(code) } : {}),
-      });
+    if (
+      code === CONNECTION_CLOSED ||
+      code === NOT_CONNECTED ||
+      code === SEND_FAILED ||
+      UNAVAILABLE_MESSAGE.test(message)
+    ) {
+      return fail('downstream_unavailable', `${who(context)} is unavailable: ${message}`, error, context);
     }
     if (typeof code === 'string' && UNAVAILABLE_CODES.has(code)) {
       const errorData: Record<string, unknown> = { code };

@@ -11,7 +11,7 @@
  * - Two entries that would be exposed under the same name or URI never shadow each other: the
  *   later one (config order, then listing order) is withheld and reported (T4).
  */
-import type { Prompt, Resource, ResourceTemplate } from '@modelcontextprotocol/sdk/types.js';
+import type { Prompt, Resource, ResourceTemplateType } from '@modelcontextprotocol/server';
 import { exposedName } from './naming.js';
 import { closest } from './suggest.js';
 import { namespaceUri, splitNamespacedUri, templateLiteral, uriPrefix } from './uri-namespace.js';
@@ -24,7 +24,7 @@ export interface FeatureServerInput {
   readonly prefix: string;
   readonly prompts: readonly Prompt[];
   readonly resources: readonly Resource[];
-  readonly resourceTemplates: readonly ResourceTemplate[];
+  readonly resourceTemplates: readonly ResourceTemplateType[];
 }
 
 /** Index-wide settings: the T1/T2 parts the tool catalog uses too. */
@@ -77,11 +77,11 @@ export interface UriRoute {
 export interface FeatureIndex {
   readonly prompts: readonly FeatureRoute<Prompt>[];
   readonly resources: readonly FeatureRoute<Resource>[];
-  readonly resourceTemplates: readonly FeatureRoute<ResourceTemplate>[];
+  readonly resourceTemplates: readonly FeatureRoute<ResourceTemplateType>[];
   /** T3: a Map lookup of the exposed prompt name. */
   getPrompt(name: string): FeatureRoute<Prompt> | undefined;
   /** A Map lookup of the exposed URI template (completions, `ref/resource`). */
-  getTemplate(uriTemplate: string): FeatureRoute<ResourceTemplate> | undefined;
+  getTemplate(uriTemplate: string): FeatureRoute<ResourceTemplateType> | undefined;
   /** U5: where a read of `uri` goes: listed resource, else prefix rule, else unprefixed template. */
   resolveUri(uri: string): UriRoute | undefined;
   /** Up to 3 exposed prompt names close to `name`. */
@@ -140,10 +140,10 @@ export function buildFeatureIndex(
   const problems: FeatureProblem[] = [];
   const prompts = new Table<Prompt>('prompt', problems);
   const resources = new Table<Resource>('resource', problems);
-  const templates = new Table<ResourceTemplate>('resource_template', problems);
+  const templates = new Table<ResourceTemplateType>('resource_template', problems);
   const prefixes = new Table<null>('uri_prefix', problems);
   /** Templates of servers whose URIs are unchanged, for the last routing step. */
-  const bare: FeatureRoute<ResourceTemplate>[] = [];
+  const bare: FeatureRoute<ResourceTemplateType>[] = [];
   for (const input of servers) {
     const { server } = input;
     for (const prompt of input.prompts) {

@@ -11,22 +11,16 @@
  * close) shares one set of private fields, and splitting it would spread each transition over
  * several files.
  */
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import {
-  ErrorCode,
-  LoggingMessageNotificationSchema,
-  McpError,
-  PromptListChangedNotificationSchema,
-  ResourceListChangedNotificationSchema,
-  ToolListChangedNotificationSchema,
-  type ClientCapabilities,
-  type ClientRequest,
-  type Implementation,
-  type LoggingMessageNotification,
-  type Progress,
-  type Tool,
-} from '@modelcontextprotocol/sdk/types.js';
+import { Client, SdkErrorCode, SdkError } from '@modelcontextprotocol/client';
+import type {
+  Transport,
+  ClientCapabilities,
+  ClientRequest,
+  Implementation,
+  LoggingMessageNotification,
+  Progress,
+  Tool,
+} from '@modelcontextprotocol/client';
 import type { Logger } from 'pino';
 import { z } from 'zod';
 import type { ServerConfig } from '../config/types.js';
@@ -218,11 +212,11 @@ export class Connection {
   ): Promise<unknown> {
     const client = this.#client;
     if (this.#state !== 'ready' || !client) {
-      throw new McpError(ErrorCode.ConnectionClosed, `Server "${this.name}" is ${this.#state}`);
+      throw new SdkError(SdkErrorCode.ConnectionClosed, `Server "${this.name}" is ${this.#state}`);
     }
-    // The caller's signal goes to the SDK as it is: the SDK never removes the abort listener it
-    // adds, so `options.signal` must be per call (the upstream's per-request signal is). A
-    // forwarding controller per call here cost ~8 µs of CPU per call (docs/performance.md).
+    // The caller's signal goes to the SDK as it is (the upstream's per-request signal; SDK v2
+    // removes its abort listener when the request settles). A forwarding controller per call here
+    // cost ~8 µs of CPU per call (docs/performance.md).
     let fail!: (error: Error) => void;
     try {
       return await new Promise<unknown>((resolve, reject) => {
@@ -252,8 +246,8 @@ export class Connection {
         this.#dropInflight('unreachable');
         void this.#closeClient(client);
         this.#goDown(error);
-        throw new McpError(
-          ErrorCode.ConnectionClosed,
+        throw new SdkError(
+          SdkErrorCode.ConnectionClosed,
           `Server "${this.name}" is unreachable: ${describe(error)}`,
         );
       }
@@ -311,15 +305,15 @@ export class Connection {
       const own = client;
       own.onclose = () => this.#onClientClosed(own);
       own.onerror = (error) => this.#logger.warn({ err: error }, 'downstream transport error');
-      own.setNotificationHandler(ToolListChangedNotificationSchema, () => this.#onListChanged(own));
+      own.setNotificationHandler('notifications/tools/list_changed', () => this.#onListChanged(own));
       // U5: prompts and resources are re-listed on their own list_changed, logs are passed on.
-      own.setNotificationHandler(PromptListChangedNotificationSchema, () =>
+      own.setNotificationHandler('notifications/prompts/list_changed', () =>
         this.#onFeatureListChanged(own, 'prompts'),
       );
-      own.setNotificationHandler(ResourceListChangedNotificationSchema, () =>
+      own.setNotificationHandler('notifications/resources/list_changed', () =>
         this.#onFeatureListChanged(own, 'resources'),
       );
-      own.setNotificationHandler(LoggingMessageNotificationSchema, (notification) => {
+      own.setNotificationHandler('notifications/message', (notification) => {
         if (own === this.#client) this.events.emit('log', notification.params);
       });
       const connecting = own.connect(transport, { timeout: this.#server.timeoutMs });
@@ -484,7 +478,7 @@ export class Connection {
   }
 
   #dropInflight(why: string): void {
-    const error = new McpError(ErrorCode.ConnectionClosed, `Server "${this.name}": ${why}`);
+    const error = new SdkError(SdkErrorCode.ConnectionClosed, `Server "${this.name}": ${why}`);
     for (const fail of this.#inflight) fail(error);
     this.#inflight.clear();
   }

@@ -4,7 +4,7 @@
  * itself (P3), then `core/normalize` or `core/classify`, instructions (R4), elapsed time, and one
  * start and one end log line per call (L1).
  */
-import type { Progress } from '@modelcontextprotocol/sdk/types.js';
+import type { Progress } from '@modelcontextprotocol/server';
 import type { Logger } from 'pino';
 import type { InstructionMap, ServerConfig } from '../config/types.js';
 import { classifyError } from '../core/classify.js';

@@ -4,14 +4,8 @@
  * schema (an upstream SDK client would otherwise reject our WHOLE list for one bad entry), and a
  * malformed or duplicate entry is dropped with a reason.
  */
-import {
-  PromptSchema,
-  ResourceSchema,
-  ResourceTemplateSchema,
-  type Prompt,
-  type Resource,
-  type ResourceTemplate,
-} from '@modelcontextprotocol/sdk/types.js';
+import type { Prompt, Resource, ResourceTemplateType } from '@modelcontextprotocol/server';
+import { PromptSchema, ResourceSchema, ResourceTemplateSchema } from '@modelcontextprotocol/core';
 import { z } from 'zod';
 import { listAllEntries } from './tool-list.js';
 
@@ -19,7 +13,7 @@ import { listAllEntries } from './tool-list.js';
 export interface FeatureLists {
   readonly prompts: readonly Prompt[];
   readonly resources: readonly Resource[];
-  readonly resourceTemplates: readonly ResourceTemplate[];
+  readonly resourceTemplates: readonly ResourceTemplateType[];
 }
 
 /** No prompts, no resources: a server without those capabilities, or not listed yet. */
@@ -52,11 +46,11 @@ export const RESOURCES_LIST: ListSpec<Resource> = {
   id: 'uri',
   schema: ResourceSchema as z.ZodType<Resource>,
 };
-export const TEMPLATES_LIST: ListSpec<ResourceTemplate> = {
+export const TEMPLATES_LIST: ListSpec<ResourceTemplateType> = {
   method: 'resources/templates/list',
   key: 'resourceTemplates',
   id: 'uriTemplate',
-  schema: ResourceTemplateSchema as z.ZodType<ResourceTemplate>,
+  schema: ResourceTemplateSchema as z.ZodType<ResourceTemplateType>,
 };
 
 /** A list page as the wire may carry it: entries are checked one by one, never as a whole. */

@@ -8,8 +8,7 @@
  * Unlike tools, a listing that fails does not take the server down: its tools still work, and the
  * previous lists stay served. A capability the server no longer announces empties its lists.
  */
-import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import type { ClientRequest } from '@modelcontextprotocol/sdk/types.js';
+import type { Client, ClientRequest } from '@modelcontextprotocol/client';
 import type { Logger } from 'pino';
 import { describeError } from './errors.js';
 import {

@@ -8,7 +8,7 @@ import type {
   Implementation,
   LoggingMessageNotification,
   Tool,
-} from '@modelcontextprotocol/sdk/types.js';
+} from '@modelcontextprotocol/server';
 import type { Logger } from 'pino';
 import type { InstructionMap, ServerConfig } from '../config/types.js';
 import { failure, type Result } from '../core/result.js';

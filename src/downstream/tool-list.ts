@@ -3,7 +3,7 @@
  * checked on its own, and a list gets a stable fingerprint so a reconnect or a
  * `tools/list_changed` only triggers T10 when something really changed.
  */
-import type { Tool } from '@modelcontextprotocol/sdk/types.js';
+import type { Tool } from '@modelcontextprotocol/server';
 import { z } from 'zod';
 
 /**

@@ -5,8 +5,9 @@
  */
 import { createInterface } from 'node:readline';
 import type { Readable } from 'node:stream';
-import { getDefaultEnvironment } from '@modelcontextprotocol/sdk/client/stdio.js';
-import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import { SSEClientTransport, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import type { Transport } from '@modelcontextprotocol/client';
+import { getDefaultEnvironment } from '@modelcontextprotocol/client/stdio';
 import type { Logger } from 'pino';
 import type { ServerConfig } from '../config/types.js';
 import { StdioClientTransport } from './stdio-client.js';
@@ -64,17 +65,14 @@ export async function createTransport(server: ServerConfig, logger: Logger): Pro
       logStderr(transport.stderr, logger);
       return transport;
     }
-    // The HTTP client transports (and the SSE one's eventsource dependency) are loaded only when
-    // a config uses them: a stdio-only gateway starts without them (docs/performance.md).
+    // SDK v2 ships the HTTP client transports in the client package's one bundle, which the
+    // Client already loads: there is nothing left to load lazily (v1 had separate modules).
     case 'streamable-http': {
-      const { StreamableHTTPClientTransport } =
-        await import('@modelcontextprotocol/sdk/client/streamableHttp.js');
       return new StreamableHTTPClientTransport(new URL(config.url), {
         requestInit: { headers: { ...config.headers } },
       });
     }
     case 'sse': {
-      const { SSEClientTransport } = await import('@modelcontextprotocol/sdk/client/sse.js');
       return new SSEClientTransport(new URL(config.url), {
         requestInit: { headers: { ...config.headers } },
       });

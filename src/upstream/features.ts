@@ -5,25 +5,17 @@
  * name or URI, or a downstream failure, is a JSON-RPC error (the backend throws an `McpError`,
  * e.g. InvalidParams naming close matches).
  */
-import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import {
-  CompleteRequestSchema,
-  GetPromptRequestSchema,
-  ListPromptsRequestSchema,
-  ListResourcesRequestSchema,
-  ListResourceTemplatesRequestSchema,
-  ReadResourceRequestSchema,
-} from '@modelcontextprotocol/sdk/types.js';
 import type {
+  Server,
   CompleteRequestParams,
   CompleteResult,
   GetPromptResult,
   Prompt,
   ReadResourceResult,
   Resource,
-  ResourceTemplate,
+  ResourceTemplateType,
   ServerCapabilities,
-} from '@modelcontextprotocol/sdk/types.js';
+} from '@modelcontextprotocol/server';
 
 /** Per-request options of the routed {@link FeatureBackend} methods. */
 export interface FeatureRequestOptions {
@@ -38,7 +30,7 @@ export interface FeatureBackend {
   /** resources/list, from memory. */
   listResources(): readonly Resource[] | Promise<readonly Resource[]>;
   /** resources/templates/list, from memory. */
-  listResourceTemplates(): readonly ResourceTemplate[] | Promise<readonly ResourceTemplate[]>;
+  listResourceTemplates(): readonly ResourceTemplateType[] | Promise<readonly ResourceTemplateType[]>;
   /** prompts/get by exposed name; throws an `McpError` for an unknown name or a failure. */
   getPrompt(
     name: string,
@@ -70,22 +62,22 @@ export function registerFeatureHandlers(
   backend: FeatureBackend,
   signalOf: (signal: AbortSignal) => AbortSignal,
 ): void {
-  server.setRequestHandler(ListPromptsRequestSchema, async () => ({
+  server.setRequestHandler('prompts/list', async () => ({
     prompts: [...(await backend.listPrompts())],
   }));
-  server.setRequestHandler(ListResourcesRequestSchema, async () => ({
+  server.setRequestHandler('resources/list', async () => ({
     resources: [...(await backend.listResources())],
   }));
-  server.setRequestHandler(ListResourceTemplatesRequestSchema, async () => ({
+  server.setRequestHandler('resources/templates/list', async () => ({
     resourceTemplates: [...(await backend.listResourceTemplates())],
   }));
-  server.setRequestHandler(GetPromptRequestSchema, (request, extra) =>
-    backend.getPrompt(request.params.name, request.params.arguments, { signal: signalOf(extra.signal) }),
+  server.setRequestHandler('prompts/get', (request, ctx) =>
+    backend.getPrompt(request.params.name, request.params.arguments, { signal: signalOf(ctx.mcpReq.signal) }),
   );
-  server.setRequestHandler(ReadResourceRequestSchema, (request, extra) =>
-    backend.readResource(request.params.uri, { signal: signalOf(extra.signal) }),
+  server.setRequestHandler('resources/read', (request, ctx) =>
+    backend.readResource(request.params.uri, { signal: signalOf(ctx.mcpReq.signal) }),
   );
-  server.setRequestHandler(CompleteRequestSchema, (request, extra) =>
-    backend.complete(request.params, { signal: signalOf(extra.signal) }),
+  server.setRequestHandler('completion/complete', (request, ctx) =>
+    backend.complete(request.params, { signal: signalOf(ctx.mcpReq.signal) }),
   );
 }

@@ -16,8 +16,8 @@ import { randomUUID } from 'node:crypto';
 import { createServer } from 'node:http';
 import type { IncomingMessage, Server as NodeHttpServer, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
+import { isInitializeRequest } from '@modelcontextprotocol/server';
+import { NodeStreamableHTTPServerTransport } from '@modelcontextprotocol/node';
 import type { Logger } from 'pino';
 import { createRequestGuard } from './http-guard.js';
 import type { UpstreamServer } from './server.js';
@@ -84,7 +84,7 @@ const MAX_SWEEP_INTERVAL_MS = 60_000;
 
 /** One MCP session: its transport, its requests open now, and when the last one ended. */
 interface Session {
-  readonly transport: StreamableHTTPServerTransport;
+  readonly transport: NodeStreamableHTTPServerTransport;
   open: number;
   lastActive: number;
 }
@@ -135,7 +135,7 @@ export async function listenHttp(
   sweeper?.unref();
 
   async function openSession(req: IncomingMessage, res: ServerResponse, body: unknown): Promise<void> {
-    const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
+    const transport: NodeStreamableHTTPServerTransport = new NodeStreamableHTTPServerTransport({
       sessionIdGenerator: randomUUID,
       onsessioninitialized: (id) => {
         const session: Session = { transport, open: 0, lastActive: Date.now() };

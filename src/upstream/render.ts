@@ -7,8 +7,8 @@
  * structuredContent object afterwards; nothing is ever re-parsed. Total: any Result, however odd
  * its value, renders to a CallToolResult that the SDK accepts, and nothing here throws.
  */
-import { ContentBlockSchema } from '@modelcontextprotocol/sdk/types.js';
-import type { CallToolResult, ContentBlock } from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult, ContentBlock } from '@modelcontextprotocol/server';
+import { ContentBlockSchema } from '@modelcontextprotocol/core';
 import type { FailureResult, FileArtifact, ResourceLink, Result } from '../core/result.js';
 import { failure } from '../core/result.js';
 import { stripMcpErrorPrefix } from '../core/classify.js';

@@ -8,15 +8,14 @@
  *
  * This file is the ONLY importer of `render.ts` (R2): a Result becomes JSON here and nowhere else.
  */
-import { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import { Server } from '@modelcontextprotocol/server';
 import type {
+  Transport,
   CallToolResult,
   Implementation,
   LoggingMessageNotification,
   Tool,
-} from '@modelcontextprotocol/sdk/types.js';
+} from '@modelcontextprotocol/server';
 import type { Logger } from 'pino';
 import type { FailureResult, Result } from '../core/result.js';
 import { failure } from '../core/result.js';
@@ -239,13 +238,13 @@ export function createUpstreamServer<F extends PreparedForward>(deps: UpstreamDe
     server.oninitialized = () => initialized.add(server);
     if (deps.features !== undefined) registerFeatureHandlers(server, deps.features, cancellationSignal);
     // T6, T10: the list comes from memory; no downstream is asked.
-    server.setRequestHandler(ListToolsRequestSchema, async () => ({
+    server.setRequestHandler('tools/list', async () => ({
       tools: [...(await backend.listTools())],
     }));
-    server.setRequestHandler(CallToolRequestSchema, (request, extra) => {
-      const progressToken = extra._meta?.progressToken;
+    server.setRequestHandler('tools/call', (request, ctx) => {
+      const progressToken = ctx.mcpReq._meta?.progressToken;
       const sendProgress: SendProgress = (update, token) =>
-        extra.sendNotification({
+        ctx.mcpReq.notify({
           method: 'notifications/progress',
           params: {
             progressToken: token,
@@ -259,7 +258,7 @@ export function createUpstreamServer<F extends PreparedForward>(deps: UpstreamDe
         request.params.arguments,
         // The SDK's per-request signal goes down as it is (one AbortController per call, the
         // SDK's own): whatever a cancelled call rejects with is classified `cancelled` (R3).
-        { signal: extra.signal, requestId: extra.requestId, progressToken },
+        { signal: ctx.mcpReq.signal, requestId: ctx.mcpReq.id, progressToken },
         sendProgress,
       );
       calls.add(pending);

@@ -3,7 +3,7 @@
  * and stdout. stdout carries protocol lines only: everything else logs to stderr (L1, P6).
  */
 import type { Readable, Writable } from 'node:stream';
-import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import type { JSONRPCMessage } from '@modelcontextprotocol/server';
 import type { Logger } from 'pino';
 import { StreamTransport, type OversizedMessage } from '../wire/stream-transport.js';
 import type { UpstreamServer } from './server.js';

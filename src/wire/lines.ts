@@ -10,7 +10,7 @@
  * a line is decoded once, and a line over the limit is skipped on its own and reported with the
  * request id it carries, so only that one request fails (docs/performance.md).
  */
-import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import type { JSONRPCMessage } from '@modelcontextprotocol/server';
 
 const NEWLINE = 0x0a;
 const CARRIAGE_RETURN = 0x0d;

@@ -4,8 +4,7 @@
  * (downstream, on a child's stdout/stdin) are both this, with their own start and close.
  */
 import type { Readable, Writable } from 'node:stream';
-import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import type { Transport, JSONRPCMessage } from '@modelcontextprotocol/server';
 import { LineSplitter, parseMessage, serializeMessage, type LinePeek } from './lines.js';
 
 /** A line over the limit, skipped whole, with what its ends show of its id and kind. */

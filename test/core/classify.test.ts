@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { McpError } from '@modelcontextprotocol/sdk/types.js';
+import { ProtocolError as McpError, SdkError, SdkErrorCode } from '@modelcontextprotocol/client';
 import { classifyError, splitMcpErrorPrefix, stripMcpErrorPrefix } from '../../src/core/classify.js';
 import { ERROR_TYPES } from '../../src/core/result.js';
 
@@ -41,15 +41,15 @@ describe('splitMcpErrorPrefix', () => {
 describe('classifyError', () => {
   it.each([
     [
-      '-32001 is a timeout naming server and timeout',
-      new McpError(-32001, 'Request timed out'),
+      "the SDK's RequestTimeout is a timeout naming server and timeout",
+      new SdkError(SdkErrorCode.RequestTimeout, 'Request timed out'),
       {},
       'timeout',
       'No answer from "db" (tool "query") within 5000 ms',
     ],
     [
-      '-32001 after our own abort is a cancellation',
-      new McpError(-32001, 'AbortError'),
+      'a timeout after our own abort is a cancellation',
+      new SdkError(SdkErrorCode.RequestTimeout, 'AbortError'),
       { aborted: true },
       'cancelled',
       'The call to "db" (tool "query") was cancelled',
@@ -63,7 +63,7 @@ describe('classifyError', () => {
     ],
     [
       'a closed connection after our own abort is still the cancellation asked for',
-      new McpError(-32000, 'Connection closed'),
+      new SdkError(SdkErrorCode.ConnectionClosed, 'Connection closed'),
       { aborted: true },
       'cancelled',
       'The call to "db" (tool "query") was cancelled',
@@ -90,11 +90,25 @@ describe('classifyError', () => {
       'No answer from "db" (tool "query") within 5000 ms',
     ],
     [
-      '-32000 connection closed',
-      new McpError(-32000, 'Connection closed'),
+      "the SDK's ConnectionClosed",
+      new SdkError(SdkErrorCode.ConnectionClosed, 'Connection closed'),
       {},
       'downstream_unavailable',
       '"db" (tool "query") is unavailable: Connection closed',
+    ],
+    [
+      "the SDK's NotConnected, whatever its text",
+      new SdkError(SdkErrorCode.NotConnected, 'transport gone'),
+      {},
+      'downstream_unavailable',
+      '"db" (tool "query") is unavailable: transport gone',
+    ],
+    [
+      "a downstream's own JSON-RPC -32001 is its error, not our timeout",
+      new McpError(-32001, 'Quota window'),
+      {},
+      'downstream_error',
+      'Quota window',
     ],
     [
       '"Not connected" without a code',
@@ -160,10 +174,12 @@ describe('classifyError', () => {
   });
 
   it('R3: a timeout without a known timeout says so, and keeps timeout_ms when known', () => {
-    expect(classifyError(new McpError(-32001, 'x'), {}).error).toBe(
+    expect(classifyError(new SdkError(SdkErrorCode.RequestTimeout, 'x'), {}).error).toBe(
       'No answer from the downstream server in time',
     );
-    expect(classifyError(new McpError(-32001, 'x'), context).errorData).toEqual({ timeout_ms: 5000 });
+    expect(classifyError(new SdkError(SdkErrorCode.RequestTimeout, 'x'), context).errorData).toEqual({
+      timeout_ms: 5000,
+    });
   });
 
   it('R1: the thrown value is kept in exception', () => {

@@ -152,7 +152,8 @@ function check(result: Result): void {
       }
       const first = rendered.content[0];
       if (first?.type !== 'text') throw new Error('content[0] is not a text block');
-      const { returned_file_contents: _bodies, ...withoutBodies } = rendered.structuredContent ?? {};
+      const { returned_file_contents: _bodies, ...withoutBodies } = (rendered.structuredContent ??
+        {}) as Record<string, unknown>;
       if (first.text !== JSON.stringify(withoutBodies)) {
         throw new Error(`${format}/${media}: the text block is not the envelope without file bodies`);
       }

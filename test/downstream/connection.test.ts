@@ -5,11 +5,8 @@
 import { getEventListeners } from 'node:events';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import {
-  ErrorCode,
-  ListPromptsRequestSchema,
-  ListToolsRequestSchema,
-} from '@modelcontextprotocol/sdk/types.js';
+import { ListPromptsRequestSchema, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import { SdkErrorCode } from '@modelcontextprotocol/client';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';
 import type { ServerConfig } from '../../src/config/types.js';
@@ -159,11 +156,13 @@ describe('Connection', () => {
     const outcomes = await Promise.allSettled(calls); // no timer advanced: nothing can time out
     for (const outcome of outcomes) {
       expect(outcome.status).toBe('rejected');
-      expect((outcome as PromiseRejectedResult).reason).toMatchObject({ code: ErrorCode.ConnectionClosed });
+      expect((outcome as PromiseRejectedResult).reason).toMatchObject({
+        code: SdkErrorCode.ConnectionClosed,
+      });
     }
     expect(connection.state).toBe('down');
     await expect(connection.call('echo', { text: 'x' })).rejects.toMatchObject({
-      code: ErrorCode.ConnectionClosed,
+      code: SdkErrorCode.ConnectionClosed,
     });
     await vi.advanceTimersByTimeAsync(250);
     await settle();
@@ -318,7 +317,7 @@ describe('Connection', () => {
     const { connection } = setup(() => raw, { timeoutMs: 1000 });
     await connection.start();
     const call = connection.call('t', {});
-    const outcome = expect(call).rejects.toMatchObject({ code: ErrorCode.RequestTimeout });
+    const outcome = expect(call).rejects.toMatchObject({ code: SdkErrorCode.RequestTimeout });
     await vi.advanceTimersByTimeAsync(1000);
     await outcome;
     await connection.close();
@@ -328,11 +327,13 @@ describe('Connection', () => {
     const { connection } = setup(() => echoServer());
     await connection.start();
     // One signal per call, as the upstream's per-request signal is: the SDK's own abort listener
-    // sits on it directly (it never removes it, which is why the signal must not be long-lived).
+    // sits on it directly while the call runs, and SDK v2 removes it when the call ends.
     for (let i = 0; i < 3; i++) {
       const caller = new AbortController();
-      await connection.call('echo', { text: String(i) }, { signal: caller.signal });
+      const call = connection.call('echo', { text: String(i) }, { signal: caller.signal });
       expect(getEventListeners(caller.signal, 'abort')).toHaveLength(1);
+      await call;
+      expect(getEventListeners(caller.signal, 'abort')).toHaveLength(0);
     }
     await connection.close();
   });
@@ -357,7 +358,7 @@ describe('Connection', () => {
     live.transports = transports;
     await connection.start();
     expect(connection.state).toBe('down');
-    await expect(connection.call('a', {})).rejects.toMatchObject({ code: ErrorCode.ConnectionClosed });
+    await expect(connection.call('a', {})).rejects.toMatchObject({ code: SdkErrorCode.ConnectionClosed });
     await vi.advanceTimersByTimeAsync(250);
     await settle();
     expect(connection.state).toBe('ready');
@@ -373,7 +374,7 @@ describe('Connection', () => {
     await vi.advanceTimersByTimeAsync(60_000);
     expect(transports.attempts('s')).toBe(1);
     await expect(connection.call('echo', { text: 'x' })).rejects.toMatchObject({
-      code: ErrorCode.ConnectionClosed,
+      code: SdkErrorCode.ConnectionClosed,
     });
   });
 });

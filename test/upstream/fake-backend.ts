@@ -2,7 +2,7 @@
  * A scripted ToolBackend for upstream tests: it records every call that would reach a
  * downstream, so a test can prove that a refused call reached none.
  */
-import type { Tool } from '@modelcontextprotocol/sdk/types.js';
+import type { Tool } from '@modelcontextprotocol/server';
 import type { FailureResult, Result } from '../../src/core/result.js';
 import { failure, ok } from '../../src/core/result.js';
 import type { ForwardOptions, PreparedForward, ToolBackend } from '../../src/upstream/server.js';

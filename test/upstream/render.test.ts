@@ -48,7 +48,10 @@ function renderChecked(
   const first = rendered.content[0];
   expect(first?.type).toBe('text');
   const text = first?.type === 'text' ? first.text : '';
-  const { returned_file_contents: _bodies, ...withoutBodies } = rendered.structuredContent ?? {};
+  const { returned_file_contents: _bodies, ...withoutBodies } = (rendered.structuredContent ?? {}) as Record<
+    string,
+    unknown
+  >;
   expect(JSON.parse(text)).toEqual(withoutBodies);
   for (const file of result.files) expect(text).not.toContain(file.base64);
   return { rendered, envelope: rendered.structuredContent as Record<string, unknown>, text };

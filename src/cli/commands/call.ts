@@ -3,9 +3,7 @@
  * client connected to our own upstream server, so the printed envelope is exactly what a client
  * receives (R2: no second renderer). Exit 1 when the result is an error.
  */
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
-import { CallToolResultSchema } from '@modelcontextprotocol/sdk/types.js';
+import { Client, InMemoryTransport } from '@modelcontextprotocol/client';
 import type { CliIO } from '../common.js';
 import { CliError, EXIT, parseCommandArgs, withStartedProxy } from '../common.js';
 
@@ -55,10 +53,7 @@ export async function run(args: readonly string[], io: CliIO): Promise<number> {
       await client.connect(clientSide);
       try {
         // The raw request, not client.callTool: the envelope is printed as received, unvalidated.
-        const result = await client.request(
-          { method: 'tools/call', params: { name, arguments: toolArgs } },
-          CallToolResultSchema,
-        );
+        const result = await client.request({ method: 'tools/call', params: { name, arguments: toolArgs } });
         io.out(JSON.stringify(result.structuredContent ?? result, null, 2));
         return result.isError === true ? EXIT.problems : EXIT.ok;
       } finally {
