@@ -1,23 +1,30 @@
 /**
- * Streamable HTTP hosting at `/mcp` on node:http (CONTRACT U1, U2, U4).
+ * Streamable HTTP hosting at `/mcp` on node:http (CONTRACT U1, U2, U4, E1).
  *
  * Every request passes the U2 guard (Host/Origin allow-list, then the bearer token) before
- * anything else is read. Sessions are stateful: one SDK transport and one upstream `Server` per
- * `Mcp-Session-Id` (an SDK `Server` serves exactly one transport), all sharing the catalog and
- * the pool behind {@link UpstreamServer}.
+ * anything else is read. Then each request goes to the leg of its own era, decided by the SDK's
+ * own classification (`classifyInboundRequest`, the step `createMcpHandler` and
+ * `isLegacyRequest` use, so the branch never disagrees with the handler):
  *
- * Responses stream as SSE, not as plain JSON (`enableJsonResponse` stays off): in JSON-response
- * mode the SDK transport (1.32.2) silently drops every notification tied to a request, so a
- * client that sent a progress token would never see progress (P3). The transport fixes the mode
- * per session, not per request, so there is no safe way to pick JSON only for calls without a
- * token; docs/cli.md records the trade-off.
+ * - **modern** (2026-07-28: the `_meta` envelope on every request, no session): the SDK's
+ *   `createMcpHandler` with `legacy: 'reject'`, which builds one upstream `Server` per request
+ *   from {@link UpstreamServer.factory} (O(1) in the number of tools: the handlers read the
+ *   catalog). It answers plain JSON unless the call sends progress first, then SSE; a client
+ *   cancels by closing the response stream. `subscriptions/listen` streams read the upstream's
+ *   one change bus.
+ * - **legacy** (2025: `initialize`, then `Mcp-Session-Id`): stateful sessions, one SDK transport
+ *   and one upstream `Server` per session (pushed notifications, the GET stream), all sharing the
+ *   catalog and the pool. These responses stream as SSE, not as plain JSON
+ *   (`enableJsonResponse` stays off): in JSON-response mode the SDK transport drops every
+ *   notification tied to a request, so a client that sent a progress token would never see
+ *   progress (P3); docs/cli.md records the trade-off.
  */
 import { randomUUID } from 'node:crypto';
 import { createServer } from 'node:http';
 import type { IncomingMessage, Server as NodeHttpServer, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { isInitializeRequest } from '@modelcontextprotocol/server';
-import { NodeStreamableHTTPServerTransport } from '@modelcontextprotocol/node';
+import { classifyInboundRequest, createMcpHandler, isInitializeRequest } from '@modelcontextprotocol/server';
+import { NodeStreamableHTTPServerTransport, toNodeHandler } from '@modelcontextprotocol/node';
 import type { Logger } from 'pino';
 import { createRequestGuard } from './http-guard.js';
 import type { UpstreamServer } from './server.js';
@@ -106,6 +113,11 @@ export async function listenHttp(
   });
   const sessionIdleMs = options.sessionIdleMs ?? DEFAULT_SESSION_IDLE_MS;
   const sessions = new Map<string, Session>();
+  const onerror = (error: Error): void => logger.debug({ err: error }, 'modern HTTP request');
+  // E1: the modern leg. `legacy: 'reject'`: 2025 traffic never reaches it (the sessions leg below
+  // serves it); the bus is the upstream's, so listen streams see every list change (E4).
+  const modern = createMcpHandler(upstream.factory, { legacy: 'reject', bus: upstream.bus, onerror });
+  const serveModern = toNodeHandler(modern, { onerror });
 
   /** Counts `res` as open on `session` until it ends or its socket closes. */
   function track(session: Session, res: ServerResponse): void {
@@ -172,6 +184,7 @@ export async function listenHttp(
       if (body.kind === 'invalid') return sendJsonRpcError(res, 400, -32700, 'Parse error: Invalid JSON');
       if (transport !== undefined) return transport.handleRequest(req, res, body.value);
       if (sessionId !== undefined) return sendJsonRpcError(res, 404, -32001, 'Session not found');
+      if (!isLegacy(req, body.value)) return serveModern(req, res, body.value);
       if (isInitializeRequest(body.value)) return openSession(req, res, body.value);
       return sendJsonRpcError(
         res,
@@ -240,7 +253,10 @@ export async function listenHttp(
       closing ??= (async () => {
         const closed = new Promise<void>((resolve) => server.close(() => resolve()));
         if (sweeper !== undefined) clearInterval(sweeper);
-        await Promise.allSettled([...sessions.values()].map(({ transport }) => transport.close()));
+        await Promise.allSettled([
+          modern.close(),
+          ...[...sessions.values()].map(({ transport }) => transport.close()),
+        ]);
         sessions.clear();
         // Open SSE streams and keep-alive sockets would hold close() forever.
         server.closeAllConnections();
@@ -249,6 +265,28 @@ export async function listenHttp(
       return closing;
     },
   };
+}
+
+/**
+ * E1: true when a POST without a session belongs to the 2025 leg. The SDK's classification
+ * (body first, then the `MCP-Protocol-Version`, `Mcp-Method` and `Mcp-Name` headers); anything it
+ * does not call legacy, a malformed modern request included, goes to the modern handler, which
+ * owns the error answers for those (typescript-sdk docs/serving/legacy-clients.md).
+ */
+function isLegacy(req: IncomingMessage, body: unknown): boolean {
+  const outcome = classifyInboundRequest({
+    httpMethod: 'POST',
+    ...header('protocolVersionHeader', req.headers['mcp-protocol-version']),
+    ...header('mcpMethodHeader', req.headers['mcp-method']),
+    ...header('mcpNameHeader', req.headers['mcp-name']),
+    body,
+  });
+  return outcome.kind === 'legacy';
+}
+
+function header<K extends string>(key: K, value: string | string[] | undefined): Partial<Record<K, string>> {
+  const first = Array.isArray(value) ? value[0] : value;
+  return first === undefined ? {} : ({ [key]: first } as Record<K, string>);
 }
 
 type BodyRead = { kind: 'ok'; value: unknown } | { kind: 'too_large' } | { kind: 'invalid' };

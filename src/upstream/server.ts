@@ -14,6 +14,7 @@ import type {
   CallToolResult,
   Implementation,
   LoggingMessageNotification,
+  ServerEventBus,
   Tool,
 } from '@modelcontextprotocol/server';
 import type { Logger } from 'pino';
@@ -24,6 +25,9 @@ import { FEATURE_CAPABILITIES, registerFeatureHandlers } from './features.js';
 import type { FeatureBackend } from './features.js';
 import { renderCallToolResult } from './render.js';
 import type { RenderOptions } from './render.js';
+import { createNotifier, type Era } from './notifier.js';
+
+export type { Era } from './notifier.js';
 
 /** A call that passed routing, the explicit gate and argument validation (T3, T7, T8). */
 export interface PreparedForward {
@@ -97,19 +101,35 @@ export interface UpstreamDeps<F extends PreparedForward = PreparedForward> {
   readonly serverInfo?: Implementation;
 }
 
-/** The aggregated server: a factory of per-transport SDK servers sharing one backend. */
+/** The aggregated server: SDK servers for every era and transport, sharing one backend. */
 export interface UpstreamServer {
-  /** Creates a `Server` for `transport`, connects it, and tracks it until it closes. */
+  /**
+   * The SDK-shaped factory (`McpServerFactory`) for `serveStdio` and `createMcpHandler`: a fresh,
+   * unregistered `Server` for the era asked for. Cheap and O(1) in the number of tools: the
+   * handlers read the catalog, they do not register anything per tool (E2).
+   */
+  readonly factory: (context: { era: Era }) => Server;
+  /** The one list-change bus; `createMcpHandler` gives it to modern listen streams (E4). */
+  readonly bus: ServerEventBus;
+  /**
+   * Registers `server` (built by {@link factory}) for notifications until it closes: the stdio
+   * connection's pinned instance, in either era.
+   */
+  track(server: Server, era: Era): Server;
+  /**
+   * Creates a legacy-era `Server` for `transport`, connects it, and tracks it until it closes: a
+   * 2025-era HTTP session, an in-memory CLI client.
+   */
   connect(transport: Transport): Promise<Server>;
-  /** T10: tells every initialized client that the tool list changed. */
+  /** T10: tells every client that the tool list changed. */
   notifyToolsChanged(): void;
-  /** U5: tells every initialized client that the prompt list changed. */
+  /** U5: tells every client that the prompt list changed. */
   notifyPromptsChanged(): void;
-  /** U5: tells every initialized client that the resource or resource-template list changed. */
+  /** U5: tells every client that the resource or resource-template list changed. */
   notifyResourcesChanged(): void;
   /**
-   * U5: a downstream's log message to every initialized client, each filtered by the level that
-   * client set with `logging/setLevel` (the SDK keeps it per session).
+   * U5: a downstream's log message to every legacy client, each filtered by the level that client
+   * set with `logging/setLevel` (the SDK keeps it per session).
    */
   sendLog(params: LoggingMessageNotification['params']): void;
   /** P5: from now on tools/call answers `downstream_unavailable` (shutting down). */
@@ -118,7 +138,7 @@ export interface UpstreamServer {
   drain(graceMs: number): Promise<boolean>;
   /** Number of calls being answered right now. */
   inFlight(): number;
-  /** Closes every connected `Server` (and with it its transport). */
+  /** Closes every tracked `Server` (and with it its transport). */
   close(): Promise<void>;
 }
 
@@ -147,6 +167,19 @@ interface CallExtra {
   readonly progressToken: string | number | undefined;
 }
 
+/**
+ * E2: cache hints of modern list results and `server/discover`. Ten seconds bounds how stale a
+ * client without a listen stream may see a list; `public` because no list varies by caller.
+ */
+const LIST_HINT = { ttlMs: 10_000, cacheScope: 'public' } as const;
+const CACHE_HINTS = {
+  'tools/list': LIST_HINT,
+  'prompts/list': LIST_HINT,
+  'resources/list': LIST_HINT,
+  'resources/templates/list': LIST_HINT,
+  'server/discover': LIST_HINT,
+} as const;
+
 /** Sends one progress notification upstream with `token` (P3). */
 type SendProgress = (update: ProgressUpdate, token: string | number) => Promise<void>;
 
@@ -163,8 +196,7 @@ const SHUTTING_DOWN = 'mcp-normalizer is shutting down and takes no new calls';
 export function createUpstreamServer<F extends PreparedForward>(deps: UpstreamDeps<F>): UpstreamServer {
   const { backend, output, logger } = deps;
   const serverInfo = deps.serverInfo ?? { name: 'mcp-normalizer', version: '0.0.0' };
-  const connected = new Set<Server>();
-  const initialized = new WeakSet<Server>();
+  const notifier = createNotifier(logger);
   const calls = new Set<Promise<unknown>>();
   let accepting = true;
 
@@ -228,14 +260,16 @@ export function createUpstreamServer<F extends PreparedForward>(deps: UpstreamDe
     });
   }
 
+  /** One `Server` for either era: the same handlers serve both (the SDK encodes per era). */
   function newServer(): Server {
     const capabilities = {
       tools: { listChanged: true },
       logging: {},
       ...(deps.features !== undefined ? FEATURE_CAPABILITIES : {}),
     };
-    const server = new Server(serverInfo, { capabilities });
-    server.oninitialized = () => initialized.add(server);
+    // E2: modern list results and server/discover carry cache hints (the SDK puts them on 2026
+    // answers only). The lists are the same for every caller, so shared caches may keep them.
+    const server = new Server(serverInfo, { capabilities, cacheHints: CACHE_HINTS });
     if (deps.features !== undefined) registerFeatureHandlers(server, deps.features, cancellationSignal);
     // T6, T10: the list comes from memory; no downstream is asked.
     server.setRequestHandler('tools/list', async () => ({
@@ -257,7 +291,9 @@ export function createUpstreamServer<F extends PreparedForward>(deps: UpstreamDe
         request.params.name,
         request.params.arguments,
         // The SDK's per-request signal goes down as it is (one AbortController per call, the
-        // SDK's own): whatever a cancelled call rejects with is classified `cancelled` (R3).
+        // SDK's own): whatever a cancelled call rejects with is classified `cancelled` (R3). It
+        // fires on `notifications/cancelled` (legacy, modern stdio) and when a modern HTTP
+        // client closes the call's response stream (P3, E3).
         { signal: ctx.mcpReq.signal, requestId: ctx.mcpReq.id, progressToken },
         sendProgress,
       );
@@ -268,40 +304,35 @@ export function createUpstreamServer<F extends PreparedForward>(deps: UpstreamDe
     return server;
   }
 
-  function broadcast(what: string, send: (server: Server) => Promise<void>): void {
-    for (const server of connected) {
-      if (!initialized.has(server)) continue;
-      send(server).catch((error: unknown) => logger.debug({ err: error }, `${what} not delivered`));
-    }
+  function track(server: Server, era: Era): Server {
+    notifier.register(server, era);
+    const previous = server.onclose;
+    server.onclose = () => {
+      notifier.unregister(server);
+      previous?.();
+    };
+    return server;
   }
 
   return {
+    factory: () => newServer(),
+    bus: notifier.bus,
+    track,
     async connect(transport) {
-      const server = newServer();
-      connected.add(server);
-      server.onclose = () => connected.delete(server);
+      const server = track(newServer(), 'legacy');
       try {
         await server.connect(transport);
       } catch (error) {
         // A transport that cannot start never fires onclose: forget the server here.
-        connected.delete(server);
+        notifier.unregister(server);
         throw error;
       }
       return server;
     },
-    notifyToolsChanged() {
-      broadcast('tools/list_changed', (server) => server.sendToolListChanged());
-    },
-    notifyPromptsChanged() {
-      broadcast('prompts/list_changed', (server) => server.sendPromptListChanged());
-    },
-    notifyResourcesChanged() {
-      broadcast('resources/list_changed', (server) => server.sendResourceListChanged());
-    },
-    sendLog(params) {
-      // Each Server has one transport: its session id is the key of that client's setLevel.
-      broadcast('log message', (server) => server.sendLoggingMessage(params, server.transport?.sessionId));
-    },
+    notifyToolsChanged: notifier.toolsChanged,
+    notifyPromptsChanged: notifier.promptsChanged,
+    notifyResourcesChanged: notifier.resourcesChanged,
+    sendLog: notifier.log,
     stopAccepting() {
       accepting = false;
     },
@@ -323,8 +354,9 @@ export function createUpstreamServer<F extends PreparedForward>(deps: UpstreamDe
     },
     inFlight: () => calls.size,
     async close() {
-      await Promise.allSettled([...connected].map((server) => server.close()));
-      connected.clear();
+      const servers = notifier.servers();
+      await Promise.allSettled(servers.map((server) => server.close()));
+      for (const server of servers) notifier.unregister(server);
     },
   };
 }

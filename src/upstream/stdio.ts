@@ -1,9 +1,18 @@
 /**
- * stdio hosting (CONTRACT U1): the upstream client spawned us and speaks JSON-RPC on our stdin
+ * stdio hosting (CONTRACT U1, E1): the upstream client spawned us and speaks JSON-RPC on our stdin
  * and stdout. stdout carries protocol lines only: everything else logs to stderr (L1, P6).
+ *
+ * The era is the SDK's decision (`serveStdio` from `@modelcontextprotocol/server/stdio`): an
+ * `initialize` pins the connection to a 2025-era instance, a request with the 2026-07-28 `_meta`
+ * envelope to a modern one, and a `server/discover` probe is answered at once by a modern
+ * instance that a later `initialize` discards. The instance comes from our factory, so it
+ * answers before any downstream is up (tools/list and tools/call wait for the first connection
+ * round, P1). The transport is ours (`wire/`): the SDK's would close the session on one oversized
+ * line.
  */
 import type { Readable, Writable } from 'node:stream';
 import type { JSONRPCMessage } from '@modelcontextprotocol/server';
+import { serveStdio as serveStdioEntry } from '@modelcontextprotocol/server/stdio';
 import type { Logger } from 'pino';
 import { StreamTransport, type OversizedMessage } from '../wire/stream-transport.js';
 import type { UpstreamServer } from './server.js';
@@ -119,9 +128,13 @@ export async function serveStdio(
     // EPIPE: the client went away mid-write. Without a listener the error would crash the process.
     stdout.once('error', () => resolve());
   });
-  const server = await upstream.connect(transport);
+  const entry = serveStdioEntry((context) => upstream.track(upstream.factory(context), context.era), {
+    legacy: 'serve',
+    transport,
+    onerror: (error) => logger.debug({ err: error }, 'stdio connection'),
+  });
   return {
     ended,
-    close: () => server.close(),
+    close: () => entry.close(),
   };
 }
