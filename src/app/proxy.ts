@@ -48,6 +48,10 @@ export interface ServerHealth {
   readonly state: string;
   /** Tools of this server exposed upstream right now. */
   readonly tools: number;
+  /** E5: `legacy` or `modern`, once a connection was made. */
+  readonly era?: string;
+  /** E5: the protocol revision negotiated, e.g. `2026-07-28` or `2025-06-18`. */
+  readonly protocol_version?: string;
   readonly error?: string;
 }
 
@@ -263,6 +267,8 @@ export function createProxy(config: Config, options: ProxyOptions): Proxy {
       name: snapshot.name,
       state: snapshot.state,
       tools: exposed.get(snapshot.name) ?? 0,
+      ...(snapshot.era !== undefined ? { era: snapshot.era } : {}),
+      ...(snapshot.protocolVersion !== undefined ? { protocol_version: snapshot.protocolVersion } : {}),
       ...(snapshot.state !== 'ready' && snapshot.lastError !== undefined
         ? { error: snapshot.lastError }
         : {}),

@@ -28,12 +28,17 @@ export function formatToolTable(tools: readonly ExposedTool[]): string {
   ]);
 }
 
-/** The server table: name, state, exposed tools, last error. */
+/** The server table: name, state, protocol era and revision, exposed tools, last error. */
 export function formatServerTable(servers: readonly ServerHealth[]): string {
   if (servers.length === 0) return '(no servers configured)';
   return formatTable(servers, [
     { header: 'SERVER', value: (server) => server.name },
     { header: 'STATE', value: (server) => server.state },
+    {
+      header: 'PROTOCOL',
+      value: (server) =>
+        server.era === undefined ? '' : `${server.era} ${server.protocol_version ?? ''}`.trimEnd(),
+    },
     { header: 'TOOLS', value: (server) => String(server.tools) },
     { header: 'ERROR', value: (server) => server.error ?? '', maxWidth: 80 },
   ]);

@@ -119,6 +119,7 @@ function serverConfig(entry: ServerEntry, written: WrittenConfig): ServerConfig 
     maxQueue: server.max_queue ?? defaults.max_queue,
     withholdAfterMs: server.withhold_after_ms ?? defaults.withhold_after_ms,
     inbandErrors: server.inband_errors ?? defaults.inband_errors,
+    protocol: server.protocol ?? defaults.protocol,
     expose: server.expose ?? written.expose,
     instructions: (server.instructions ?? {}) as InstructionMap,
     tools: toolsOf(server),

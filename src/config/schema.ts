@@ -38,7 +38,15 @@ export const SERVER_DEFAULTS = {
   max_queue: 256,
   withhold_after_ms: 300_000,
   inband_errors: true,
+  protocol: 'auto',
 } as const;
+
+/**
+ * E5: the protocol era spoken to a server. `auto` probes with `server/discover` and falls back to
+ * the 2025 `initialize`; `legacy` never probes; `"2026-07-28"` insists on the modern revision.
+ */
+export const PROTOCOL_MODES = ['auto', 'legacy', '2026-07-28'] as const;
+const protocolSchema = z.enum(PROTOCOL_MODES);
 
 const positiveInt = z.number().int().min(1);
 const nonNegativeInt = z.number().int().min(0);
@@ -126,6 +134,9 @@ const serverShape = {
   inband_errors: z
     .boolean()
     .describe('N8: recognise in-band error conventions. Default: defaults.inband_errors (true).'),
+  protocol: protocolSchema.describe(
+    'E5: the protocol era spoken to this server: auto (probe with server/discover, fall back to initialize), legacy (2025 initialize, no probe) or "2026-07-28" (modern only). Default: defaults.protocol (auto).',
+  ),
   expose: exposeSchema.describe(
     'T11: all, or read_only (only tools annotated readOnlyHint). Default: global expose.',
   ),
@@ -226,6 +237,9 @@ export const DefaultsSchema = z
       .boolean()
       .default(SERVER_DEFAULTS.inband_errors)
       .describe('N8: recognise in-band error conventions.'),
+    protocol: protocolSchema
+      .default(SERVER_DEFAULTS.protocol)
+      .describe('E5: the protocol era spoken to each server: auto, legacy or "2026-07-28".'),
   })
   .prefault({})
   .describe('Apply to every server unless it sets its own.');

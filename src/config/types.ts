@@ -70,6 +70,9 @@ export interface SourceLocation {
   readonly column?: number;
 }
 
+/** E5: `auto` (probe, then fall back), `legacy` (2025 handshake only) or a pinned revision. */
+export type ProtocolMode = 'auto' | 'legacy' | '2026-07-28';
+
 /** One downstream server, with every default applied. */
 export interface ServerConfig {
   /** The server's key in the config (or its file name in `servers_dir`). */
@@ -88,6 +91,8 @@ export interface ServerConfig {
   readonly withholdAfterMs: number;
   /** N8. @default true */
   readonly inbandErrors: boolean;
+  /** E5: the era spoken to this server. @default 'auto' */
+  readonly protocol: ProtocolMode;
   /** T11, inherited from the global `expose` unless set. */
   readonly expose: ExposeMode;
   /** R4, server layer. */

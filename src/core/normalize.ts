@@ -12,9 +12,8 @@
  *   `structuredContent` either → `downstream_error` (an "empty success" would hide a broken server).
  * - a block that is not an object with a string `type`, an unknown type, or a missing field →
  *   dropped with a warning (`malformed_content_block`, `unknown_content_block`).
- * - `structuredContent: null` counts as absent; a non-object `structuredContent` (array, string,
- *   number) is still the value (N1: the server's structured answer wins) with the warning
- *   `invalid_structured_content`, since MCP requires an object.
+ * - `structuredContent: null` counts as absent; any other JSON value (array, string, number) is
+ *   the value like an object (N1, E7: the 2026-07-28 revision allows any JSON value there).
  * - `isError` counts only when it is the boolean `true`.
  */
 import { failure, ok, type CallMeta, type FailureResult, type Result, type ResultSource } from './result.js';
@@ -56,7 +55,6 @@ export const DEFAULT_NORMALIZE_OPTIONS: NormalizeOptions = Object.freeze({
 /** Warning codes raised by the normalizer itself (content.ts has the per-block ones). */
 export const NORMALIZE_WARNINGS = {
   mismatch: 'structured_text_mismatch',
-  invalidStructured: 'invalid_structured_content',
   malformedContent: 'malformed_content',
   base64Moved: 'base64_moved_to_file',
 } as const;
@@ -266,12 +264,6 @@ function normalizeUnsafe(raw: unknown, options: NormalizeOptions): Result {
 
   const structured = raw['structuredContent'];
   const hasStructured = structured !== undefined && structured !== null;
-  if (hasStructured && !isJsonObject(structured)) {
-    sink.add(
-      NORMALIZE_WARNINGS.invalidStructured,
-      `"structuredContent" is ${describe(structured)}, not an object`,
-    );
-  }
   const parses: (JsonParse | undefined)[] = [];
   // N2 applies to failures too: a disagreement is worth a log line whatever the outcome.
   const bound = hasStructured ? checkAgainstTexts(structured, call, parses) : undefined;

@@ -13,6 +13,8 @@
  */
 import { Client, SdkErrorCode, SdkError } from '@modelcontextprotocol/client';
 import type {
+  PriorDiscovery,
+  VersionNegotiationOptions,
   Transport,
   ClientCapabilities,
   ClientRequest,
@@ -96,6 +98,48 @@ const MAX_RELIST_ROUNDS = 5;
 /** Upper bound on closing one client; the stdio transport's own close is bounded by ~4 s. */
 const CLOSE_BOUND_MS = 5000;
 
+/**
+ * E5: how long an `auto` probe waits for `server/discover` before calling the server legacy. On
+ * stdio a silent server is a legacy one (the SDK falls back); the connection's own timeout (60 s
+ * by default) would stall every legacy server that ignores unknown requests.
+ */
+const PROBE_TIMEOUT_MS = 5000;
+
+/** The protocol era a downstream connection landed on. */
+export type DownstreamEra = 'legacy' | 'modern';
+
+/** E5: a cached era verdict and how it was learned. */
+interface Verdict {
+  readonly prior: PriorDiscovery;
+  /**
+   * `probe`: the server answered the probe (re-probed after a failure: it may have changed);
+   * `exit`: the server exited on the probe (Rust-SDK servers do), so probing again would only
+   * kill it again; kept for the process's lifetime.
+   */
+  readonly learnedBy: 'probe' | 'exit';
+}
+
+/** E5: the SDK client's negotiation options for a server's `protocol` setting. */
+function negotiation(server: ServerConfig): VersionNegotiationOptions {
+  switch (server.protocol) {
+    case 'legacy':
+      return { mode: 'legacy' };
+    case 'auto':
+      return { mode: 'auto', probe: { timeoutMs: Math.min(PROBE_TIMEOUT_MS, server.timeoutMs) } };
+    default:
+      return { mode: { pin: server.protocol } };
+  }
+}
+
+/** E6: the first pause before a dropped listen stream is reopened, and the longest. */
+const LISTEN_RETRY_MS = 1000;
+const MAX_LISTEN_RETRY_MS = 30_000;
+
+/** True for the SDK's "the era could not be negotiated" (probe failed, no common version). */
+function isEraFailure(error: unknown): boolean {
+  return (error as { code?: unknown } | null)?.code === SdkErrorCode.EraNegotiationFailed;
+}
+
 /** The stdio transport exposes its child's pid once started (null before, and for HTTP). */
 function childPid(transport: Transport): number | undefined {
   const pid = (transport as { pid?: number | null }).pid;
@@ -117,6 +161,9 @@ export class Connection {
   #lastError: string | undefined;
   #restarts = 0;
   #failures = 0;
+  #verdict: Verdict | undefined;
+  #era: DownstreamEra | undefined;
+  #protocolVersion: string | undefined;
   #nextAttemptAt: number | undefined;
   #restartTimer: TimerHandle | undefined;
   #withholdTimer: TimerHandle | undefined;
@@ -165,6 +212,14 @@ export class Connection {
   }
   get lastError(): string | undefined {
     return this.#lastError;
+  }
+  /** E5: the era the current (or last) connection landed on; undefined before the first. */
+  get era(): DownstreamEra | undefined {
+    return this.#era;
+  }
+  /** E5: the protocol revision negotiated with the server, e.g. `2026-07-28` or `2025-06-18`. */
+  get protocolVersion(): string | undefined {
+    return this.#protocolVersion;
   }
   /** Restart attempts started since construction. */
   get restarts(): number {
@@ -299,7 +354,10 @@ export class Connection {
         await transport.close().catch(() => {});
         return;
       }
-      client = new Client(this.#clientInfo, { capabilities: ADVERTISED_CAPABILITIES });
+      client = new Client(this.#clientInfo, {
+        capabilities: ADVERTISED_CAPABILITIES,
+        versionNegotiation: negotiation(this.#server),
+      });
       this.#pid = undefined;
       this.#client = client;
       const own = client;
@@ -316,15 +374,36 @@ export class Connection {
       own.setNotificationHandler('notifications/message', (notification) => {
         if (own === this.#client) this.events.emit('log', notification.params);
       });
-      const connecting = own.connect(transport, { timeout: this.#server.timeoutMs });
+      const prior = this.#verdict?.prior;
+      const connecting = own.connect(transport, {
+        timeout: this.#server.timeoutMs,
+        ...(prior !== undefined ? { prior } : {}),
+      });
       // P5: the stdio transport spawns the child synchronously in start(), which connect() calls
       // before its first await, so the pid is known before `initialize` is answered: a forced
       // exit while it starts (`npx -y` still downloading) must kill it too. Read again once
       // connected, in case a transport spawns later.
       this.#pid = childPid(transport);
-      await connecting;
+      try {
+        await connecting;
+      } catch (error) {
+        // E5: a stdio server that exits on the probe (servers on the Rust SDK exit on any request
+        // before `initialize`) is a legacy server, not a crash: respawn at once, straight to
+        // `initialize`, and never probe it again.
+        if (this.#probeExited(error)) {
+          this.#verdict = { prior: { kind: 'legacy' }, learnedBy: 'exit' };
+          this.#logger.info(
+            'downstream closed on the server/discover probe: speaking the 2025 protocol to it',
+          );
+          if (client === this.#client) this.#client = undefined;
+          void this.#closeClient(own);
+          return await this.#attempt(kind);
+        }
+        throw error;
+      }
       this.#pid = childPid(transport) ?? this.#pid;
       if (stale()) return;
+      this.#learnEra(own);
       const tools = await this.#listStable(own);
       if (stale()) return;
       // U5: listed before `ready` so the first round carries them; a failure here keeps the
@@ -335,12 +414,74 @@ export class Connection {
       // swallows its own failures: a client that closed meanwhile must not become `ready`.
       if (own.transport === undefined) throw new Error('Connection closed while listing');
       this.#becomeReady(tools, features);
+      if (this.#era === 'modern') void this.#listen(own);
     } catch (error) {
       if (stale()) return;
       if (client && this.#client === client) this.#client = undefined;
       if (client) void this.#closeClient(client);
+      // E5: a failed attempt re-probes next time (the server may have changed era), except a
+      // server known to exit on the probe.
+      if (this.#verdict?.learnedBy === 'probe') this.#verdict = undefined;
       this.#goDown(error);
     }
+  }
+
+  /**
+   * E6: a modern server sends list changes only on a `subscriptions/listen` stream, and the SDK
+   * never reopens one. Reopened here when it drops (`remote`), after a pause that grows with each
+   * drop, and the lists are read again, since changes made meanwhile were not announced. A server
+   * that refuses the stream (or a closed client) ends the loop.
+   */
+  async #listen(client: Client): Promise<void> {
+    const generation = this.#generation;
+    const current = (): boolean =>
+      generation === this.#generation && client === this.#client && this.#state === 'ready';
+    for (let drops = 1; current(); drops++) {
+      let reason: 'local' | 'graceful' | 'remote';
+      try {
+        const subscription = await client.listen({
+          toolsListChanged: true,
+          promptsListChanged: true,
+          resourcesListChanged: true,
+        });
+        reason = await subscription.closed;
+      } catch (error) {
+        if (current())
+          this.#logger.info({ err: error }, 'downstream refused a listen stream: no list changes');
+        return;
+      }
+      if (reason !== 'remote' || !current()) return;
+      const pauseMs = Math.min(LISTEN_RETRY_MS * drops, MAX_LISTEN_RETRY_MS);
+      this.#logger.info({ retryInMs: pauseMs }, 'downstream listen stream dropped; listening again');
+      await new Promise<void>((resolve) => this.#timers.setTimeout(resolve, pauseMs));
+      if (!current()) return;
+      this.#onListChanged(client);
+      for (const capability of this.#capabilities(client)) this.#onFeatureListChanged(client, capability);
+    }
+  }
+
+  /** E5: true when an `auto` probe on a stdio child failed because the child went away. */
+  #probeExited(error: unknown): boolean {
+    return (
+      this.#server.protocol === 'auto' &&
+      this.#server.transport.type === 'stdio' &&
+      this.#verdict === undefined &&
+      isEraFailure(error)
+    );
+  }
+
+  /** E5: records the era the client landed on, and (auto) the verdict to reuse as `prior`. */
+  #learnEra(client: Client): void {
+    this.#era = client.getProtocolEra();
+    this.#protocolVersion = client.getNegotiatedProtocolVersion();
+    if (this.#server.protocol === 'auto' && this.#verdict === undefined) {
+      const discover = client.getDiscoverResult();
+      this.#verdict = {
+        prior: discover !== undefined ? { kind: 'modern', discover } : { kind: 'legacy' },
+        learnedBy: 'probe',
+      };
+    }
+    this.#logger.debug({ era: this.#era, protocolVersion: this.#protocolVersion }, 'downstream era');
   }
 
   /** Lists every page; repeats while `tools/list_changed` arrived meanwhile (bounded). */

@@ -14,7 +14,7 @@ import type { InstructionMap, ServerConfig } from '../config/types.js';
 import { failure, type Result } from '../core/result.js';
 import { serverLogger } from '../log/logger.js';
 import type { BackoffOptions } from './backoff.js';
-import { Connection, type ConnectionState } from './connection.js';
+import { Connection, type ConnectionState, type DownstreamEra } from './connection.js';
 import {
   dispatchCall,
   dispatchRequest,
@@ -70,6 +70,9 @@ export interface ServerSnapshot {
   /** U5: last known good prompts, resources and templates; empty while withheld. */
   readonly features: FeatureLists;
   readonly lastError?: string;
+  /** E5: the protocol era and revision of the current (or last) connection, once known. */
+  readonly era?: DownstreamEra;
+  readonly protocolVersion?: string;
   /** Restart attempts so far. */
   readonly restarts: number;
   /** ms until the next restart attempt, while down. */
@@ -175,6 +178,8 @@ export class Pool {
         toolsWithheld: connection.toolsWithheld,
         features: connection.features,
         ...(connection.lastError !== undefined ? { lastError: connection.lastError } : {}),
+        ...(connection.era !== undefined ? { era: connection.era } : {}),
+        ...(connection.protocolVersion !== undefined ? { protocolVersion: connection.protocolVersion } : {}),
         restarts: connection.restarts,
         ...(retryAfterMs !== undefined ? { retryAfterMs } : {}),
         inFlight: slots.inFlight,

@@ -91,7 +91,11 @@ describe('createProxy', () => {
     });
     expect(proxy.health()).toEqual({
       status: 200,
-      body: { status: 'ok', servers: [{ name: 'a', state: 'ready', tools: 1 }] },
+      body: {
+        status: 'ok',
+        // E5: an SDK v1 server answers the probe with "method not found": the 2025 protocol.
+        servers: [{ name: 'a', state: 'ready', tools: 1, era: 'legacy', protocol_version: '2025-11-25' }],
+      },
     });
     await proxy.stop({ graceMs: 0 });
     expect(proxy.health()).toMatchObject({ status: 503, body: { status: 'stopping' } });

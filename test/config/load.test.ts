@@ -101,6 +101,7 @@ describe('loadConfig on the valid fixtures', () => {
       maxQueue: 256,
       withholdAfterMs: 300_000,
       inbandErrors: true,
+      protocol: 'auto',
       expose: 'all',
       tools: { include: [], exclude: [], rename: {}, overrides: {} },
       source: { file: path.join(valid, 'minimal.yaml'), line: 3, column: 3 },

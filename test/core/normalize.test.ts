@@ -97,14 +97,25 @@ describe('structuredContent (N1, N2)', () => {
       [],
     ],
     [
-      'N1: a non-object structuredContent is still the value, with a warning',
+      'N1/E7: a non-object structuredContent (any JSON value since 2026-07-28) is the value, with no warning',
       { content: [], structuredContent: [1, 2] },
       [1, 2],
-      ['invalid_structured_content'],
+      [],
     ],
   ])('%s', (_label, raw, value, warnings) => {
     const result = run(raw);
     expect(view(result)).toMatchObject({ success: true, value, warnings });
+  });
+
+  it.each([
+    ['an array', [1, 2]],
+    ['a string', 'plain'],
+    ['a number', 42],
+    ['a boolean', false],
+  ])('E7: structuredContent as %s is the value, source structured, no warning', (_label, structured) => {
+    const result = run({ content: [text(JSON.stringify(structured))], structuredContent: structured });
+    expect(view(result)).toMatchObject({ success: true, value: structured, warnings: [] });
+    expect(result.meta.source).toBe('structured');
   });
 
   it('N2: the diagnostic carries a short diff', () => {

@@ -9,9 +9,10 @@ describe('mcp-normalizer CLI', () => {
   it('U3: check on config/default.yaml exits 0 and prints every server with its state and tool count', async () => {
     const run = await runCli(['check', '--config', DEFAULT_CONFIG]);
     expect(run.code, run.stderr).toBe(0);
-    expect(run.stdout).toMatch(/SERVER\s+STATE\s+TOOLS/);
+    expect(run.stdout).toMatch(/SERVER\s+STATE\s+PROTOCOL\s+TOOLS/);
+    // E5: the demo servers run on SDK v1, so the probe lands them on the 2025 protocol.
     for (const server of ['structured', 'text', 'files', 'inband', 'errors', 'annotated', 'slow', 'notes']) {
-      expect(run.stdout).toMatch(new RegExp(`^${server}\\s+ready\\s+\\d+`, 'm'));
+      expect(run.stdout).toMatch(new RegExp(`^${server}\\s+ready\\s+legacy 2025-\\d\\d-\\d\\d\\s+\\d+`, 'm'));
     }
     expect(run.stdout).toMatch(/TOOL\s+SERVER\s+DOWNSTREAM/);
     expect(run.stdout).toMatch(/^annotated_delete_file\s+annotated\s+delete_file\s+destructive,explicit/m);
@@ -47,7 +48,7 @@ describe('mcp-normalizer CLI', () => {
     const run = await runCli(['check', '--config', config]);
     expect(run.code).toBe(1);
     expect(run.stdout).toMatch(/^error: server "broken" is down/m);
-    expect(run.stdout).toMatch(/^ok\s+ready\s+1/m);
+    expect(run.stdout).toMatch(/^ok\s+ready\s+legacy \S+\s+1/m);
   });
 
   it('C5/U3: an invalid config exits 3 with each problem on its own line and starts nothing', async () => {

@@ -30,7 +30,9 @@ export type FixtureName =
   | 'echo'
   | 'many-tools'
   | 'http'
-  | 'prompts-resources';
+  | 'prompts-resources'
+  | 'modern'
+  | 'probe-exit';
 
 /**
  * The command that runs fixture `name` over stdio. Throws when dist is missing, naming the fix.
@@ -66,6 +68,7 @@ export function serverConfig(
     maxQueue: 256,
     withholdAfterMs: 300_000,
     inbandErrors: true,
+    protocol: 'auto',
     expose: 'all',
     instructions: {},
     tools: { include: [], exclude: [], rename: {}, overrides: {} },
