@@ -184,7 +184,11 @@ export async function listenHttp(
       if (body.kind === 'invalid') return sendJsonRpcError(res, 400, -32700, 'Parse error: Invalid JSON');
       if (transport !== undefined) return transport.handleRequest(req, res, body.value);
       if (sessionId !== undefined) return sendJsonRpcError(res, 404, -32001, 'Session not found');
-      if (!isLegacy(req, body.value)) return serveModern(req, res, body.value);
+      const legacy = isLegacy(req, body.value);
+      if (logger.isLevelEnabled('debug')) {
+        logger.debug({ era: legacy ? 'legacy' : 'modern', method: methodOf(body.value) }, 'HTTP request');
+      }
+      if (!legacy) return serveModern(req, res, body.value);
       if (isInitializeRequest(body.value)) return openSession(req, res, body.value);
       return sendJsonRpcError(
         res,
@@ -282,6 +286,11 @@ function isLegacy(req: IncomingMessage, body: unknown): boolean {
     body,
   });
   return outcome.kind === 'legacy';
+}
+
+/** The JSON-RPC method of a request body, for the debug log. */
+function methodOf(body: unknown): unknown {
+  return typeof body === 'object' && body !== null ? (body as { method?: unknown }).method : undefined;
 }
 
 function header<K extends string>(key: K, value: string | string[] | undefined): Partial<Record<K, string>> {

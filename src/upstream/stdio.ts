@@ -11,11 +11,11 @@
  * line.
  */
 import type { Readable, Writable } from 'node:stream';
-import type { JSONRPCMessage } from '@modelcontextprotocol/server';
+import type { JSONRPCMessage, Server } from '@modelcontextprotocol/server';
 import { serveStdio as serveStdioEntry } from '@modelcontextprotocol/server/stdio';
 import type { Logger } from 'pino';
 import { StreamTransport, type OversizedMessage } from '../wire/stream-transport.js';
-import type { UpstreamServer } from './server.js';
+import type { Era, UpstreamServer } from './server.js';
 
 /**
  * The longest request line read from stdin: the SDK stdio transport's own limit, kept so that no
@@ -128,7 +128,12 @@ export async function serveStdio(
     // EPIPE: the client went away mid-write. Without a listener the error would crash the process.
     stdout.once('error', () => resolve());
   });
-  const entry = serveStdioEntry((context) => upstream.track(upstream.factory(context), context.era), {
+  const factory = (context: { era: Era }): Server => {
+    // One instance per era the client opens with; a probe's may be followed by a legacy one (E1).
+    logger.debug({ era: context.era }, 'stdio client opened');
+    return upstream.track(upstream.factory(context), context.era);
+  };
+  const entry = serveStdioEntry(factory, {
     legacy: 'serve',
     transport,
     onerror: (error) => logger.debug({ err: error }, 'stdio connection'),
