@@ -135,6 +135,26 @@ function negotiation(server: ServerConfig): VersionNegotiationOptions {
 const LISTEN_RETRY_MS = 1000;
 const MAX_LISTEN_RETRY_MS = 30_000;
 
+/**
+ * E3: the level a modern downstream is asked to log at, on every request. The 2026-07-28 revision
+ * sends log messages only for a request whose `_meta` names a level (none: no logs), where 2025
+ * servers logged unasked. `info` is the gateway's own default log level: what a downstream logs
+ * below it would not be kept anyway.
+ */
+export const DOWNSTREAM_LOG_LEVEL = 'info';
+const LOG_LEVEL_KEY = 'io.modelcontextprotocol/logLevel';
+
+function withLogLevel(params: Record<string, unknown>): Record<string, unknown> {
+  const meta = params['_meta'];
+  return {
+    ...params,
+    _meta: {
+      ...(typeof meta === 'object' && meta !== null ? meta : {}),
+      [LOG_LEVEL_KEY]: DOWNSTREAM_LOG_LEVEL,
+    },
+  };
+}
+
 /** True for the SDK's "the era could not be negotiated" (probe failed, no common version). */
 function isEraFailure(error: unknown): boolean {
   return (error as { code?: unknown } | null)?.code === SdkErrorCode.EraNegotiationFailed;
@@ -281,7 +301,7 @@ export class Connection {
         client
           .request(
             // Any method: the SDK's typing lists only the spec's requests, which these all are.
-            { method, params } as ClientRequest,
+            { method, params: this.#era === 'modern' ? withLogLevel(params) : params } as ClientRequest,
             LenientCallToolResultSchema,
             {
               timeout: this.#server.timeoutMs,

@@ -1,0 +1,164 @@
+/**
+ * The modern leg (`npm run bench:modern`): echo throughput at 64 calls in flight over Streamable
+ * HTTP from an SDK v2 client pinned to 2026-07-28, through mcp-normalizer (`serve --http`,
+ * `concurrency: 64`) and through the bare v2 passthrough (`passthrough-modern.ts`), each in front
+ * of the same bench echo server over stdio. Run with 10 and with 2,000 tools behind each target,
+ * so the table shows whether a request's cost depends on the size of the catalog (the modern
+ * leg builds one server per request: it must stay O(1) in the number of tools).
+ *
+ * Rounds alternate between the targets (never all of one, then all of the other), so a noisy
+ * neighbour hits both alike; each figure is the median of the per-round ratios with the range the
+ * middle half of the rounds fell in. Every loop is bounded in count and by a deadline.
+ *
+ *   node dist/bench/modern.js [--rounds 5] [--calls 2000]
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { parseArgs } from 'node:util';
+import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { median, pairedRatios, quartiles } from './stats.js';
+import { ROOT } from './targets.js';
+
+const { values } = parseArgs({
+  options: {
+    rounds: { type: 'string', default: '5' },
+    calls: { type: 'string', default: '2000' },
+    'in-flight': { type: 'string', default: '64' },
+  },
+});
+const ROUNDS = Number(values.rounds);
+const CALLS = Number(values.calls);
+const IN_FLIGHT = Number(values['in-flight']);
+const DEADLINE = performance.now() + 15 * 60_000;
+const CALL_TIMEOUT_MS = 30_000;
+const ECHO_SERVER = join(ROOT, 'dist/bench/servers/echo.js');
+
+interface Target {
+  readonly name: 'normalizer' | 'passthrough';
+  readonly child: ChildProcess;
+  readonly client: Client;
+  readonly echo: string;
+}
+
+/** Starts a target, waits for its URL on stderr, connects a pinned v2 client, checks one echo. */
+async function start(name: Target['name'], tools: number): Promise<Target> {
+  const downstream = [process.execPath, ECHO_SERVER, '--tools', String(tools - 2)];
+  let args: string[];
+  if (name === 'passthrough') {
+    args = [join(ROOT, 'dist/bench/passthrough-modern.js'), '--', ...downstream];
+  } else {
+    const dir = mkdtempSync(join(tmpdir(), 'mcp-normalizer-bench-modern-'));
+    const config = join(dir, 'bench.yaml');
+    writeFileSync(
+      config,
+      [
+        'servers:',
+        '  s00:',
+        `    command: ${JSON.stringify(downstream[0])}`,
+        `    args: ${JSON.stringify(downstream.slice(1))}`,
+        `    concurrency: ${IN_FLIGHT}`,
+        '',
+      ].join('\n'),
+    );
+    args = [join(ROOT, 'dist/src/cli/main.js'), 'serve', '--http', '--port', '0', '--config', config];
+  }
+  const child = spawn(process.execPath, args, { stdio: ['ignore', 'ignore', 'pipe'] });
+  const url = await new Promise<string>((resolve, reject) => {
+    let err = '';
+    const timer = setTimeout(() => reject(new Error(`${name} did not start: ${err.slice(-2000)}`)), 60_000);
+    child.stderr?.on('data', (chunk: Buffer) => {
+      err += chunk.toString('utf8');
+      const found = /(?:listening|MCP endpoint[^:]*:)\s*(http:\/\/\S+\/mcp)/.exec(err)?.[1];
+      if (found !== undefined) {
+        clearTimeout(timer);
+        resolve(found);
+      }
+    });
+    child.once('exit', (code) =>
+      reject(new Error(`${name} exited with ${String(code)}: ${err.slice(-2000)}`)),
+    );
+  });
+  const client = new Client(
+    { name: 'bench-modern', version: '1.0.0' },
+    { versionNegotiation: { mode: { pin: '2026-07-28' } } },
+  );
+  await client.connect(new StreamableHTTPClientTransport(new URL(url)));
+  const echo = name === 'normalizer' ? 's00_echo' : 'echo';
+  const listed = await client.listTools();
+  if (!listed.tools.some((tool) => tool.name === echo)) throw new Error(`${name}: no ${echo} in tools/list`);
+  const answer = JSON.stringify(
+    await client.callTool({ name: echo, arguments: { message: 'bench-marker' } }),
+  );
+  if (!answer.includes('bench-marker'))
+    throw new Error(`${name}: echo did not come back: ${answer.slice(0, 200)}`);
+  return { name, child, client, echo };
+}
+
+/** `CALLS` echo calls with `IN_FLIGHT` outstanding; calls per second. */
+async function throughput(target: Target): Promise<number> {
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    while (next < CALLS) {
+      const i = next++;
+      if (performance.now() > DEADLINE) throw new Error('bench time budget exceeded');
+      const result = await target.client.callTool(
+        { name: target.echo, arguments: { message: `m${i}` } },
+        { timeout: CALL_TIMEOUT_MS },
+      );
+      if (result.isError === true)
+        throw new Error(`${target.name}: isError ${JSON.stringify(result).slice(0, 200)}`);
+    }
+  };
+  const begin = performance.now();
+  await Promise.all(Array.from({ length: Math.min(IN_FLIGHT, CALLS) }, worker));
+  return CALLS / ((performance.now() - begin) / 1000);
+}
+
+async function stop(target: Target): Promise<void> {
+  await target.client.close().catch(() => {});
+  target.child.kill('SIGTERM');
+}
+
+const fmt = (n: number, digits = 2): string => n.toFixed(digits);
+const rows: string[] = [];
+const perTools = new Map<number, number[]>();
+for (const tools of [10, 2000]) {
+  const normalizer = await start('normalizer', tools);
+  const passthrough = await start('passthrough', tools);
+  try {
+    // Warm-up: JIT, sockets, the first-round wait.
+    await throughput(normalizer);
+    await throughput(passthrough);
+    const n: number[] = [];
+    const p: number[] = [];
+    for (let round = 0; round < ROUNDS; round++) {
+      const order = round % 2 === 0 ? [normalizer, passthrough] : [passthrough, normalizer];
+      for (const target of order) (target === normalizer ? n : p).push(await throughput(target));
+    }
+    perTools.set(tools, n);
+    const ratios = pairedRatios(n, p);
+    const range = quartiles(ratios);
+    rows.push(
+      `| ${tools} | ${fmt(median(n), 0)} | ${fmt(median(p), 0)} | ${fmt(median(ratios))}× ${range === undefined ? '' : `(${fmt(range[0])}–${fmt(range[1])})`} |`,
+    );
+  } finally {
+    await Promise.all([stop(normalizer), stop(passthrough)]);
+  }
+}
+const small = perTools.get(10) ?? [];
+const large = perTools.get(2000) ?? [];
+process.stdout.write(
+  [
+    `Modern HTTP (2026-07-28), echo at ${IN_FLIGHT} in flight, ${CALLS} calls × ${ROUNDS} alternating rounds (calls/s, median)`,
+    '',
+    '| tools | mcp-normalizer | bare v2 passthrough | ratio (middle half) |',
+    '| ---: | ---: | ---: | :--- |',
+    ...rows,
+    '',
+    `mcp-normalizer at 2,000 tools vs 10 tools: ${fmt(median(large) / median(small))}×`,
+    '',
+  ].join('\n'),
+);
