@@ -11,7 +11,7 @@
  * line.
  */
 import type { Readable, Writable } from 'node:stream';
-import type { JSONRPCMessage, Server } from '@modelcontextprotocol/server';
+import type { JSONRPCMessage, Server, Transport } from '@modelcontextprotocol/server';
 import { serveStdio as serveStdioEntry } from '@modelcontextprotocol/server/stdio';
 import type { Logger } from 'pino';
 import { StreamTransport, type OversizedMessage } from '../wire/stream-transport.js';
@@ -64,8 +64,12 @@ class StdioServerTransport extends StreamTransport {
     this.#logger = logger;
   }
 
+  /**
+   * Starts reading. Idempotent: {@link serveStdio} starts the transport to read the opening
+   * message, then hands it to the SDK (`Server.connect` or `serveStdio`), which starts it again.
+   */
   start(): Promise<void> {
-    if (this.#started) return Promise.reject(new Error('stdio transport already started'));
+    if (this.#started) return Promise.resolve();
     this.#started = true;
     this.attach(this.#stdin, this.#stdout);
     return Promise.resolve();
@@ -133,13 +137,50 @@ export async function serveStdio(
     logger.debug({ era: context.era }, 'stdio client opened');
     return upstream.track(upstream.factory(context), context.era);
   };
-  const entry = serveStdioEntry(factory, {
-    legacy: 'serve',
-    transport,
-    onerror: (error) => logger.debug({ err: error }, 'stdio connection'),
-  });
+  let close: () => Promise<void> = () => transport.close();
+  // E1: the opening message decides who serves the connection. A plain 2025 `initialize` gets a
+  // legacy `Server` connected to the transport itself, exactly as before the SDK's dual-era
+  // entry existed: serveStdio's per-message channel classifies every message again (zod parses
+  // in both directions), which cost 16% of the echo throughput at 64 in flight. Anything else (a
+  // `server/discover` probe, a modern request) goes to the SDK's `serveStdio`, which owns the era
+  // rules; the first message is handed on as it arrived.
+  transport.onmessage = (first) => {
+    // The SDK chains an onmessage it finds (Protocol.connect): hand over a clean transport.
+    transport.onmessage = undefined;
+    if (isLegacyOpening(first)) {
+      logger.debug({ era: 'legacy' }, 'stdio client opened');
+      const connecting = upstream.connect(transport);
+      // connect() takes over onmessage synchronously, before its first await.
+      handOn(transport, first);
+      void connecting.then(
+        (server) => (close = () => server.close()),
+        (error: unknown) => logger.error({ err: error }, 'stdio session failed to start'),
+      );
+      return;
+    }
+    const entry = serveStdioEntry(factory, {
+      legacy: 'serve',
+      transport,
+      onerror: (error) => logger.debug({ err: error }, 'stdio connection'),
+    });
+    close = () => entry.close();
+    handOn(transport, first);
+  };
+  await transport.start();
   return {
     ended,
-    close: () => entry.close(),
+    close: () => close(),
   };
+}
+
+/** Delivers `message` to whoever took the transport over (TypeScript cannot see that happen). */
+function handOn(transport: Transport, message: JSONRPCMessage): void {
+  transport.onmessage?.(message);
+}
+
+/** A 2025 `initialize` request without the 2026-07-28 `_meta` envelope claim. */
+function isLegacyOpening(message: JSONRPCMessage): boolean {
+  if (!('method' in message) || message.method !== 'initialize' || !('id' in message)) return false;
+  const meta = (message.params as { _meta?: Record<string, unknown> } | undefined)?._meta;
+  return meta?.['io.modelcontextprotocol/protocolVersion'] === undefined;
 }

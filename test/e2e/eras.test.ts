@@ -214,6 +214,39 @@ describe('upstream eras', () => {
     });
   });
 
+  it('E1: over stdio, a probe answered in the modern era can still be followed by a 2025 initialize', async () => {
+    const child = spawn(process.execPath, [CLI, 'serve', '--config', config()], {
+      cwd: ROOT_DIR,
+      env: childEnv(),
+      stdio: ['pipe', 'pipe', 'ignore'],
+    });
+    cleanup.push(() => child.kill('SIGKILL'));
+    const replies = lines(child);
+    const meta = {
+      'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+      'io.modelcontextprotocol/clientInfo': { name: 'raw', version: '1' },
+      'io.modelcontextprotocol/clientCapabilities': {},
+    };
+    child.stdin.write(
+      `${JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'server/discover', params: { _meta: meta } })}\n`,
+    );
+    expect(JSON.parse(await replies.next())).toMatchObject({
+      id: 1,
+      result: { supportedVersions: ['2026-07-28'] },
+    });
+    const initialize = {
+      jsonrpc: '2.0',
+      id: 2,
+      method: 'initialize',
+      params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
+    };
+    child.stdin.write(`${JSON.stringify(initialize)}\n`);
+    expect(JSON.parse(await replies.next())).toMatchObject({
+      id: 2,
+      result: { protocolVersion: '2025-06-18', serverInfo: { name: 'mcp-normalizer' } },
+    });
+  });
+
   it('E1: a legacy host (SDK v1) on the same HTTP endpoint keeps its 2025 session', async () => {
     const serve = await http(config());
     const client = new LegacyClient({ name: 'e2e-legacy', version: '1.0.0' });
@@ -226,6 +259,29 @@ describe('upstream eras', () => {
     expect(JSON.stringify(result.structuredContent)).toContain('old host');
   });
 });
+
+/** The child's stdout lines, one promise at a time. */
+function lines(child: ChildProcess): { next(): Promise<string> } {
+  const queue: string[] = [];
+  const waiting: ((line: string) => void)[] = [];
+  let out = '';
+  child.stdout?.on('data', (chunk: Buffer) => {
+    out += chunk.toString('utf8');
+    for (let end = out.indexOf('\n'); end >= 0; end = out.indexOf('\n')) {
+      const line = out.slice(0, end);
+      out = out.slice(end + 1);
+      const resolve = waiting.shift();
+      if (resolve !== undefined) resolve(line);
+      else queue.push(line);
+    }
+  });
+  return {
+    next: () => {
+      const line = queue.shift();
+      return line !== undefined ? Promise.resolve(line) : new Promise((resolve) => waiting.push(resolve));
+    },
+  };
+}
 
 function firstLine(child: ChildProcess): Promise<string> {
   return new Promise((resolve, reject) => {
