@@ -10,23 +10,19 @@
 import type { Logger } from 'pino';
 import type { Config, ServerConfig } from '../config/types.js';
 import { buildCatalog, diffCatalogs } from '../core/catalog.js';
-import type { Catalog, CatalogProblem, CatalogServerInput, ExposedTool } from '../core/catalog.js';
-import { applyInstruction } from '../core/instructions.js';
-import type { InstructionLayers } from '../core/instructions.js';
+import type { Catalog, CatalogProblem, CatalogServerInput } from '../core/catalog.js';
 import type { SchemaDialect } from '../core/schema-compiler.js';
-import type { FailureResult } from '../core/result.js';
-import { prepareCall } from '../core/prepare-call.js';
-import type { PreparedCall } from '../core/prepare-call.js';
 import { Pool } from '../downstream/pool.js';
 import type { PoolOptions, ServerSnapshot } from '../downstream/pool.js';
 import { ENVELOPE_OUTPUT_SCHEMAS } from '../upstream/envelope-schema.js';
 import type { HealthReport, HttpHandle, HttpOptions } from '../upstream/http.js';
 import { createUpstreamServer } from '../upstream/server.js';
-import type { ToolBackend, UpstreamServer } from '../upstream/server.js';
+import type { UpstreamServer } from '../upstream/server.js';
 import { serveStdio } from '../upstream/stdio.js';
 import type { StdioHandle, StdioOptions } from '../upstream/stdio.js';
 import { createFeatures } from './features.js';
 import type { Features } from './features.js';
+import { createToolBackend } from './tools.js';
 import { PACKAGE_NAME, packageVersion } from './version.js';
 
 /** Options of {@link createProxy}. */
@@ -91,7 +87,6 @@ export function createProxy(config: Config, options: ProxyOptions): Proxy {
   const startupWaitMs = options.startupWaitMs ?? 10_000;
   const serverConfigs = new Map<string, ServerConfig>(config.servers.map((server) => [server.name, server]));
   const pool = new Pool({
-    instructions: config.instructions,
     maxInlineBytes: config.output.maxInlineBytes,
     clientInfo: { name: PACKAGE_NAME, version: packageVersion() },
     ...options.pool,
@@ -217,40 +212,7 @@ export function createProxy(config: Config, options: ProxyOptions): Proxy {
     });
   });
 
-  function layers(entry: ExposedTool | undefined, serverName: string | undefined): InstructionLayers {
-    const server = serverName === undefined ? undefined : serverConfigs.get(serverName);
-    return {
-      global: config.instructions,
-      ...(server !== undefined ? { server: server.instructions } : {}),
-      ...(entry?.instructions.failure !== undefined ? { tool: entry.instructions.failure } : {}),
-    };
-  }
-
-  function prepare(name: string, args: Record<string, unknown> | undefined): PreparedCall | FailureResult {
-    const prepared = prepareCall(current, name, args);
-    if (!('success' in prepared)) return prepared;
-    // R4: refused calls never reach the pool, so their instruction is chosen here.
-    return applyInstruction<FailureResult>(prepared, layers(current.get(name), prepared.meta.server));
-  }
-
-  const backend: ToolBackend<PreparedCall> = {
-    listTools() {
-      return afterStart(() => current.definitions);
-    },
-    prepareCall(name, args) {
-      return afterStart(() => prepare(name, args));
-    },
-    callTool(call, callOptions) {
-      const { success, failure } = call.entry.instructions;
-      return pool.callTool(call.server, call.tool, call.arguments, {
-        ...callOptions,
-        instructions: {
-          ...(failure !== undefined ? { tool: failure } : {}),
-          ...(success !== undefined ? { success } : {}),
-        },
-      });
-    },
-  };
+  const backend = createToolBackend({ config, pool, logger, catalog: () => current, afterStart });
 
   const upstream = createUpstreamServer({
     backend,

@@ -6,12 +6,11 @@
  */
 import type { Progress } from '@modelcontextprotocol/server';
 import type { Logger } from 'pino';
-import type { InstructionMap, ServerConfig } from '../config/types.js';
+import type { ServerConfig } from '../config/types.js';
 import { classifyError } from '../core/classify.js';
-import { applyInstruction } from '../core/instructions.js';
 import { normalizeCallToolResult } from '../core/normalize.js';
 import { failure, ok, withMeta, type Result } from '../core/result.js';
-import { logCallEnd, logCallStart } from '../log/call-log.js';
+import { logCallStart } from '../log/call-log.js';
 import type { Connection } from './connection.js';
 import type { CallSlots } from './slots.js';
 import type { Timers } from './timers.js';
@@ -22,8 +21,6 @@ export interface CallOptions {
   readonly signal?: AbortSignal;
   /** Progress from the downstream, to forward upstream with the upstream's token (P3). */
   readonly onProgress?: (progress: Progress) => void;
-  /** R4, tool layer: the tool override's instructions per error type and success instruction. */
-  readonly instructions?: { readonly tool?: InstructionMap; readonly success?: string };
   /** The exposed name, for the log. @default `<server>/<tool>` */
   readonly exposedName?: string;
   /** The upstream request id, for the log. */
@@ -43,8 +40,6 @@ export interface DispatchTarget {
 /** Pool-wide settings of the dispatcher. */
 export interface DispatchContext {
   readonly timers: Timers;
-  /** R4, global layer (config `instructions`). */
-  readonly instructions: InstructionMap;
   /** N9. @default 65536 */
   readonly maxInlineBytes: number;
   /** True once the pool is shutting down (P5): new calls fail at once. */
@@ -156,12 +151,6 @@ export async function dispatchCall(
   try {
     logCallStart(target.logger, { exposedName, server: target.server.name, tool, requestId, args });
     result = await run(context, target, tool, args, options, startedAt);
-    result = applyInstruction(result, {
-      global: context.instructions,
-      server: target.server.instructions,
-      tool: options.instructions?.tool,
-      success: options.instructions?.success,
-    });
   } catch (error) {
     // Only a bug of ours gets here (normalize and classify are total); still an answer (R3).
     result = failure('normalization_error', `Internal error while calling "${tool}": ${String(error)}`, {
@@ -169,13 +158,8 @@ export async function dispatchCall(
       exception: error,
     });
   }
-  result = withMeta(result, { elapsedMs: context.timers.now() - startedAt });
-  try {
-    logCallEnd(target.logger, result, { exposedName, requestId });
-  } catch {
-    // Logging must never turn an answer into a rejection (ARCHITECTURE style 6).
-  }
-  return result;
+  // The caller owns the outcome: instructions (R4) and the end line in the log (L1).
+  return withMeta(result, { elapsedMs: context.timers.now() - startedAt });
 }
 
 /**

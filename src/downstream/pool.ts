@@ -10,7 +10,7 @@ import type {
   Tool,
 } from '@modelcontextprotocol/server';
 import type { Logger } from 'pino';
-import type { InstructionMap, ServerConfig } from '../config/types.js';
+import type { ServerConfig } from '../config/types.js';
 import { failure, type Result } from '../core/result.js';
 import { serverLogger } from '../log/logger.js';
 import type { BackoffOptions } from './backoff.js';
@@ -36,8 +36,6 @@ export interface PoolOptions {
   readonly servers: readonly ServerConfig[];
   /** The root logger; each server logs through a child with its name (P6, L1). */
   readonly logger: Logger;
-  /** R4, global layer: config `instructions`. @default {} */
-  readonly instructions?: InstructionMap;
   /** N9: config `output.max_inline_bytes`. @default 65536 */
   readonly maxInlineBytes?: number;
   /** @default defaultTransportFactory (stdio / Streamable HTTP / SSE) */
@@ -118,7 +116,6 @@ export class Pool {
     this.#events = new Emitter((error) => this.#logger.error({ err: error }, 'pool listener threw'));
     this.#context = {
       timers: this.#timers,
-      instructions: options.instructions ?? {},
       maxInlineBytes: options.maxInlineBytes ?? 65536,
       closing: () => this.#closing,
     };

@@ -20,7 +20,6 @@ import type {
 import type { Logger } from 'pino';
 import type { FailureResult, Result } from '../core/result.js';
 import { failure } from '../core/result.js';
-import { logCallEnd } from '../log/call-log.js';
 import { FEATURE_CAPABILITIES, registerFeatureHandlers } from './features.js';
 import type { FeatureBackend } from './features.js';
 import { renderCallToolResult } from './render.js';
@@ -63,8 +62,12 @@ export interface ToolBackend<F extends PreparedForward = PreparedForward> {
   prepareCall(
     name: string,
     args: Record<string, unknown> | undefined,
+    requestId?: string | number,
   ): F | FailureResult | Promise<F | FailureResult>;
-  /** tools/call, step 2: the downstream call (it logs the call, L1). Never rejects (R3). */
+  /**
+   * tools/call, step 2: the downstream call. Never rejects (R3). The backend owns the outcome of
+   * both steps: instructions (R4) and the call's end line in the log (L1).
+   */
   callTool(call: F, options: ForwardOptions): Promise<Result>;
 }
 
@@ -232,13 +235,10 @@ export function createUpstreamServer<F extends PreparedForward>(deps: UpstreamDe
       });
     }
     // Synchronous once the first connection round is over: no extra await on the hot path.
-    const preparing = backend.prepareCall(name, args);
+    const preparing = backend.prepareCall(name, args, extra.requestId);
     const prepared = preparing instanceof Promise ? await preparing : preparing;
-    if (isRefused(prepared)) {
-      // T7, T8, T9: refused before any downstream sees it; logged like every failed call (L1).
-      logCallEnd(logger, prepared, { exposedName: name, requestId: extra.requestId });
-      return prepared;
-    }
+    // T7, T8, T9: refused before any downstream sees it (the backend logged it, L1).
+    if (isRefused(prepared)) return prepared;
     const token = extra.progressToken;
     return backend.callTool(prepared, {
       signal: extra.signal,

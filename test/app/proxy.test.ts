@@ -8,7 +8,7 @@ import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { CallToolResultSchema, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createProxy } from '../../src/app/proxy.js';
-import type { Config } from '../../src/config/types.js';
+import type { Config, ToolOverride } from '../../src/config/types.js';
 import { memoryConfig, runtimeConfig } from '../helpers/fixtures.js';
 import { captureLogger, echoServer, MemoryTransports } from '../helpers/memory-servers.js';
 
@@ -39,6 +39,47 @@ function call(client: Client, name: string, args: Record<string, unknown> = {}) 
 }
 
 describe('createProxy', () => {
+  it('R4/L1: every answer gets the most specific instruction (tool, server, global) and one end line in the log, refused or forwarded', async () => {
+    const failing = (): McpServer => {
+      const server = echoServer();
+      server.registerTool('fail', { description: 'Always fails.' }, () => ({
+        isError: true,
+        content: [{ type: 'text', text: 'broken' }],
+      }));
+      return server;
+    };
+    const tools = (overrides: Record<string, ToolOverride>) => ({
+      include: [],
+      exclude: [],
+      rename: {},
+      overrides,
+    });
+    const { client, lines } = await started(
+      config(
+        [
+          memoryConfig('a', {
+            instructions: { tool_error: 'server a says' },
+            tools: tools({ fail: { instructions: { tool_error: 'tool says' }, instruction: 'well done' } }),
+          }),
+          memoryConfig('b', { instructions: { tool_error: 'server b says' } }),
+          memory('c'),
+        ],
+        { instructions: { tool_error: 'global says', unknown_tool: 'global: check the name' } },
+      ),
+      { a: failing, b: failing, c: failing },
+    );
+    const instruction = async (name: string, args: Record<string, unknown> = {}) =>
+      ((await call(client, name, args)).structuredContent as { meta_data?: { instruction?: string } })
+        .meta_data?.instruction;
+    expect(await instruction('a_fail')).toBe('tool says');
+    expect(await instruction('b_fail')).toBe('server b says');
+    expect(await instruction('c_fail')).toBe('global says');
+    expect(await instruction('nope_fail')).toBe('global: check the name');
+    // One end line per call, at error level for a failure, whichever way it failed.
+    const ends = lines.filter((line) => line['event'] === 'call_end').map((line) => line['exposedName']);
+    expect(ends).toEqual(['a_fail', 'b_fail', 'c_fail', 'nope_fail']);
+  });
+
   it('T10: a downstream adding a tool rebuilds the catalog and notifies the upstream client once', async () => {
     let downstream: McpServer | undefined;
     const { proxy, client } = await started(config([memory('dyn')]), {

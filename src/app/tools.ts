@@ -1,0 +1,95 @@
+/**
+ * The tool half of the composition root: the {@link ToolBackend} the upstream server calls, and
+ * the one home of a call's outcome (R4, L1). Every tools/call answer, whether refused before any
+ * downstream saw it (T7–T9) or the pool's Result, gets its instruction here (R4: tool → server →
+ * global → default, plus the tool's success instruction) and its one end line in the log here
+ * (L1, with that server's child logger). Before, the two were done in three places (the pool's
+ * dispatch for forwarded calls, the proxy and the upstream server for refused ones).
+ */
+import type { Logger } from 'pino';
+import type { Config, ServerConfig } from '../config/types.js';
+import type { Catalog, ExposedTool } from '../core/catalog.js';
+import { applyInstruction, type InstructionLayers } from '../core/instructions.js';
+import { prepareCall, type PreparedCall } from '../core/prepare-call.js';
+import type { Result } from '../core/result.js';
+import { logCallEnd } from '../log/call-log.js';
+import { serverLogger } from '../log/logger.js';
+import type { Pool } from '../downstream/pool.js';
+import type { ToolBackend } from '../upstream/server.js';
+
+/** What {@link createToolBackend} needs from the proxy. */
+export interface ToolDeps {
+  readonly config: Config;
+  readonly pool: Pool;
+  readonly logger: Logger;
+  /** The catalog now (it is rebuilt on every list change, T10). */
+  catalog(): Catalog;
+  /** Runs `read` now, or once the first connection round is done (P1). */
+  afterStart<T>(read: () => T): T | Promise<T>;
+}
+
+/**
+ * The upstream server's tool backend: tools/list from the catalog, tools/call = prepare (lookup,
+ * explicit gate, arguments) → pool → outcome.
+ * @example const backend = createToolBackend({ config, pool, logger, catalog: () => current, afterStart });
+ */
+export function createToolBackend(deps: ToolDeps): ToolBackend<PreparedCall> {
+  const { config, pool, logger } = deps;
+  const servers = new Map<string, ServerConfig>(config.servers.map((server) => [server.name, server]));
+  /** One child logger per server, made once (a child per call would be an allocation per call). */
+  const loggers = new Map<string, Logger>();
+
+  function loggerOf(server: string | undefined): Logger {
+    if (server === undefined) return logger;
+    let child = loggers.get(server);
+    if (child === undefined) {
+      child = serverLogger(logger, server);
+      loggers.set(server, child);
+    }
+    return child;
+  }
+
+  function layers(entry: ExposedTool | undefined, serverName: string | undefined): InstructionLayers {
+    const server = serverName === undefined ? undefined : servers.get(serverName);
+    return {
+      global: config.instructions,
+      ...(server !== undefined ? { server: server.instructions } : {}),
+      ...(entry?.instructions.failure !== undefined ? { tool: entry.instructions.failure } : {}),
+      ...(entry?.instructions.success !== undefined ? { success: entry.instructions.success } : {}),
+    };
+  }
+
+  /** R4 and L1 for one answer; never throws (logging must not turn an answer into a rejection). */
+  function outcome<R extends Result>(
+    result: R,
+    entry: ExposedTool | undefined,
+    call: { exposedName: string; requestId: string | number | undefined },
+  ): R {
+    const answered = applyInstruction<R>(result, layers(entry, result.meta.server ?? entry?.server));
+    try {
+      logCallEnd(loggerOf(answered.meta.server ?? entry?.server), answered, call);
+    } catch {
+      // The answer stands even if the log line could not be written.
+    }
+    return answered;
+  }
+
+  return {
+    listTools() {
+      return deps.afterStart(() => deps.catalog().definitions);
+    },
+    prepareCall(name, args, requestId) {
+      return deps.afterStart(() => {
+        const catalog = deps.catalog();
+        const prepared = prepareCall(catalog, name, args);
+        if (!('success' in prepared)) return prepared;
+        // T7, T8, T9: refused before any downstream sees it.
+        return outcome(prepared, catalog.get(name), { exposedName: name, requestId });
+      });
+    },
+    async callTool(call, options) {
+      const result = await pool.callTool(call.server, call.tool, call.arguments, options);
+      return outcome(result, call.entry, { exposedName: options.exposedName, requestId: options.requestId });
+    },
+  };
+}
