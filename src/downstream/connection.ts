@@ -26,6 +26,7 @@ import type {
 import type { Logger } from 'pino';
 import { z } from 'zod';
 import type { ServerConfig } from '../config/types.js';
+import { paramHeaderDeclarations, paramHeaders, type ParamHeader } from '../core/param-headers.js';
 import { nextDelay, type BackoffOptions } from './backoff.js';
 import { Emitter } from './emitter.js';
 import { describeError as describe, isUnreachable } from './errors.js';
@@ -79,6 +80,8 @@ export interface ConnectionCallOptions {
   readonly signal?: AbortSignal;
   /** Progress from the downstream (P3); every notification also restarts the timeout. */
   readonly onProgress?: (progress: Progress) => void;
+  /** Extra HTTP headers for this request (Streamable HTTP only; SEP-2243 `Mcp-Param-*`). */
+  readonly headers?: Readonly<Record<string, string>>;
 }
 
 /** Events of a {@link Connection}. */
@@ -182,6 +185,8 @@ export class Connection {
   #restarts = 0;
   #failures = 0;
   #verdict: Verdict | undefined;
+  /** SEP-2243: the `x-mcp-header` declarations of the listed tools that have any. */
+  #paramHeaders = new Map<string, readonly ParamHeader[]>();
   #era: DownstreamEra | undefined;
   #protocolVersion: string | undefined;
   #nextAttemptAt: number | undefined;
@@ -271,7 +276,11 @@ export class Connection {
    * error, and at once when the connection drops (-32000, P4).
    */
   call(tool: string, args: Record<string, unknown>, options: ConnectionCallOptions = {}): Promise<unknown> {
-    return this.request('tools/call', { name: tool, arguments: args }, options);
+    // E5, SEP-2243: a modern server checks the `Mcp-Param-*` headers against the arguments.
+    const declared = this.#era === 'modern' ? this.#paramHeaders.get(tool) : undefined;
+    const withHeaders =
+      declared === undefined ? options : { ...options, headers: paramHeaders(declared, args) };
+    return this.request('tools/call', { name: tool, arguments: args }, withHeaders);
   }
 
   /**
@@ -309,6 +318,7 @@ export class Connection {
               resetTimeoutOnProgress: true,
               onprogress: (progress) => options.onProgress?.(progress),
               ...(options.signal !== undefined ? { signal: options.signal } : {}),
+              ...(options.headers !== undefined ? { headers: options.headers } : {}),
             },
           )
           .then(resolve, reject);
@@ -608,6 +618,11 @@ export class Connection {
     const changed = fingerprint !== this.#fingerprint || this.#withheld;
     this.#tools = tools;
     this.#fingerprint = fingerprint;
+    this.#paramHeaders = new Map();
+    for (const tool of tools) {
+      const declared = paramHeaderDeclarations(tool.inputSchema);
+      if (declared.length > 0) this.#paramHeaders.set(tool.name, declared);
+    }
     this.#withheld = false;
     if (changed) this.events.emit('toolsChanged');
   }

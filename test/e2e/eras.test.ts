@@ -325,8 +325,8 @@ describe('downstream eras', () => {
     );
     const check = await runCli(['check', '--config', file]);
     expect(check.code).toBe(0);
-    expect(check.stdout).toMatch(/modern\s+ready\s+modern 2026-07-28\s+4/);
-    expect(check.stdout).toMatch(/modernhttp\s+ready\s+modern 2026-07-28\s+4/);
+    expect(check.stdout).toMatch(/modern\s+ready\s+modern 2026-07-28\s+5/);
+    expect(check.stdout).toMatch(/modernhttp\s+ready\s+modern 2026-07-28\s+5/);
     expect(check.stdout).toMatch(/legacy\s+ready\s+legacy 2025-\d\d-\d\d\s+1/);
     expect(check.stdout).toMatch(/rusty\s+ready\s+legacy 2025-06-18\s+1/);
 
@@ -346,6 +346,10 @@ describe('downstream eras', () => {
       expect(result.isError, name).not.toBe(true);
       expect(JSON.stringify(result.structuredContent)).toContain(`via ${name}`);
     }
+    // SEP-2243: the modern HTTP server refuses a call without its Mcp-Param-Region header.
+    const regional = await client.callTool({ name: 'modernhttp_regional', arguments: { region: 'eu-west' } });
+    expect(regional.isError, JSON.stringify(regional)).not.toBe(true);
+    expect(JSON.stringify(regional.structuredContent)).toContain('"header":"eu-west"');
     // The server that exits on the probe was spawned twice (probe, then 2025 handshake), not in
     // a restart loop; its stderr lines reach the gateway's log (P6).
     expect(serve.stderr().match(/start \d+/g)).toHaveLength(2);
