@@ -80,6 +80,8 @@ export interface ConnectionCallOptions {
   readonly signal?: AbortSignal;
   /** Progress from the downstream (P3); every notification also restarts the timeout. */
   readonly onProgress?: (progress: Progress) => void;
+  /** This request's timeout when less than `timeout_ms` is left (P3: time spent queued counts). */
+  readonly timeoutMs?: number;
   /** Extra HTTP headers for this request (Streamable HTTP only; SEP-2243 `Mcp-Param-*`). */
   readonly headers?: Readonly<Record<string, string>>;
 }
@@ -313,7 +315,7 @@ export class Connection {
             { method, params: this.#era === 'modern' ? withLogLevel(params) : params } as ClientRequest,
             LenientCallToolResultSchema,
             {
-              timeout: this.#server.timeoutMs,
+              timeout: options.timeoutMs ?? this.#server.timeoutMs,
               // P3: progress restarts the clock; a handler is always registered so that it can.
               resetTimeoutOnProgress: true,
               onprogress: (progress) => options.onProgress?.(progress),

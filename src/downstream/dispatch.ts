@@ -88,6 +88,30 @@ function admit(context: DispatchContext, target: DispatchTarget, tool: string): 
   return undefined;
 }
 
+/** The wait of a call that found no free slot: aborts at its deadline unless it started first. */
+interface QueueDeadline {
+  /** The caller's signal and the deadline together: p-queue drops the call when either fires. */
+  readonly signal: AbortSignal;
+  /** The call got its slot: the deadline no longer applies to the wait. */
+  started(): void;
+  /** True when the call was dropped from the queue because its deadline passed. */
+  expired(): boolean;
+}
+
+function queueDeadline(context: DispatchContext, timeoutMs: number, caller?: AbortSignal): QueueDeadline {
+  const deadline = new AbortController();
+  let expired = false;
+  const timer = context.timers.setTimeout(() => {
+    expired = true;
+    deadline.abort(new DOMException('Queued past the call timeout', 'TimeoutError'));
+  }, timeoutMs);
+  return {
+    signal: caller === undefined ? deadline.signal : AbortSignal.any([caller, deadline.signal]),
+    started: () => context.timers.clearTimeout(timer),
+    expired: () => expired,
+  };
+}
+
 /** What a queued task produced: the downstream's raw result, or an answer without a call. */
 type Outcome = { readonly raw: unknown } | { readonly early: Result };
 
@@ -102,16 +126,22 @@ async function run(
   const { server, connection, slots } = target;
   const refused = admit(context, target, tool);
   if (refused) return refused;
+  // P3: a call's deadline counts from its arrival. One that has to wait for a slot gives up
+  // waiting when `timeout_ms` has passed, and one that starts late gets only what is left.
+  const queued = slots.hasFreeSlot ? undefined : queueDeadline(context, server.timeoutMs, options.signal);
   try {
     const outcome = await slots.run(async (): Promise<Outcome> => {
+      queued?.started();
       // The server may have gone down while this call waited in the queue.
       if (connection.state !== 'ready') return { early: unavailable(target, tool, `is ${connection.state}`) };
+      const waitedMs = context.timers.now() - startedAt;
       const raw = await connection.call(tool, args, {
         signal: options.signal,
         onProgress: options.onProgress,
+        ...(queued !== undefined ? { timeoutMs: Math.max(1, server.timeoutMs - waitedMs) } : {}),
       });
       return { raw };
-    }, options.signal);
+    }, queued?.signal ?? options.signal);
     if ('early' in outcome) return outcome.early;
     return normalizeCallToolResult(outcome.raw, {
       server: server.name,
@@ -121,6 +151,16 @@ async function run(
       inbandErrors: server.inbandErrors,
     });
   } catch (error) {
+    if (queued?.expired() === true) {
+      return failure(
+        'timeout',
+        `"${server.name}" (tool "${tool}") did not start within ${server.timeoutMs} ms: all ${server.concurrency} of its slots stayed busy`,
+        {
+          meta: { server: server.name, tool, source: 'proxy', elapsedMs: context.timers.now() - startedAt },
+          errorData: { timeout_ms: server.timeoutMs, reason: 'queued', concurrency: server.concurrency },
+        },
+      );
+    }
     const classified = classifyError(error, {
       server: server.name,
       tool,
@@ -130,6 +170,9 @@ async function run(
       aborted: options.signal?.aborted ?? false,
     });
     return withRetryAfter(classified, target);
+  } finally {
+    // A call dropped from the queue for another reason must not leave its deadline timer behind.
+    queued?.started();
   }
 }
 

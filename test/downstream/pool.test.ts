@@ -127,6 +127,29 @@ describe('Pool', () => {
     await pool.close({ graceMs: 0 });
   });
 
+  it('P3: the deadline counts from arrival: a queued call starts with what is left, and one that never gets a slot fails as queued', async () => {
+    const probe = { started: 0, cancelled: 0 };
+    const { pool } = setup([config('s', { timeoutMs: 1000, concurrency: 1 })], { s: () => memServer(probe) });
+    await pool.start();
+    const first = pool.callTool('s', 'wait', { ms: 700 });
+    const second = pool.callTool('s', 'wait', { ms: 700 }); // starts at 700 with 300 ms left
+    const third = pool.callTool('s', 'wait', { ms: 700 }); // never gets the slot in time
+    await vi.advanceTimersByTimeAsync(999);
+    expect(probe.started).toBe(2);
+    await vi.advanceTimersByTimeAsync(1);
+    const [a, b, c] = await Promise.all([first, second, third]);
+    expect(a.success).toBe(true);
+    expect(failed(b)).toMatchObject({ errorType: 'timeout', meta: { elapsedMs: 1000 } });
+    expect(failed(c)).toMatchObject({
+      errorType: 'timeout',
+      errorData: { reason: 'queued', timeout_ms: 1000 },
+      meta: { elapsedMs: 1000 },
+    });
+    expect(failed(c).error).toMatch(/did not start within 1000 ms/);
+    expect(probe.started).toBe(2);
+    await pool.close({ graceMs: 0 });
+  });
+
   it('P3: progress restarts the timeout and reaches onProgress', async () => {
     const probe = { started: 0, cancelled: 0 };
     const { pool } = setup([config('s', { timeoutMs: 1000 })], { s: () => memServer(probe) });

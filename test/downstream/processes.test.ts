@@ -58,6 +58,23 @@ function isAlive(pid: number): boolean {
 }
 
 describe('Pool with real child processes', () => {
+  it('P3: with every slot busy, a queued call fails as timeout at its own deadline, counted from arrival, not after its turn', async () => {
+    const { pool } = startPool([['slow', 'slow', { timeoutMs: 1000, concurrency: 1 }]]);
+    await pool.start();
+    const order: string[] = [];
+    // The first call holds the only slot for 2,500 ms; its progress keeps restarting its clock.
+    const busy = pool
+      .callTool('slow', 'slow', { duration_ms: 2500, interval_ms: 100 }, { onProgress: () => {} })
+      .then((result) => (order.push('busy'), result));
+    const queued = pool
+      .callTool('slow', 'slow', { duration_ms: 10 })
+      .then((result) => (order.push('queued'), result));
+    const [first, second] = await Promise.all([busy, queued]);
+    expect(first.success).toBe(true);
+    expect(second).toMatchObject({ success: false, errorType: 'timeout', errorData: { reason: 'queued' } });
+    expect(order).toEqual(['queued', 'busy']);
+  });
+
   it('P5: after a child crashed, killAll never signals its old pid (the system may have given it to another process)', async () => {
     const { pool } = startPool([['crash', 'crash']]);
     await pool.start();
