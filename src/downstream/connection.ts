@@ -26,6 +26,7 @@ import type {
 import type { Logger } from 'pino';
 import { z } from 'zod';
 import type { ServerConfig } from '../config/types.js';
+import { signalProcessTree } from './stdio-client.js';
 import { paramHeaderDeclarations, paramHeaders, type ParamHeader } from '../core/param-headers.js';
 import { nextDelay, type BackoffOptions } from './backoff.js';
 import { Emitter } from './emitter.js';
@@ -367,12 +368,8 @@ export class Connection {
   killNow(): void {
     const pid = this.#pid;
     this.#pid = undefined;
-    if (pid === undefined) return;
-    try {
-      process.kill(pid, 'SIGKILL');
-    } catch {
-      // Already gone: exactly what we wanted.
-    }
+    // The whole process group: a wrapper's children die with it (P5).
+    if (pid !== undefined) signalProcessTree(pid, 'SIGKILL');
   }
 
   async #attempt(kind: 'connecting' | 'restarting'): Promise<void> {

@@ -6,7 +6,10 @@
  *   transport dropped its buffer and closed the connection, failing every call in flight and
  *   restarting the server, and then read the rest of the line as garbage;
  * - a line is searched and decoded once, and not validated twice (docs/performance.md);
- * - `send` rejects when the child's stdin is gone instead of waiting for a `drain` that never comes.
+ * - `send` rejects when the child's stdin is gone instead of waiting for a `drain` that never comes;
+ * - the child leads a process group of its own (POSIX), and every signal goes to the whole group:
+ *   servers are mostly started through wrappers (`npx`, `uvx`, `docker run`, `sh -c`), and
+ *   signalling only the wrapper left the real server running (P5).
  */
 import type { ChildProcess } from 'node:child_process';
 import { PassThrough, type Readable } from 'node:stream';
@@ -16,6 +19,23 @@ import { StreamTransport, type OversizedMessage } from '../wire/stream-transport
 
 /** How long close() waits for the child after ending its stdin, and again after SIGTERM. */
 const CLOSE_STEP_MS = 2000;
+
+/** POSIX: each child leads its own process group, which is signalled as a whole. */
+const GROUPS = process.platform !== 'win32';
+
+/**
+ * Sends `signal` to the process group led by `pid` (POSIX), else to the process alone. Never
+ * throws: a group that is already gone is what the caller wanted.
+ */
+export function signalProcessTree(pid: number, signal: NodeJS.Signals): void {
+  try {
+    // Never the pid alone as a fallback on POSIX: once the group is empty, that pid may already
+    // belong to an unrelated process.
+    process.kill(GROUPS ? -pid : pid, signal);
+  } catch {
+    // Gone already: exactly what the caller wanted.
+  }
+}
 
 /** What to spawn, and the limit on one message from it. */
 export interface StdioClientOptions {
@@ -68,6 +88,8 @@ export class StdioClientTransport extends StreamTransport {
         stdio: ['pipe', 'pipe', 'pipe'],
         shell: false,
         windowsHide: process.platform === 'win32',
+        // P5: its own process group, so that the wrapper and everything it started end together.
+        detached: GROUPS,
         ...(this.#options.cwd !== undefined ? { cwd: this.#options.cwd } : {}),
       });
       this.#child = child;
@@ -80,6 +102,11 @@ export class StdioClientTransport extends StreamTransport {
         spawned = true;
         resolve();
       });
+      child.on('exit', () => {
+        // A wrapper that exits first (`sh -c`, `npx`) must not leave what it started behind; the
+        // rest of the group gets the same end (and the pipes it holds close, so 'close' comes).
+        if (child.pid !== undefined) signalProcessTree(child.pid, 'SIGTERM');
+      });
       child.on('close', () => {
         if (this.#child === child) this.#child = undefined;
         this.markClosed();
@@ -91,7 +118,8 @@ export class StdioClientTransport extends StreamTransport {
 
   /**
    * Ends the child's stdin (the MCP stdio shutdown), then SIGTERM after 2 s, then SIGKILL after
-   * 2 s more: the SDK transport's sequence. Resolves once the child is gone or killed.
+   * 2 s more: the SDK transport's sequence, each signal to the child's whole process group (P5).
+   * Resolves once the child is gone or killed.
    */
   async close(): Promise<void> {
     const child = this.#child;
@@ -106,11 +134,14 @@ export class StdioClientTransport extends StreamTransport {
         // Already closed: the signals below still apply.
       }
       await within(CLOSE_STEP_MS);
-      if (child.exitCode === null && child.signalCode === null) {
-        child.kill('SIGTERM');
+      const pid = child.pid;
+      if (pid !== undefined && child.exitCode === null && child.signalCode === null) {
+        signalProcessTree(pid, 'SIGTERM');
         await within(CLOSE_STEP_MS);
       }
-      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+      // SIGKILL whatever is left of the group, the child itself or what a wrapper started that
+      // outlived it (a no-op when the group is empty).
+      if (pid !== undefined) signalProcessTree(pid, 'SIGKILL');
     }
     this.markClosed();
   }

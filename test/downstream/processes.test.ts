@@ -5,6 +5,7 @@
  */
 import { execFileSync, spawn } from 'node:child_process';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { ConnectionState } from '../../src/downstream/connection.js';
 import { isFailure } from '../../src/core/result.js';
@@ -178,6 +179,39 @@ describe('Pool with real child processes', () => {
       expect(isAlive(pid)).toBe(false);
     }
   });
+
+  it.each([
+    ['close (SIGTERM)', (pool: Pool) => pool.close({ graceMs: 0 })],
+    ['killAll (SIGKILL)', (pool: Pool) => Promise.resolve(pool.killAll())],
+  ])(
+    'P5: %s ends the whole process group of a server started through a shell wrapper, grandchildren included',
+    async (_label, stop) => {
+      const { command, args } = fixtureServer('echo');
+      // The wrapper waits for the server, which ignores the end of its stdin (a timer keeps it
+      // alive): only a signal ends it.
+      const server = `setInterval(() => {}, 1 << 30); import(${JSON.stringify(pathToFileURL(args[0] ?? '').href)})`;
+      const script = `${JSON.stringify(command)} -e ${JSON.stringify(server)}; exit`;
+      const { pool } = startPool([serverConfig('wrapped', stdioTransport('sh', ['-c', script]))]);
+      await pool.start();
+      expect(pool.snapshot()[0]?.state).toBe('ready');
+      const grandchildren = () =>
+        execFileSync('ps', ['-eo', 'pid=,args='], { encoding: 'utf8' })
+          .split('\n')
+          .filter(
+            (line) => line.includes('setInterval') && line.includes('echo.js') && !line.includes('sh -c'),
+          )
+          .map((line) => Number.parseInt(line.trim(), 10));
+      const before = grandchildren();
+      expect(before.length).toBeGreaterThan(0);
+      await stop(pool);
+      for (const pid of before) {
+        const deadline = Date.now() + 8000;
+        while (isAlive(pid) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+        expect(isAlive(pid)).toBe(false);
+      }
+    },
+    20_000,
+  );
 
   it('P5: killAll SIGKILLs a child that is still starting (no answer to initialize yet), so none is orphaned', async () => {
     const marker = 'mcpn-never-initializes';
