@@ -9,6 +9,7 @@
  */
 import type { Logger } from 'pino';
 import type { Config, ServerConfig } from '../config/types.js';
+import { scrubDeep, secretScrubber } from '../core/secrets.js';
 import { buildCatalog, diffCatalogs } from '../core/catalog.js';
 import type { Catalog, CatalogProblem, CatalogServerInput } from '../core/catalog.js';
 import type { SchemaDialect } from '../core/schema-compiler.js';
@@ -84,9 +85,11 @@ export interface Proxy {
  */
 export function createProxy(config: Config, options: ProxyOptions): Proxy {
   const { logger } = options;
+  const scrub = secretScrubber(config.secrets);
   const startupWaitMs = options.startupWaitMs ?? 10_000;
   const serverConfigs = new Map<string, ServerConfig>(config.servers.map((server) => [server.name, server]));
   const pool = new Pool({
+    ...(scrub !== undefined ? { scrub } : {}),
     maxInlineBytes: config.output.maxInlineBytes,
     clientInfo: { name: PACKAGE_NAME, version: packageVersion() },
     ...options.pool,
@@ -220,6 +223,7 @@ export function createProxy(config: Config, options: ProxyOptions): Proxy {
     logger,
     features: features.backend,
     serverInfo: { name: PACKAGE_NAME, version: packageVersion() },
+    ...(scrub !== undefined ? { scrub } : {}),
   });
 
   function servers(): readonly ServerHealth[] {
@@ -246,7 +250,9 @@ export function createProxy(config: Config, options: ProxyOptions): Proxy {
         : 'degraded';
     // 200 while serving, even degraded: the proxy is alive and answers every call (a down
     // server's calls fail fast with downstream_unavailable); per-server state is in the body.
-    return { status: stopping ? 503 : 200, body: { status, servers: list } };
+    const body = { status, servers: list };
+    // L2: a server's last error can echo an interpolated secret.
+    return { status: stopping ? 503 : 200, body: scrub === undefined ? body : scrubDeep(body, scrub) };
   }
 
   return {

@@ -2,6 +2,7 @@
  * What the CLI commands share: where the config comes from, loading it with every problem
  * printed, the logger on stderr, option parsing, and a started proxy for one-shot commands.
  */
+import { secretScrubber } from '../core/secrets.js';
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -94,23 +95,35 @@ export function parseCommandArgs<T extends ParseArgsConfig['options']>(
 }
 
 /**
+ * L2: `io` with every secret of `config` scrubbed from what it prints (a downstream's error can
+ * echo an interpolated token into a server's last error, a problem or an envelope).
+ */
+export function scrubbedIO(io: CliIO, config: Config): CliIO {
+  const scrub = secretScrubber(config.secrets);
+  if (scrub === undefined) return io;
+  return { out: (text) => io.out(scrub(text)), err: (text) => io.err(scrub(text)) };
+}
+
+/**
  * Loads the config, starts a proxy, waits for every downstream's first connection attempt, runs
- * `body`, and always stops the proxy again (no child left behind, P5).
+ * `body` with an `io` that prints no secret (L2), and always stops the proxy again (no child left
+ * behind, P5).
  */
 export async function withStartedProxy<T>(
   configFlag: string | undefined,
   logLevel: string | undefined,
   io: CliIO,
-  body: (proxy: Proxy) => Promise<T>,
+  body: (proxy: Proxy, io: CliIO) => Promise<T>,
 ): Promise<T> {
   const file = resolveConfigPath(configFlag, process.env, process.cwd());
   const config = await loadConfigOrFail(file, io);
+  const out = scrubbedIO(io, config);
   // Problems are printed by the command itself; the log stays quiet unless asked.
   const logger = cliLogger(config, parseLogLevel(logLevel, 'silent'));
   const proxy = createProxy(config, { logger });
   try {
     await proxy.start();
-    return await body(proxy);
+    return await body(proxy, out);
   } finally {
     await proxy.stop({ graceMs: 0 });
   }

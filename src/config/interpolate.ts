@@ -14,6 +14,7 @@
  *
  * Pure: the env map is a parameter.
  */
+import { secretScrubber } from '../core/secrets.js';
 import type { KeyPath } from './locate.js';
 
 /** A problem found while interpolating one string value. */
@@ -156,18 +157,9 @@ export function retype(text: string, expected: string): number | boolean | undef
   return undefined;
 }
 
-/**
- * Secrets shorter than this are not redacted (L2): replacing every "1" or "on" in every line
- * would make logs unreadable while protecting nothing, since a value that short is guessable.
- */
-export const MIN_SECRET_LENGTH = 4;
-
 /** Text with every secret value (at least {@link MIN_SECRET_LENGTH} long) replaced (L2). */
 export function redactSecrets(text: string, secrets: readonly string[]): string {
-  let out = text;
-  for (const secret of secrets) {
-    if (secret.length >= MIN_SECRET_LENGTH && out.includes(secret))
-      out = out.split(secret).join('[REDACTED]');
-  }
-  return out;
+  return secretScrubber(secrets)?.(text) ?? text;
 }
+
+export { MIN_SECRET_LENGTH } from '../core/secrets.js';

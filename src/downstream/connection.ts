@@ -28,6 +28,7 @@ import { z } from 'zod';
 import type { ServerConfig } from '../config/types.js';
 import { signalProcessTree } from './stdio-client.js';
 import { paramHeaderDeclarations, paramHeaders, type ParamHeader } from '../core/param-headers.js';
+import type { Scrubber } from '../core/secrets.js';
 import { nextDelay, type BackoffOptions } from './backoff.js';
 import { Emitter } from './emitter.js';
 import { describeError as describe, isUnreachable } from './errors.js';
@@ -70,6 +71,8 @@ export interface ConnectionOptions {
   readonly backoff?: BackoffOptions;
   /** @default { name: 'mcp-normalizer', version: '0.1.0' } */
   readonly clientInfo?: Implementation;
+  /** L2: given to the transport, which scrubs the child's stderr lines before cutting them. */
+  readonly scrub?: Scrubber;
 }
 
 /** Per-call options of {@link Connection.call}. */
@@ -206,6 +209,7 @@ export class Connection {
   readonly #random: () => number;
   readonly #backoff: BackoffOptions;
   readonly #clientInfo: Implementation;
+  readonly #scrub: Scrubber | undefined;
 
   constructor(options: ConnectionOptions) {
     this.#server = options.server;
@@ -216,6 +220,7 @@ export class Connection {
     this.#random = options.random ?? Math.random;
     this.#backoff = options.backoff ?? {};
     this.#clientInfo = options.clientInfo ?? { name: 'mcp-normalizer', version: '0.1.0' };
+    this.#scrub = options.scrub;
     this.events = new Emitter((error) => this.#logger.error({ err: error }, 'connection listener threw'));
     this.#features = new FeatureListing({
       logger: this.#logger,
@@ -378,7 +383,7 @@ export class Connection {
     this.#setState(kind);
     let client: Client | undefined;
     try {
-      const transport: Transport = await this.#transports.create(this.#server, this.#logger);
+      const transport: Transport = await this.#transports.create(this.#server, this.#logger, this.#scrub);
       if (stale()) {
         await transport.close().catch(() => {});
         return;

@@ -12,6 +12,7 @@ import type {
 import type { Logger } from 'pino';
 import type { ServerConfig } from '../config/types.js';
 import { failure, type Result } from '../core/result.js';
+import type { Scrubber } from '../core/secrets.js';
 import { serverLogger } from '../log/logger.js';
 import type { BackoffOptions } from './backoff.js';
 import { Connection, type ConnectionState, type DownstreamEra } from './connection.js';
@@ -38,6 +39,8 @@ export interface PoolOptions {
   readonly logger: Logger;
   /** N9: config `output.max_inline_bytes`. @default 65536 */
   readonly maxInlineBytes?: number;
+  /** L2: scrubs secrets from a server's stderr lines before they are cut to length. */
+  readonly scrub?: Scrubber;
   /** @default defaultTransportFactory (stdio / Streamable HTTP / SSE) */
   readonly transports?: TransportFactory;
   /** @default systemTimers */
@@ -132,6 +135,7 @@ export class Pool {
         random: options.random,
         backoff: options.backoff,
         clientInfo: options.clientInfo,
+        ...(options.scrub !== undefined ? { scrub: options.scrub } : {}),
       });
       connection.events.on('stateChanged', (state) => this.#events.emit('stateChanged', server.name, state));
       connection.events.on('toolsChanged', () => this.#events.emit('toolsChanged', server.name));

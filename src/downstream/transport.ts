@@ -10,6 +10,7 @@ import type { Transport } from '@modelcontextprotocol/client';
 import { getDefaultEnvironment } from '@modelcontextprotocol/client/stdio';
 import type { Logger } from 'pino';
 import type { ServerConfig } from '../config/types.js';
+import type { Scrubber } from '../core/secrets.js';
 import { StdioClientTransport } from './stdio-client.js';
 
 /**
@@ -20,7 +21,8 @@ import { StdioClientTransport } from './stdio-client.js';
  * const factory: TransportFactory = { create: () => InMemoryTransport.createLinkedPair()[0] };
  */
 export interface TransportFactory {
-  create(server: ServerConfig, logger: Logger): Transport | Promise<Transport>;
+  /** `scrub` (L2): applied to each stderr line of a stdio child before it is cut to length. */
+  create(server: ServerConfig, logger: Logger, scrub?: Scrubber): Transport | Promise<Transport>;
 }
 
 /**
@@ -33,9 +35,11 @@ const MAX_STDERR_LINE = 8192;
  * P6: every line a child writes to stderr becomes one log record on the server's child logger,
  * never a byte on our stdout (which is the upstream protocol channel).
  */
-function logStderr(stream: Readable, logger: Logger): void {
+function logStderr(stream: Readable, logger: Logger, scrub: Scrubber | undefined): void {
   const lines = createInterface({ input: stream, crlfDelay: Infinity });
-  lines.on('line', (line) => {
+  lines.on('line', (raw) => {
+    // L2: scrubbed whole, before the cut: a secret across the cut would keep its first characters.
+    const line = scrub === undefined ? raw : scrub(raw);
     const text = line.length > MAX_STDERR_LINE ? `${line.slice(0, MAX_STDERR_LINE)}…` : line;
     logger.info({ stderr: true }, text);
   });
@@ -49,7 +53,11 @@ function logStderr(stream: Readable, logger: Logger): void {
  * the SDK's Streamable HTTP, or its legacy SSE (headers go with every request through
  * `requestInit`).
  */
-export async function createTransport(server: ServerConfig, logger: Logger): Promise<Transport> {
+export async function createTransport(
+  server: ServerConfig,
+  logger: Logger,
+  scrub?: Scrubber,
+): Promise<Transport> {
   const config = server.transport;
   switch (config.type) {
     case 'stdio': {
@@ -62,7 +70,7 @@ export async function createTransport(server: ServerConfig, logger: Logger): Pro
         maxMessageBytes: config.maxMessageBytes,
       });
       // Readable before start(), so the child's early output is not lost.
-      logStderr(transport.stderr, logger);
+      logStderr(transport.stderr, logger, scrub);
       return transport;
     }
     // SDK v2 ships the HTTP client transports in the client package's one bundle, which the

@@ -9,13 +9,12 @@
  *   secret is caught wherever it hides: a message, a nested object, an error's message or stack.
  */
 import pino, { type DestinationStream, type Logger } from 'pino';
-import { MIN_SECRET_LENGTH } from '../config/interpolate.js';
+import { REDACTED, secretScrubber } from '../core/secrets.js';
 import type { LogLevel } from '../config/types.js';
 
 export type { Logger } from 'pino';
 
-/** What replaces a redacted argument or secret. */
-export const REDACTED = '[REDACTED]';
+export { REDACTED, secretScrubber } from '../core/secrets.js';
 
 /** Options of {@link createLogger}. */
 export interface LoggerOptions {
@@ -68,27 +67,6 @@ export function redactPaths(keys: readonly string[]): string[] {
     }
   }
   return [...new Set(paths)];
-}
-
-/**
- * A function that replaces every secret in a serialized log line (L2). A secret with quotes,
- * backslashes or control characters appears JSON-escaped in the line, so both forms are replaced.
- */
-export function secretScrubber(secrets: readonly string[]): ((line: string) => string) | undefined {
-  const forms = new Set<string>();
-  for (const secret of secrets) {
-    if (secret.length < MIN_SECRET_LENGTH) continue;
-    forms.add(secret);
-    forms.add(JSON.stringify(secret).slice(1, -1));
-  }
-  // Longest first, so a secret that contains another is replaced whole.
-  const ordered = [...forms].sort((a, b) => b.length - a.length);
-  if (ordered.length === 0) return undefined;
-  return (line) => {
-    let out = line;
-    for (const form of ordered) if (out.includes(form)) out = out.split(form).join(REDACTED);
-    return out;
-  };
 }
 
 /**

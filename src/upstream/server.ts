@@ -20,6 +20,7 @@ import type {
 import type { Logger } from 'pino';
 import type { FailureResult, Result } from '../core/result.js';
 import { failure } from '../core/result.js';
+import { scrubDeep, type Scrubber } from '../core/secrets.js';
 import { FEATURE_CAPABILITIES, registerFeatureHandlers } from './features.js';
 import type { FeatureBackend } from './features.js';
 import { renderCallToolResult } from './render.js';
@@ -97,6 +98,11 @@ export interface UpstreamDeps<F extends PreparedForward = PreparedForward> {
    * serves) tools only.
    */
   readonly features?: FeatureBackend;
+  /**
+   * L2: replaces every interpolated secret in a rendered answer (a downstream can echo one into
+   * its error or its data). Undefined: no secrets, nothing to do.
+   */
+  readonly scrub?: Scrubber;
   /**
    * The name and version announced in `initialize`.
    * @default { name: 'mcp-normalizer', version: '0.0.0' }
@@ -220,7 +226,8 @@ export function createUpstreamServer<F extends PreparedForward>(deps: UpstreamDe
         instruction: 'Tell the user the tool could not be called because of an internal error; do not retry.',
       });
     }
-    return renderCallToolResult(result, output);
+    const rendered = renderCallToolResult(result, output);
+    return deps.scrub === undefined ? rendered : scrubDeep(rendered, deps.scrub);
   }
 
   async function route(

@@ -46,7 +46,7 @@ export async function run(args: readonly string[], io: CliIO): Promise<number> {
     values['config'] as string | undefined,
     values['log-level'] as string | undefined,
     io,
-    async (proxy) => {
+    async (proxy, io) => {
       const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
       await proxy.upstream.connect(serverSide);
       const client = new Client({ name: 'mcp-normalizer-cli', version: '1.0.0' });

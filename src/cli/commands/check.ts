@@ -37,7 +37,7 @@ export async function run(args: readonly string[], io: CliIO): Promise<number> {
     values['config'] as string | undefined,
     values['log-level'] as string | undefined,
     io,
-    (proxy) => {
+    (proxy, io) => {
       const catalog = proxy.catalog();
       const servers = proxy.servers();
       const disabled = proxy.config.servers

@@ -10,6 +10,7 @@ import {
   EXIT,
   cliLogger,
   loadConfigOrFail,
+  scrubbedIO,
   parseCommandArgs,
   parseLogLevel,
   resolveConfigPath,
@@ -50,6 +51,8 @@ export async function run(args: readonly string[], io: CliIO): Promise<number> {
   const port = parsePort(values['port']);
   const file = resolveConfigPath(values['config'] as string | undefined, process.env, process.cwd());
   const config = await loadConfigOrFail(file, io);
+  // L2: the banner's server errors and tool descriptions come from downstreams.
+  const out = scrubbedIO(io, config);
   const logger = cliLogger(config, parseLogLevel(values['log-level'] as string | undefined, config.logLevel));
   const proxy = createProxy(config, { logger });
   // Cold start: the downstreams spawn now, in parallel with our own endpoint coming up.
@@ -87,7 +90,7 @@ export async function run(args: readonly string[], io: CliIO): Promise<number> {
   const catalog = proxy.catalog();
   const servers = proxy.servers();
   const ready = servers.filter((server) => server.state === 'ready').length;
-  io.err(
+  out.err(
     [
       `mcp-normalizer serving ${catalog.tools.length} tools from ${ready}/${servers.length} servers`,
       `  MCP endpoint (Streamable HTTP): ${http.url}`,

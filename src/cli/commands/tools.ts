@@ -35,7 +35,7 @@ export async function run(args: readonly string[], io: CliIO): Promise<number> {
     values['config'] as string | undefined,
     values['log-level'] as string | undefined,
     io,
-    (proxy) => {
+    (proxy, io) => {
       const catalog = proxy.catalog();
       io.out(
         values['json'] === true

@@ -1,0 +1,96 @@
+/**
+ * L2 beyond the log: a value interpolated from the environment never reaches `/healthz`, the
+ * CLI's output or an envelope, even when a downstream echoes it (issue "hardening", item 1).
+ * Real processes: the built CLI, a remote downstream on 127.0.0.1 whose errors echo the request's
+ * Authorization header, and stdio servers that echo the secret in a result or on stderr.
+ */
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { HttpServe } from './cli-process.js';
+import { fixtureEntry, runCli, serveHttp, writeConfig } from './cli-process.js';
+
+const TOKEN = 'sk-live-8f3a9c2e71d04b6a';
+const env = { MCP_TEST_TOKEN: TOKEN };
+const cleanup: (() => unknown)[] = [];
+afterEach(async () => {
+  for (const step of cleanup.splice(0).reverse()) await step();
+});
+
+/** A remote "MCP server" that refuses every request and quotes the Authorization header back. */
+async function echoingRemote(): Promise<string> {
+  const server: Server = createServer((req, res) => {
+    req.resume();
+    res.writeHead(500, { 'Content-Type': 'text/plain' });
+    res.end(`upstream refused credentials ${req.headers.authorization ?? '(none)'}`);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  cleanup.push(() => new Promise((resolve) => server.close(resolve)));
+  return `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`;
+}
+
+/** A stdio server that writes the secret on stderr across the 8 KiB cut of a log line (12 characters before it). */
+function stderrAtTheCut(): string {
+  const script = `process.stderr.write('x'.repeat(8180) + process.env.LEAK + ' tail\\n'); setInterval(() => {}, 1000);`;
+  return [
+    '  leaky:',
+    `    command: ${JSON.stringify(process.execPath)}`,
+    `    args: ["-e", ${JSON.stringify(script)}]`,
+    '    env: { LEAK: "${MCP_TEST_TOKEN}" }',
+    '    timeout_ms: 2000',
+  ].join('\n');
+}
+
+async function config(): Promise<string> {
+  const url = await echoingRemote();
+  return writeConfig(
+    [
+      'servers:',
+      '  remote:',
+      `    url: ${url}`,
+      '    headers: { Authorization: "Bearer ${MCP_TEST_TOKEN}" }',
+      // The 2025 handshake: the SDK quotes the body of a refused initialize in its error.
+      '    protocol: legacy',
+      '    timeout_ms: 2000',
+      fixtureEntry('echoer', 'echo'),
+      stderrAtTheCut(),
+    ].join('\n'),
+  );
+}
+
+const leaks = (text: string): boolean => text.includes(TOKEN) || text.includes(TOKEN.slice(0, 10));
+
+describe('L2: no secret in any output', () => {
+  it('L2: check and call print no secret, though a downstream echoes it in its error and a result echoes it back', async () => {
+    const file = await config();
+    const check = await runCli(['check', '--config', file, '--log-level', 'trace'], env);
+    expect(check.stdout).toMatch(/remote\s+down/);
+    expect(check.stdout).toContain('[REDACTED]');
+    expect(leaks(check.stdout), check.stdout).toBe(false);
+    expect(leaks(check.stderr), 'the trace log').toBe(false);
+
+    const call = await runCli(
+      ['call', 'echoer_echo', '--args', JSON.stringify({ text: TOKEN }), '--config', file],
+      env,
+    );
+    expect(call.stdout).toContain('[REDACTED]');
+    expect(leaks(call.stdout), call.stdout).toBe(false);
+  });
+
+  it('L2: /healthz and the envelopes an MCP client receives carry no secret', async () => {
+    const serve: HttpServe = await serveHttp(await config(), env);
+    cleanup.push(() => serve.child.kill('SIGKILL'));
+    const health = await (await fetch(serve.healthUrl)).text();
+    expect(health).toContain('[REDACTED]');
+    expect(leaks(health), health).toBe(false);
+
+    const client = new Client({ name: 'secrets', version: '1.0.0' });
+    await client.connect(new StreamableHTTPClientTransport(new URL(serve.url)));
+    cleanup.push(() => client.close());
+    const result = await client.callTool({ name: 'echoer_echo', arguments: { text: `my key is ${TOKEN}` } });
+    expect(leaks(JSON.stringify(result)), JSON.stringify(result)).toBe(false);
+    expect(JSON.stringify(result)).toContain('my key is [REDACTED]');
+    expect(leaks(serve.stderr()), 'the banner and the log').toBe(false);
+  });
+});
