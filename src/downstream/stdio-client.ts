@@ -169,7 +169,23 @@ export class StdioClientTransport extends StreamTransport {
     });
   }
 
-  protected unparsable(error: string): void {
+  /**
+   * A malformed answer to one of our requests (a result that is no object, a bad `_meta`, an
+   * unknown member, an error without a code...) would be dropped by the SDK, and its call would
+   * wait for its timeout: it is answered in the server's place at once instead, with what was
+   * wrong (marked like an oversized answer, so the code is not reported as the server's).
+   */
+  protected unparsable(error: string, id?: string | number, response?: boolean): void {
     this.onerror?.(new Error(`skipped a line that is no JSON-RPC message: ${error}`));
+    if (id === undefined || response !== true) return;
+    this.onmessage?.({
+      jsonrpc: '2.0',
+      id,
+      error: {
+        code: -32603,
+        message: `The server sent a malformed answer: ${error}`,
+        data: { [GATEWAY_REFUSAL_KEY]: 'malformed_response' },
+      },
+    });
   }
 }

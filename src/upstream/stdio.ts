@@ -91,15 +91,14 @@ class StdioServerTransport extends StreamTransport {
     }
   }
 
-  protected unparsable(error: string): void {
-    this.#logger.warn({ error }, 'unreadable line on stdin');
-    // JSON-RPC 2.0 answers a parse error with `"id": null` (there is none to read), as our HTTP
-    // endpoint does; the SDK's message type has no null id, hence the cast.
-    const reply = {
-      jsonrpc: '2.0',
-      id: null,
-      error: { code: PARSE_ERROR, message: `Parse error: ${error}` },
-    };
+  protected unparsable(error: string, id?: string | number): void {
+    this.#logger.warn({ error, requestId: id }, 'unreadable line on stdin');
+    // JSON-RPC 2.0: a parse error, or an invalid request whose id cannot be read, is answered
+    // with `"id": null` (as our HTTP endpoint does; the SDK's message type has no null id, hence
+    // the cast); an invalid request with a readable id gets its answer under that id.
+    const code = error.startsWith('not JSON (') ? PARSE_ERROR : INVALID_REQUEST;
+    const text = code === PARSE_ERROR ? `Parse error: ${error}` : `Invalid Request: ${error}`;
+    const reply = { jsonrpc: '2.0', id: id ?? null, error: { code, message: text } };
     this.#reply(reply as unknown as JSONRPCMessage);
   }
 

@@ -181,14 +181,22 @@ function readId(raw: string): string | number | undefined {
   }
 }
 
-/** What {@link parseMessage} made of one line. */
-export type ParsedLine = { ok: true; message: JSONRPCMessage } | { ok: false; error: string };
+/**
+ * What {@link parseMessage} made of one line. A JSON object that is no JSON-RPC 2.0 message keeps
+ * what could be read of it: its `id` (a string or number) and whether it looks like a response
+ * (no `method`), so that the transport can answer it, or settle the call it answers, at once.
+ */
+export type ParsedLine =
+  | { ok: true; message: JSONRPCMessage }
+  | { ok: false; error: string; id?: string | number; response?: boolean };
 
 /**
- * One line → one JSON-RPC message object. Only the framing is checked here (JSON, an object):
- * the SDK's `Protocol` classifies every message it receives against its schemas and reports one
- * that is no request, notification or response, so a second full validation here (the SDK
- * `ReadBuffer`'s) would only repeat that work on every message.
+ * One line → one JSON-RPC message object. Checked here: the framing (JSON, an object) and the
+ * JSON-RPC 2.0 envelope (`jsonrpc`, the `method`/`id` types, one of `result`/`error` with an
+ * object result and a `{code, message}` error, no other top-level member of a response). The SDK
+ * silently drops a message that fails its own classification, which left a malformed answer's
+ * call waiting for its timeout and a malformed request unanswered; the full schema of each
+ * method stays the SDK's to check.
  */
 export function parseMessage(line: string): ParsedLine {
   let value: unknown;
@@ -200,7 +208,54 @@ export function parseMessage(line: string): ParsedLine {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
     return { ok: false, error: `not a JSON-RPC message object: ${excerpt(line)}` };
   }
-  return { ok: true, message: value as JSONRPCMessage };
+  const problem = envelopeProblem(value as Record<string, unknown>);
+  if (problem === undefined) return { ok: true, message: value as JSONRPCMessage };
+  const id = (value as { id?: unknown }).id;
+  return {
+    ok: false,
+    error: `${problem}: ${excerpt(line)}`,
+    ...(typeof id === 'string' || (typeof id === 'number' && Number.isFinite(id)) ? { id } : {}),
+    response: !('method' in value),
+  };
+}
+
+const RESPONSE_MEMBERS = new Set(['jsonrpc', 'id', 'result', 'error']);
+
+/** Why an object is no JSON-RPC 2.0 message (see {@link parseMessage}); undefined when it is one. */
+function envelopeProblem(value: Record<string, unknown>): string | undefined {
+  if (value['jsonrpc'] !== '2.0') return '"jsonrpc" is not "2.0"';
+  const id = value['id'];
+  const idOk = id === undefined || typeof id === 'string' || (typeof id === 'number' && Number.isFinite(id));
+  if ('method' in value) {
+    if (typeof value['method'] !== 'string') return '"method" is not a string';
+    if (!idOk || id === null) return '"id" is not a string or a number';
+    const params = value['params'];
+    if (params !== undefined && (typeof params !== 'object' || params === null))
+      return '"params" is not an object';
+    return undefined;
+  }
+  if (!('result' in value) && !('error' in value)) return 'neither a request (no "method") nor a response';
+  if ('result' in value && 'error' in value) return 'a response with both "result" and "error"';
+  const extra = Object.keys(value).find((key) => !RESPONSE_MEMBERS.has(key));
+  if (extra !== undefined) return `a response with the unknown member "${extra}"`;
+  if ('result' in value) {
+    if (id === undefined || id === null || !idOk) return 'a result without a string or number "id"';
+    const result = value['result'];
+    if (typeof result !== 'object' || result === null || Array.isArray(result))
+      return '"result" is not an object';
+    const meta = (result as Record<string, unknown>)['_meta'];
+    if (meta !== undefined && (typeof meta !== 'object' || meta === null || Array.isArray(meta))) {
+      return '"result._meta" is not an object';
+    }
+    return undefined;
+  }
+  if (!idOk && id !== null) return '"id" is not a string, a number or null';
+  const error = value['error'];
+  if (typeof error !== 'object' || error === null) return '"error" is not an object';
+  const { code, message } = error as Record<string, unknown>;
+  if (typeof code !== 'number' || !Number.isInteger(code)) return '"error.code" is not an integer';
+  if (typeof message !== 'string') return '"error.message" is not a string';
+  return undefined;
 }
 
 /** A message as one line. */

@@ -42,8 +42,11 @@ export abstract class StreamTransport implements Transport {
   /** A line over the limit was skipped whole. */
   protected abstract oversized(message: OversizedMessage): void;
 
-  /** A line that is not a JSON-RPC message object was skipped; `error` says why. */
-  protected abstract unparsable(error: string): void;
+  /**
+   * A line that is not a JSON-RPC message was skipped; `error` says why, `id` is its id when one
+   * could be read, `response` is true when it had no `method`.
+   */
+  protected abstract unparsable(error: string, id?: string | number, response?: boolean): void;
 
   /** Starts reading `input` and writing to `output`. */
   protected attach(input: Readable, output: Writable): void {
@@ -112,7 +115,7 @@ export abstract class StreamTransport implements Transport {
       if (this.#closed) return;
       const parsed = parseMessage(text);
       if (!parsed.ok) {
-        this.unparsable(parsed.error);
+        this.unparsable(parsed.error, parsed.id, parsed.response);
         return;
       }
       try {

@@ -59,6 +59,25 @@ function isAlive(pid: number): boolean {
 }
 
 describe('Pool with real child processes', () => {
+  it.each(['array-result', 'bad-meta', 'extra-member', 'bad-error'])(
+    'P7/R3: a malformed answer (%s) fails its call at once as downstream_error saying what was wrong, never a timeout',
+    async (shape) => {
+      const { pool } = startPool([['raw', 'probe-exit', { timeoutMs: 20_000, protocol: 'legacy' }]]);
+      await pool.start();
+      const result = await pool.callTool('raw', 'malformed', { shape });
+      expect(result).toMatchObject({
+        success: false,
+        errorType: 'downstream_error',
+        errorData: { reason: 'malformed_response' },
+      });
+      expect(isFailure(result) && result.error).toMatch(/malformed answer/);
+      // Far below the 20 s timeout: the answer settled the call.
+      expect(result.meta.elapsedMs).toBeLessThan(10_000);
+      // The server stays up, and the next call works.
+      expect((await pool.callTool('raw', 'echo', { text: 'still here' })).success).toBe(true);
+    },
+  );
+
   it('P3: with every slot busy, a queued call fails as timeout at its own deadline, counted from arrival, not after its turn', async () => {
     const { pool } = startPool([['slow', 'slow', { timeoutMs: 1000, concurrency: 1 }]]);
     await pool.start();

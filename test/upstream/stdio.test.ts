@@ -74,6 +74,26 @@ describe('serveStdio', () => {
     expect(lines.some((line) => line['msg'] === 'unreadable line on stdin')).toBe(true);
   });
 
+  it.each([
+    ['jsonrpc 1.0', { jsonrpc: '1.0', id: 3, method: 'tools/list' }, 3],
+    ['no jsonrpc member', { id: 'five', method: 'tools/list' }, 'five'],
+    ['a method that is no string', { jsonrpc: '2.0', id: 6, method: 42 }, 6],
+    ['an id that cannot be read', { jsonrpc: '2.0', id: { x: 1 }, method: 'tools/list' }, null],
+  ])(
+    'U1: an invalid request (%s) gets -32600 for its id, and the session goes on',
+    async (_label, request, id) => {
+      const { send, next } = await stdioSession(1 << 20);
+      send(`${JSON.stringify(request)}\n`);
+      expect(await next()).toMatchObject({
+        jsonrpc: '2.0',
+        id,
+        error: { code: -32600, message: expect.stringMatching(/^Invalid Request: /) as unknown },
+      });
+      send(callLine(1, 'after'));
+      expect(await next()).toMatchObject({ id: 1, result: { structuredContent: { results: 'after' } } });
+    },
+  );
+
   it('U1: a request over the limit gets -32600 for its own id, cut into chunks or not; the session goes on', async () => {
     const { send, next, lines } = await stdioSession(4096);
     const long = callLine(7, 'x'.repeat(10_000));

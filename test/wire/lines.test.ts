@@ -161,3 +161,25 @@ describe('parseMessage', () => {
     if (!parsed.ok) expect(parsed.error).toContain(line.slice(0, 10));
   });
 });
+
+describe('parseMessage: the JSON-RPC 2.0 envelope', () => {
+  it.each([
+    ['a request', { jsonrpc: '2.0', id: 1, method: 'tools/list' }, true, undefined],
+    ['a notification', { jsonrpc: '2.0', method: 'notifications/initialized' }, true, undefined],
+    ['a result', { jsonrpc: '2.0', id: 'a', result: { content: [] } }, true, undefined],
+    ['an error', { jsonrpc: '2.0', id: null, error: { code: -32600, message: 'bad' } }, true, undefined],
+    ['jsonrpc 1.0 with a readable id', { jsonrpc: '1.0', id: 3, method: 'tools/list' }, false, 3],
+    ['no jsonrpc member', { id: 5, method: 'tools/list' }, false, 5],
+    ['a method that is no string', { jsonrpc: '2.0', id: 6, method: 42 }, false, 6],
+    ['neither method nor result nor error', { jsonrpc: '2.0', id: 4 }, false, 4],
+    ['a result that is no object', { jsonrpc: '2.0', id: 7, result: [1, 2] }, false, 7],
+    ['a result whose _meta is no object', { jsonrpc: '2.0', id: 8, result: { _meta: 'x' } }, false, 8],
+    ['a response with an unknown member', { jsonrpc: '2.0', id: 9, result: {}, extra: true }, false, 9],
+    ['an error without a code', { jsonrpc: '2.0', id: 10, error: { message: 'x' } }, false, 10],
+    ['an id that is an object', { jsonrpc: '2.0', id: { a: 1 }, method: 'x' }, false, undefined],
+  ])('U1/P7: %s', (_label, value, ok, id) => {
+    const parsed = parseMessage(JSON.stringify(value));
+    expect(parsed.ok).toBe(ok);
+    if (!parsed.ok) expect(parsed.id).toBe(id);
+  });
+});
