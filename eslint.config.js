@@ -18,6 +18,12 @@ export default tseslint.config(
     },
   },
   {
+    // A promise nobody awaits or catches is an unhandled rejection waiting to happen: type-aware.
+    files: ['**/*.ts'],
+    languageOptions: { parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname } },
+    rules: { '@typescript-eslint/no-floating-promises': 'error' },
+  },
+  {
     // stdout is the stdio protocol channel: nothing in src/ may print to it except the CLI.
     files: ['src/**/*.ts'],
     ignores: ['src/cli/**'],

@@ -248,7 +248,8 @@ export function createSchemaCompiler(previous?: SchemaCompiler): SchemaCompiler 
   };
   const warm = (dialect: SchemaDialect): void => {
     try {
-      ajvFor(dialect).validateSchema({});
+      // Synchronous for a plain schema; Ajv's type also allows a promise (async schemas).
+      void ajvFor(dialect).validateSchema({});
     } catch {
       // Only a head start: the first check builds it again and reports any problem.
     }
