@@ -232,6 +232,12 @@ export async function listenHttp(
 
   const server: NodeHttpServer = createServer((req, res) => {
     handle(req, res).catch((error: unknown) => {
+      if (clientGone(req, error)) {
+        // Not our failure: the client closed its connection before the answer (info, not error).
+        logger.info({ reason: describeHangUp(error) }, 'HTTP client hung up before the answer');
+        if (!res.writableEnded) res.destroy();
+        return;
+      }
       logger.error({ err: error }, 'HTTP request failed');
       if (!res.headersSent) sendJsonRpcError(res, 500, -32603, 'Internal error');
       else res.end();
@@ -286,6 +292,21 @@ function isLegacy(req: IncomingMessage, body: unknown): boolean {
     body,
   });
   return outcome.kind === 'legacy';
+}
+
+/** Node's and the socket's ways of saying that the client went away mid-request. */
+const HANG_UP_CODES = new Set(['ECONNRESET', 'ECONNABORTED', 'EPIPE', 'ERR_STREAM_PREMATURE_CLOSE']);
+
+function clientGone(req: IncomingMessage, error: unknown): boolean {
+  const { code, message } = (error ?? {}) as { code?: unknown; message?: unknown };
+  return (
+    (typeof code === 'string' && HANG_UP_CODES.has(code)) || message === 'aborted' || req.socket.destroyed
+  );
+}
+
+function describeHangUp(error: unknown): string {
+  const { code, message } = (error ?? {}) as { code?: unknown; message?: unknown };
+  return typeof code === 'string' ? code : typeof message === 'string' ? message : 'socket closed';
 }
 
 /** The JSON-RPC method of a request body, for the debug log. */

@@ -3,6 +3,7 @@
  * /healthz, body limits, sessions, and that progress and list_changed reach an HTTP client.
  */
 import { request as httpRequest } from 'node:http';
+import { connect as connectSocket } from 'node:net';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import {
@@ -18,6 +19,7 @@ import { listenHttp } from '../../src/upstream/http.js';
 import type { HttpHandle, HttpOptions } from '../../src/upstream/http.js';
 import { createUpstreamServer } from '../../src/upstream/server.js';
 import type { UpstreamServer } from '../../src/upstream/server.js';
+import { captureLogger } from '../helpers/memory-servers.js';
 import { ECHO_TOOL, fakeBackend } from './fake-backend.js';
 
 const logger = pino({ level: 'silent' });
@@ -34,6 +36,7 @@ const HEALTH = {
 async function start(
   options: Partial<HttpOptions> = {},
   backend = fakeBackend(),
+  log = logger,
 ): Promise<{ http: HttpHandle; port: number; upstream: UpstreamServer }> {
   const upstream = createUpstreamServer({
     backend,
@@ -49,7 +52,7 @@ async function start(
       health: () => ({ status: 200, body: HEALTH }),
       ...options,
     },
-    logger,
+    log,
   );
   cleanups.push(() => http.close());
   return { http, port: Number(new URL(http.url).port), upstream };
@@ -102,6 +105,26 @@ async function connect(url: string, token?: string): Promise<Client> {
   cleanups.push(() => client.close());
   return client;
 }
+
+describe('client hang-ups', () => {
+  it('U1: a client that closes its connection mid-request is logged at info, never as an error', async () => {
+    const { logger: captured, lines } = captureLogger();
+    const { port } = await start({}, fakeBackend(), captured);
+    for (const body of ['{"jsonrpc":"2.0","id":1,"method":"tools/li', '']) {
+      const socket = connectSocket(port, '127.0.0.1');
+      await new Promise((resolve) => socket.once('connect', resolve));
+      socket.write(
+        `POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n${body}`,
+      );
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      socket.destroy();
+    }
+    await expect
+      .poll(() => lines.filter((line) => line['msg'] === 'HTTP client hung up before the answer').length)
+      .toBe(2);
+    expect(lines.filter((line) => Number(line['level']) >= 50)).toEqual([]);
+  });
+});
 
 describe('U2: request guard (pure)', () => {
   it.each([
