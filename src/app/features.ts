@@ -8,6 +8,7 @@
  * InvalidParams for an unknown name or URI (naming close matches), the downstream's own code for
  * its own JSON-RPC error, InternalError otherwise, with `data.error_type` from the closed R3 list.
  */
+import { ProtocolErrorCode } from '@modelcontextprotocol/server';
 import type { CompleteRequestParams, LoggingMessageNotification } from '@modelcontextprotocol/server';
 import {
   CompleteResultSchema,
@@ -23,7 +24,6 @@ import type { Result } from '../core/result.js';
 import { namespaceUri, uriPrefix } from '../core/uri-namespace.js';
 import type { Pool } from '../downstream/pool.js';
 import type { FeatureBackend } from '../upstream/features.js';
-import { ProtocolErrorCode } from '@modelcontextprotocol/server';
 
 /** What {@link createFeatures} needs from the proxy. */
 export interface FeatureDeps {

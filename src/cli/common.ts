@@ -2,7 +2,6 @@
  * What the CLI commands share: where the config comes from, loading it with every problem
  * printed, the logger on stderr, option parsing, and a started proxy for one-shot commands.
  */
-import { secretScrubber } from '../core/secrets.js';
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -12,6 +11,7 @@ import { createProxy } from '../app/proxy.js';
 import type { Proxy } from '../app/proxy.js';
 import { formatProblem, loadConfig } from '../config/load.js';
 import type { Config, LogLevel } from '../config/types.js';
+import { secretScrubber } from '../core/secrets.js';
 import { createLogger } from '../log/logger.js';
 import { CliError, EXIT } from './errors.js';
 import type { CliIO } from './errors.js';

@@ -157,9 +157,7 @@ export function retype(text: string, expected: string): number | boolean | undef
   return undefined;
 }
 
-/** Text with every secret value (at least {@link MIN_SECRET_LENGTH} long) replaced (L2). */
+/** Text with every secret value (at least 4 characters long, core/secrets.ts) replaced (L2). */
 export function redactSecrets(text: string, secrets: readonly string[]): string {
   return secretScrubber(secrets)?.(text) ?? text;
 }
-
-export { MIN_SECRET_LENGTH } from '../core/secrets.js';

@@ -79,7 +79,7 @@ export interface ConnectionOptions {
 export interface ConnectionCallOptions {
   /**
    * The caller's cancellation (P3). One signal per call, like the upstream's per-request signal:
-   * the SDK adds an abort listener to it that it never removes.
+   * the SDK adds an abort listener to it while the request runs.
    */
   readonly signal?: AbortSignal;
   /** Progress from the downstream (P3); every notification also restarts the timeout. */
@@ -150,7 +150,7 @@ const MAX_LISTEN_RETRY_MS = 30_000;
  * servers logged unasked. `info` is the gateway's own default log level: what a downstream logs
  * below it would not be kept anyway.
  */
-export const DOWNSTREAM_LOG_LEVEL = 'info';
+const DOWNSTREAM_LOG_LEVEL = 'info';
 const LOG_LEVEL_KEY = 'io.modelcontextprotocol/logLevel';
 
 function withLogLevel(params: Record<string, unknown>): Record<string, unknown> {
@@ -280,8 +280,8 @@ export class Connection {
 
   /**
    * Calls `tool` on the downstream through the raw request method (P7). Throws when the server
-   * is not ready (`McpError` -32000), on timeout or abort (-32001, per the SDK), on a JSON-RPC
-   * error, and at once when the connection drops (-32000, P4).
+   * is not ready (`SdkError` CONNECTION_CLOSED), on timeout (REQUEST_TIMEOUT) or abort, on a
+   * JSON-RPC error, and at once when the connection drops (CONNECTION_CLOSED, P4).
    */
   call(tool: string, args: Record<string, unknown>, options: ConnectionCallOptions = {}): Promise<unknown> {
     // E5, SEP-2243: a modern server checks the `Mcp-Param-*` headers against the arguments.

@@ -92,8 +92,8 @@ function admit(context: DispatchContext, target: DispatchTarget, tool: string): 
 interface QueueDeadline {
   /** The caller's signal and the deadline together: p-queue drops the call when either fires. */
   readonly signal: AbortSignal;
-  /** The call got its slot: the deadline no longer applies to the wait. */
-  started(): void;
+  /** The wait is over (the call got its slot, or left the queue): the deadline timer goes. */
+  stop(): void;
   /** True when the call was dropped from the queue because its deadline passed. */
   expired(): boolean;
 }
@@ -107,7 +107,7 @@ function queueDeadline(context: DispatchContext, timeoutMs: number, caller?: Abo
   }, timeoutMs);
   return {
     signal: caller === undefined ? deadline.signal : AbortSignal.any([caller, deadline.signal]),
-    started: () => context.timers.clearTimeout(timer),
+    stop: () => context.timers.clearTimeout(timer),
     expired: () => expired,
   };
 }
@@ -131,7 +131,7 @@ async function run(
   const queued = slots.hasFreeSlot ? undefined : queueDeadline(context, server.timeoutMs, options.signal);
   try {
     const outcome = await slots.run(async (): Promise<Outcome> => {
-      queued?.started();
+      queued?.stop();
       // The server may have gone down while this call waited in the queue.
       if (connection.state !== 'ready') return { early: unavailable(target, tool, `is ${connection.state}`) };
       const waitedMs = context.timers.now() - startedAt;
@@ -172,7 +172,7 @@ async function run(
     return withRetryAfter(classified, target);
   } finally {
     // A call dropped from the queue for another reason must not leave its deadline timer behind.
-    queued?.started();
+    queued?.stop();
   }
 }
 

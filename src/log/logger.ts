@@ -14,8 +14,6 @@ import type { LogLevel } from '../config/types.js';
 
 export type { Logger } from 'pino';
 
-export { REDACTED, secretScrubber } from '../core/secrets.js';
-
 /** Options of {@link createLogger}. */
 export interface LoggerOptions {
   /**

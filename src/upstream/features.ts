@@ -2,7 +2,7 @@
  * Prompts, resources, resource templates and completions on the aggregated server (CONTRACT U5).
  * Lists are served from memory (the backend's prebuilt index); gets, reads and completions are
  * routed by the backend. Unlike tools/call these methods have no `isError` convention: an unknown
- * name or URI, or a downstream failure, is a JSON-RPC error (the backend throws an `McpError`,
+ * name or URI, or a downstream failure, is a JSON-RPC error (the backend throws an error with a JSON-RPC `code`,
  * e.g. InvalidParams naming close matches).
  */
 import type {
@@ -31,15 +31,15 @@ export interface FeatureBackend {
   listResources(): readonly Resource[] | Promise<readonly Resource[]>;
   /** resources/templates/list, from memory. */
   listResourceTemplates(): readonly ResourceTemplateType[] | Promise<readonly ResourceTemplateType[]>;
-  /** prompts/get by exposed name; throws an `McpError` for an unknown name or a failure. */
+  /** prompts/get by exposed name; throws a JSON-RPC error for an unknown name or a failure. */
   getPrompt(
     name: string,
     args: Record<string, string> | undefined,
     options: FeatureRequestOptions,
   ): Promise<GetPromptResult>;
-  /** resources/read by exposed URI; throws an `McpError` for an unknown URI or a failure. */
+  /** resources/read by exposed URI; throws a JSON-RPC error for an unknown URI or a failure. */
   readResource(uri: string, options: FeatureRequestOptions): Promise<ReadResourceResult>;
-  /** completion/complete by exposed reference; throws an `McpError` for an unknown one. */
+  /** completion/complete by exposed reference; throws a JSON-RPC error for an unknown one. */
   complete(params: CompleteRequestParams, options: FeatureRequestOptions): Promise<CompleteResult>;
 }
 
