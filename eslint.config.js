@@ -4,7 +4,7 @@ import tseslint from 'typescript-eslint';
 import n from 'eslint-plugin-n';
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'node_modules/**', 'coverage/**', 'config/schema.json'] },
+  { ignores: ['dist/**', 'node_modules/**', 'coverage/**', '.peers/**', 'config/schema.json'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

@@ -28,6 +28,24 @@ export const MAX_STDIO_REQUEST_BYTES = 10 * 1024 * 1024;
 const PARSE_ERROR = -32700;
 const INVALID_REQUEST = -32600;
 
+/**
+ * How long after a notification a response waits before it is written (P9). The SDKs' clients
+ * run a notification's handler a microtask later but settle a response at once, so a progress
+ * notification and the result after it that arrive in one read of the pipe reach the host the
+ * wrong way round and the progress is dropped ("unknown token"). Written at once, as they leave
+ * a downstream, they nearly always share one read; a short pause gives the host its own read of
+ * the notification, as a server that computes between the two gives it.
+ */
+export const RESPONSE_AFTER_NOTIFICATION_MS = 5;
+
+function isNotification(message: JSONRPCMessage): boolean {
+  return 'method' in message && !('id' in message);
+}
+
+function isResponse(message: JSONRPCMessage): boolean {
+  return !('method' in message);
+}
+
 /** Options of {@link serveStdio}; the defaults are the process's own streams. */
 export interface StdioOptions {
   /** @default process.stdin */
@@ -56,6 +74,11 @@ class StdioServerTransport extends StreamTransport {
   readonly #stdout: Writable;
   readonly #logger: Logger;
   #started = false;
+  /** When the last notification was written (`performance.now()`). */
+  #lastNotificationAt = Number.NEGATIVE_INFINITY;
+  /** Messages waiting behind a paused response, written in order after it. */
+  #waiting = 0;
+  #tail: Promise<void> = Promise.resolve();
 
   constructor(stdin: Readable, stdout: Writable, maxRequestBytes: number, logger: Logger) {
     super(maxRequestBytes);
@@ -80,6 +103,34 @@ class StdioServerTransport extends StreamTransport {
     // Stop reading unless someone else still listens (tests share a stream between endpoints).
     if (this.#stdin.listenerCount('data') === 0) this.#stdin.pause();
     return Promise.resolve();
+  }
+
+  /** Writes `message`, a response right after a notification a moment later (P9), in order. */
+  override send(message: JSONRPCMessage): Promise<void> {
+    if (this.#waiting === 0 && this.#pause(message) <= 0) return this.#write(message);
+    this.#waiting += 1;
+    const written = this.#tail.then(() => this.#writeAfterPause(message)).finally(() => (this.#waiting -= 1));
+    this.#tail = written.catch(() => undefined);
+    return written;
+  }
+
+  /** How long `message` has to wait yet: a response, until the last notification is old enough. */
+  #pause(message: JSONRPCMessage): number {
+    if (!isResponse(message)) return 0;
+    return this.#lastNotificationAt + RESPONSE_AFTER_NOTIFICATION_MS - performance.now();
+  }
+
+  async #writeAfterPause(message: JSONRPCMessage): Promise<void> {
+    // Measured again after each pause: another notification may have gone out meanwhile.
+    for (let pause = this.#pause(message); pause > 0; pause = this.#pause(message)) {
+      await new Promise<void>((resolve) => setTimeout(resolve, pause));
+    }
+    await this.#write(message);
+  }
+
+  #write(message: JSONRPCMessage): Promise<void> {
+    if (isNotification(message)) this.#lastNotificationAt = performance.now();
+    return super.send(message);
   }
 
   protected oversized({ bytes, limit, id, kind }: OversizedMessage): void {

@@ -30,6 +30,9 @@ export abstract class StreamTransport implements Transport {
   #input: Readable | undefined;
   #output: Writable | undefined;
   #closed = false;
+  /** Messages of this turn held until the handler of the notification before them has run. */
+  #held: JSONRPCMessage[] = [];
+  #holding = false;
 
   constructor(maxMessageBytes: number) {
     this.#limit = maxMessageBytes;
@@ -109,6 +112,41 @@ export abstract class StreamTransport implements Transport {
     this.#splitter.push(typeof chunk === 'string' ? Buffer.from(chunk) : chunk, this.#sink);
   };
 
+  /**
+   * Hands one message to the SDK in the order the peer wrote it. The SDK's `Protocol` runs a
+   * notification's handler in a microtask but settles a response at once, so a progress
+   * notification and the result after it in one chunk would arrive the wrong way round: the call
+   * is settled, its progress handler removed, and the progress dropped with an "unknown token"
+   * error. After a notification, the messages after it are therefore held until a microtask
+   * queued behind the notification's handler.
+   */
+  #deliver(message: JSONRPCMessage): void {
+    if (this.#holding) this.#held.push(message);
+    else this.#dispatch(message);
+  }
+
+  /** Delivers held messages in order, pausing a microtask after each notification again. */
+  readonly #release = (): void => {
+    this.#holding = false;
+    while (this.#held.length > 0 && !this.#holding) {
+      const message = this.#held.shift() as JSONRPCMessage;
+      if (!this.#closed) this.#dispatch(message);
+    }
+  };
+
+  #dispatch(message: JSONRPCMessage): void {
+    try {
+      this.onmessage?.(message);
+    } catch (error) {
+      // A throwing handler must not stop the lines after this one.
+      this.onerror?.(error instanceof Error ? error : new Error(String(error)));
+    }
+    if ('method' in message && !('id' in message)) {
+      this.#holding = true;
+      queueMicrotask(this.#release);
+    }
+  }
+
   readonly #sink = {
     line: (text: string): void => {
       // A handler may close the transport while the rest of a chunk is still being split.
@@ -118,12 +156,7 @@ export abstract class StreamTransport implements Transport {
         this.unparsable(parsed.error, parsed.id, parsed.response);
         return;
       }
-      try {
-        this.onmessage?.(parsed.message);
-      } catch (error) {
-        // A throwing handler must not stop the lines after this one.
-        this.onerror?.(error instanceof Error ? error : new Error(String(error)));
-      }
+      this.#deliver(parsed.message);
     },
     oversized: (bytes: number, peek: LinePeek): void => {
       if (this.#closed) return;

@@ -328,7 +328,7 @@ describe('downstream eras', () => {
     expect(check.stdout).toMatch(/modern\s+ready\s+modern 2026-07-28\s+5/);
     expect(check.stdout).toMatch(/modernhttp\s+ready\s+modern 2026-07-28\s+5/);
     expect(check.stdout).toMatch(/legacy\s+ready\s+legacy 2025-\d\d-\d\d\s+1/);
-    expect(check.stdout).toMatch(/rusty\s+ready\s+legacy 2025-06-18\s+2/);
+    expect(check.stdout).toMatch(/rusty\s+ready\s+legacy 2025-06-18\s+3/);
 
     const serve = await http(file);
     const health = (await (await fetch(serve.healthUrl)).json()) as {
