@@ -1,5 +1,5 @@
 /**
- * One downstream CallToolResult → one Result (N1–N10). Pure and total: no I/O, no clock (timing
+ * One downstream CallToolResult → one Result (N1–N11). Pure and total: no I/O, no clock (timing
  * is passed in), and any input, however malformed, gives a Result; a bug in here gives a
  * `normalization_error` failure instead of an exception (N10).
  *
@@ -67,6 +67,8 @@ interface Call {
   readonly namer: ArtifactNamer;
   readonly sink: WarningSink;
   readonly scan: ContentScan;
+  /** N11: text blocks addressed to the model that the value does not carry. */
+  readonly notes: string[];
 }
 
 function describe(value: unknown): string {
@@ -100,6 +102,7 @@ function meta(
           diagnostics: call.sink.diagnostics,
           resourceLinks: call.scan.links,
         };
+  if (call !== undefined && call.notes.length > 0) out.notes = call.notes;
   if (options.server !== undefined) out.server = options.server;
   if (options.tool !== undefined) out.tool = options.tool;
   if (options.elapsedMs !== undefined) out.elapsedMs = options.elapsedMs;
@@ -127,19 +130,31 @@ function checkAgainstTexts(
   structured: unknown,
   call: Call,
   parses: (JsonParse | undefined)[],
+  notes: string[],
 ): number | undefined {
   let firstJson: { index: number; value: unknown } | undefined;
+  let agreed: number | undefined;
   const { texts } = call.scan;
   for (let i = 0; i < texts.length; i++) {
     const text = texts[i] ?? '';
-    if (!looksLikeJson(text)) continue;
+    if (!looksLikeJson(text)) {
+      // N11: prose beside the structured value is addressed to the model: it is kept, unless it
+      // only repeats the value (a string, or the text MCP wraps as `{"result": "<text>"}`).
+      if (!repeatsValue(structured, text)) notes.push(text);
+      continue;
+    }
     const parsed = tryParseJson(text);
     parses[i] = parsed;
-    if (!parsed.ok) continue;
+    if (!parsed.ok) {
+      if (!repeatsValue(structured, text)) notes.push(text);
+      continue;
+    }
+    if (agreed !== undefined) continue;
     const bound = textAgrees(structured, text, parsed);
-    if (bound !== undefined) return bound;
-    firstJson ??= { index: i, value: parsed.value };
+    if (bound !== undefined) agreed = bound;
+    else firstJson ??= { index: i, value: parsed.value };
   }
+  if (agreed !== undefined) return agreed;
   if (firstJson !== undefined) {
     // N2: structured wins; the diff goes to the log via the diagnostic.
     const diff = jsonDiff(structured, firstJson.value);
@@ -149,6 +164,14 @@ function checkAgainstTexts(
     );
   }
   return undefined;
+}
+
+/** N11: `text` says nothing the structured value does not: it is the value, or its sole field. */
+function repeatsValue(structured: unknown, text: string): boolean {
+  if (structured === text) return true;
+  if (!isJsonObject(structured)) return false;
+  const keys = Object.keys(structured);
+  return keys.length === 1 && structured[keys[0] as string] === text;
 }
 
 /** N7: `isError: true` → a `tool_error` failure (or the in-band failure it spells out, N8). */
@@ -174,6 +197,8 @@ function toolError(call: Call, structured: unknown, hasStructured: boolean): Fai
   const joined = texts.join('\n');
   // An SDK McpServer turns a thrown McpError into text starting `MCP error -32602: `: the code
   // goes to errorCode, the text keeps only what went wrong (as classify does for thrown errors).
+  // The texts are the error when the payload names none: they are not notes then (N11).
+  if (fromPayload.error === undefined) call.notes.length = 0;
   const split = splitMcpErrorPrefix(fromPayload.error ?? (joined.trim() !== '' ? joined : NO_MESSAGE));
   const error = split.message;
   const errorCode = fromPayload.code ?? split.code;
@@ -260,13 +285,13 @@ function normalizeUnsafe(raw: unknown, options: NormalizeOptions): Result {
   if (!contentOk)
     sink.add(NORMALIZE_WARNINGS.malformedContent, `"content" is ${describe(content)}, not an array; ignored`);
   const scan = scanContent(Array.isArray(content) ? content : [], namer, sink);
-  const call: Call = { options, namer, sink, scan };
+  const call: Call = { options, namer, sink, scan, notes: [] };
 
   const structured = raw['structuredContent'];
   const hasStructured = structured !== undefined && structured !== null;
   const parses: (JsonParse | undefined)[] = [];
   // N2 applies to failures too: a disagreement is worth a log line whatever the outcome.
-  const bound = hasStructured ? checkAgainstTexts(structured, call, parses) : undefined;
+  const bound = hasStructured ? checkAgainstTexts(structured, call, parses, call.notes) : undefined;
 
   if (raw['isError'] === true) return toolError(call, structured, hasStructured);
 
@@ -316,6 +341,22 @@ function normalizeUnsafe(raw: unknown, options: NormalizeOptions): Result {
   return finish(value, source, valueBound, call, undefined, undefined, valueJson);
 }
 
+/**
+ * N11: a note that repeats what the envelope already says (the error, the message, the
+ * instruction, a string value) is left out: the model reads each text once.
+ */
+function withoutRepeatedNotes(result: Result): Result {
+  const notes = result.meta.notes;
+  if (notes === undefined) return result;
+  const said = new Set<unknown>([result.message, result.instruction]);
+  if (result.success) said.add(result.value);
+  else said.add(result.error);
+  const kept = notes.filter((note) => !said.has(note));
+  if (kept.length === notes.length) return result;
+  const { notes: _dropped, ...meta } = result.meta;
+  return { ...result, meta: kept.length > 0 ? { ...meta, notes: kept } : meta };
+}
+
 /** The message of something thrown, without trusting it (a getter or toString may throw too). */
 function describeThrown(error: unknown): string {
   try {
@@ -326,7 +367,7 @@ function describeThrown(error: unknown): string {
 }
 
 /**
- * Normalizes one downstream `CallToolResult` into a Result (N1–N10). Never throws: a bug in the
+ * Normalizes one downstream `CallToolResult` into a Result (N1–N11). Never throws: a bug in the
  * normalizer itself gives a `normalization_error` failure carrying the exception (N10, R3).
  * @example
  * normalizeCallToolResult(
@@ -336,7 +377,7 @@ function describeThrown(error: unknown): string {
  */
 export function normalizeCallToolResult(raw: unknown, options: NormalizeOptions): Result {
   try {
-    return normalizeUnsafe(raw, options);
+    return withoutRepeatedNotes(normalizeUnsafe(raw, options));
   } catch (error) {
     return failure(
       'normalization_error',

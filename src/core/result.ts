@@ -105,6 +105,11 @@ export interface CallMeta {
   readonly diagnostics: readonly Diagnostic[];
   /** `resource_link` blocks of the downstream result (N4). */
   readonly resourceLinks: readonly ResourceLink[];
+  /**
+   * Text blocks addressed to the model that the value does not carry: prose beside
+   * `structuredContent` (N11). Absent when there are none.
+   */
+  readonly notes?: readonly string[];
   /** The in-band convention the payload followed, if any (N8). */
   readonly convention?: InbandConvention;
   /** Metadata a downstream returned in the output contract (`meta_data`, N6), merged as-is. */

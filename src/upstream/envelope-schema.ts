@@ -63,6 +63,10 @@ const metaFields = {
   warnings: z.array(z.string()).optional(),
   message: z.string().optional().describe('A message for the user.'),
   instruction: z.string().optional().describe('Guidance for the agent.'),
+  notes: z
+    .array(z.string())
+    .optional()
+    .describe('Text the tool addressed to the model beside its value (N11).'),
   resource_links: z.array(ResourceLinkEntrySchema).optional(),
   downstream: JsonObjectSchema.optional().describe("The downstream's own meta_data, unchanged (N6)."),
 };
@@ -102,6 +106,7 @@ export const ResultSuccessEnvelopeSchema = z.strictObject({
   value: z.unknown().optional().describe('Omitted when the tool returned nothing.'),
   message: z.string().optional(),
   instruction: z.string().optional(),
+  notes: z.array(z.string()).optional(),
   ...fileFields,
 });
 
@@ -117,6 +122,7 @@ export const ResultFailureEnvelopeSchema = z.strictObject({
   exception_message: z.string().optional(),
   message: z.string().optional(),
   instruction: z.string().optional(),
+  notes: z.array(z.string()).optional(),
   ...fileFields,
 });
 
@@ -131,6 +137,10 @@ export const ResponseSuccessEnvelopeSchema = z.strictObject({
   status: z.literal('SUCCESS'),
   data: z.unknown().describe('The tool result; null when the tool returned nothing.'),
   instruction: z.string().optional().describe('Guidance for the agent (R4).'),
+  notes: z
+    .array(z.string())
+    .optional()
+    .describe('Text the tool addressed to the model beside its value (N11).'),
   ...fileFields,
 });
 
@@ -143,6 +153,10 @@ export const ResponseFailureEnvelopeSchema = z.strictObject({
     details: JsonObjectSchema.optional(),
   }),
   instruction: z.string().optional().describe('Guidance for the agent (R4).'),
+  notes: z
+    .array(z.string())
+    .optional()
+    .describe('Text the tool addressed to the model beside its value (N11).'),
   ...fileFields,
 });
 

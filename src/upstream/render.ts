@@ -57,6 +57,11 @@ function hasKeys(
   return false;
 }
 
+/** N11: the model-addressed texts beside the value, when there are any. */
+function hasNotes(notes: readonly string[] | undefined): notes is readonly string[] {
+  return Array.isArray(notes) && notes.length > 0;
+}
+
 /** Copies only the contract fields of a link, so stray keys never break the strict schema. */
 function linkEntry(link: ResourceLink): NonNullable<ResultsEnvelope['meta_data']['resource_links']>[number] {
   const entry: Mutable<ResourceLink> = { uri: String(link.uri) };
@@ -84,6 +89,7 @@ function metaData(result: Result, extraWarnings: readonly string[]): ResultsEnve
     out['warnings'] = [...meta.warnings, ...extraWarnings];
   if (present(result.message)) out['message'] = result.message;
   if (present(result.instruction)) out['instruction'] = result.instruction;
+  if (hasNotes(meta.notes)) out['notes'] = meta.notes;
   if (!result.success && hasKeys(result.errorData)) out['error_data'] = result.errorData;
   if (meta.resourceLinks.length > 0) out['resource_links'] = meta.resourceLinks.map(linkEntry);
   // N6: a downstream's own meta_data never overwrites ours; it travels whole, one level down.
@@ -142,6 +148,7 @@ function resultEnvelope(result: Result): ResultEnvelope {
   }
   if (present(result.message)) out['message'] = result.message;
   if (present(result.instruction)) out['instruction'] = result.instruction;
+  if (hasNotes(result.meta.notes)) out['notes'] = result.meta.notes;
   return out as ResultEnvelope;
 }
 
@@ -162,6 +169,7 @@ function responseEnvelope(result: Result): ResponseEnvelope {
     out = { status: 'ERROR', error };
   }
   if (present(result.instruction)) out['instruction'] = result.instruction;
+  if (hasNotes(result.meta.notes)) out['notes'] = result.meta.notes;
   return out as ResponseEnvelope;
 }
 

@@ -1,6 +1,6 @@
 /**
  * The golden corpus (fixtures/results): every file is one raw CallToolResult and the Result it
- * must normalize to, written by hand from CONTRACT.md (N1–N10), or captured from a real reference
+ * must normalize to, written by hand from CONTRACT.md (N1–N11), or captured from a real reference
  * server (`<rule>-captured-*.json`, see scripts/capture-real-results.ts).
  *
  * Compared exactly, except what is not part of the contract's observable outcome: `exception`
@@ -16,7 +16,7 @@ import { normalizeCallToolResult } from '../../src/core/normalize.js';
 import type { Result } from '../../src/core/result.js';
 
 const CORPUS_DIR = join(import.meta.dirname, '..', '..', 'fixtures', 'results');
-const RULE_IDS = ['N1', 'N2', 'N3', 'N4', 'N5', 'N6', 'N7', 'N8', 'N9', 'N10'] as const;
+const RULE_IDS = ['N1', 'N2', 'N3', 'N4', 'N5', 'N6', 'N7', 'N8', 'N9', 'N10', 'N11'] as const;
 
 const FileSchema = z.strictObject({
   name: z.string(),
@@ -32,6 +32,7 @@ const MetaSchema = z.strictObject({
   resourceLinks: z.array(z.record(z.string(), z.unknown())),
   convention: z.enum(['result', 'response', 'tool_result']).optional(),
   downstreamMeta: z.record(z.string(), z.unknown()).optional(),
+  notes: z.array(z.string()).optional(),
   server: z.string().optional(),
   tool: z.string().optional(),
 });
@@ -96,7 +97,7 @@ const cases = files.map((file) => {
 });
 
 describe('golden corpus (fixtures/results)', () => {
-  it('N1–N10: the corpus has at least 28 hand-made cases and covers every N-rule', () => {
+  it('N1–N11: the corpus has at least 28 hand-made cases and covers every N-rule', () => {
     const handMade = cases.filter(({ file }) => !file.includes('-captured-'));
     expect(handMade.length).toBeGreaterThanOrEqual(28);
     const rules = new Set(cases.map(({ parsed }) => (parsed.success ? parsed.data.rule : undefined)));
