@@ -621,3 +621,77 @@ describe('totality (N10)', () => {
     );
   });
 });
+
+describe('text addressed to the model beside structuredContent (N11)', () => {
+  it.each([
+    [
+      'prose beside an object',
+      [text('Found 2 open issues.')],
+      { open: 2 },
+      undefined,
+      ['Found 2 open issues.'],
+    ],
+    [
+      'instructions after an agreeing JSON text',
+      [text('{"id":"v-1"}'), text('Call interact with v-1. Do not call display_pdf again.')],
+      { id: 'v-1' },
+      undefined,
+      ['Call interact with v-1. Do not call display_pdf again.'],
+    ],
+    ['two prose blocks, in order', [text('first'), text('second')], { n: 1 }, undefined, ['first', 'second']],
+    ['text that looks like JSON but is not', [text('[draft] notes')], { n: 1 }, undefined, ['[draft] notes']],
+    ['the string a wrapper carries', [text('Hello, Ada!')], { result: 'Hello, Ada!' }, undefined, undefined],
+    [
+      'a bracketed string a wrapper carries',
+      [text('[FILE] a.txt')],
+      { content: '[FILE] a.txt' },
+      undefined,
+      undefined,
+    ],
+    ['an agreeing JSON text', [text('{"n":1}')], { n: 1 }, undefined, undefined],
+    [
+      'a disagreeing JSON text (N2 warns)',
+      [text('{"n":2}')],
+      { n: 1 },
+      'structured_text_mismatch',
+      undefined,
+    ],
+    ['a string structured value repeated', [text('plain')], 'plain', undefined, undefined],
+  ])('N11: %s', (_name, content, structuredContent, warning, notes) => {
+    const result = normalizeCallToolResult({ content, structuredContent }, options);
+    expect(result.meta.notes).toEqual(notes);
+    if (warning === undefined) expect(result.meta.warnings).toEqual([]);
+    else expect(result.meta.warnings).toContain(warning);
+  });
+
+  it('N11: a failure keeps advice beside the error its payload names, and never repeats the error', () => {
+    const result = normalizeCallToolResult(
+      {
+        isError: true,
+        content: [text('Quota exceeded'), text('Retry with a page size of 50.')],
+        structuredContent: { error: 'Quota exceeded' },
+      },
+      options,
+    );
+    expect(result.success).toBe(false);
+    expect(result.meta.notes).toEqual(['Retry with a page size of 50.']);
+  });
+
+  it('N11: a failure whose payload names no error reads its texts as the error, not as notes', () => {
+    const result = normalizeCallToolResult(
+      { isError: true, content: [text('disk full')], structuredContent: { code: 28 } },
+      options,
+    );
+    expect(result.success ? undefined : result.error).toBe('disk full');
+    expect(result.meta.notes).toBeUndefined();
+  });
+
+  it('N11: an in-band success message is not repeated as a note', () => {
+    const result = normalizeCallToolResult(
+      { content: [text('Saved.')], structuredContent: { success: true, message: 'Saved.' } },
+      options,
+    );
+    expect(result.message).toBe('Saved.');
+    expect(result.meta.notes).toBeUndefined();
+  });
+});
