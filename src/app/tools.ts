@@ -10,6 +10,8 @@ import type { Logger } from 'pino';
 import type { Config, ServerConfig } from '../config/types.js';
 import type { Catalog, ExposedTool } from '../core/catalog.js';
 import { applyInstruction, type InstructionLayers } from '../core/instructions.js';
+import { carriedMeta } from '../core/meta.js';
+import { uriPrefix } from '../core/uri-namespace.js';
 import { prepareCall, type PreparedCall } from '../core/prepare-call.js';
 import type { Result } from '../core/result.js';
 import { logCallEnd } from '../log/call-log.js';
@@ -74,6 +76,25 @@ export function createToolBackend(deps: ToolDeps): ToolBackend<PreparedCall> {
     return answered;
   }
 
+  /**
+   * N12, U6: the result's `_meta` with its `ui://` URIs exposed; and a tool whose results belong
+   * to an MCP App (it has a UI or a visibility, or an app called it by its downstream name) is
+   * answered in its server's own shape, which the app's code reads.
+   */
+  function exposeForApps<R extends Result>(result: R, entry: ExposedTool, forApp: boolean): R {
+    let out = result;
+    const own = result.meta.resultMeta;
+    if (own !== undefined) {
+      const server = servers.get(entry.server);
+      const prefix = uriPrefix(config.prefix, server?.prefix ?? entry.server);
+      const { resultMeta: _own, ...meta } = out.meta;
+      const resultMeta = carriedMeta(own, prefix);
+      out = { ...out, meta: resultMeta === undefined ? meta : { ...meta, resultMeta } };
+    }
+    if (forApp && result.original !== undefined) out = { ...out, rendering: 'original' };
+    return out;
+  }
+
   return {
     listTools() {
       return deps.afterStart(() => deps.catalog().definitions);
@@ -89,7 +110,11 @@ export function createToolBackend(deps: ToolDeps): ToolBackend<PreparedCall> {
     },
     async callTool(call, options) {
       const result = await pool.callTool(call.server, call.tool, call.arguments, options);
-      return outcome(result, call.entry, { exposedName: options.exposedName, requestId: options.requestId });
+      const forApp = call.entry.app !== undefined || options.exposedName !== call.entry.name;
+      return outcome(exposeForApps(result, call.entry, forApp), call.entry, {
+        exposedName: options.exposedName,
+        requestId: options.requestId,
+      });
     },
   };
 }

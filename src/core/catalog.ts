@@ -10,10 +10,12 @@ import { argumentValidator, type ArgumentValidator } from './arguments.js';
 import { candidates, type Candidate } from './catalog-listing.js';
 import { describeArguments } from './describe.js';
 import { gateFor, gatedDescription, gateSchema, isGated, type ExplicitGate } from './explicit.js';
+import { appTool, carriedMeta, type AppTool } from './meta.js';
 import { exposedName } from './naming.js';
 import type { ErrorType } from './result.js';
 import { createSchemaCompiler, type SchemaCompiler } from './schema-compiler.js';
 import { closest } from './suggest.js';
+import { uriPrefix } from './uri-namespace.js';
 
 /** Per-tool overrides, keyed by the tool's name after `rename` (T5). Config's `ToolOverride` fits. */
 export interface CatalogToolOverride {
@@ -88,12 +90,20 @@ export interface ExposedTool {
   readonly instructions: ToolInstructions;
   /** T8: validates arguments (with `explicit_action` already stripped) against the downstream schema. */
   readonly validate: ArgumentValidator;
+  /** U6: the tool's MCP Apps metadata (a UI, or a visibility), when it has any. */
+  readonly app?: AppTool;
 }
 
 /** Something wrong with the catalog: `check` prints these and exits non-zero on an error (T4). */
 export interface CatalogProblem {
   readonly severity: 'error' | 'warning';
-  readonly code: 'collision' | 'malformed_tool' | 'invalid_pattern' | 'unused_rename' | 'unused_override';
+  readonly code:
+    | 'collision'
+    | 'malformed_tool'
+    | 'invalid_pattern'
+    | 'unused_rename'
+    | 'unused_override'
+    | 'ambiguous_app_name';
   readonly server: string;
   /** The downstream tool's name (or `#<index>` when it has none). */
   readonly tool?: string;
@@ -110,8 +120,13 @@ export interface Catalog {
   readonly tools: readonly ExposedTool[];
   /** The tools/list answer, prebuilt: `tools[i].definition` for every i. */
   readonly definitions: readonly Tool[];
-  /** T3: a Map lookup; names are never parsed. */
+  /**
+   * T3: a Map lookup; names are never parsed. U6: a name that is no exposed name may be the
+   * downstream name an MCP App calls its own server's tool by (see {@link Catalog.isAppName}).
+   */
   get(exposedName: string): ExposedTool | undefined;
+  /** U6: `name` is not an exposed name but an app's name for a tool of its own server. */
+  isAppName(name: string): boolean;
   readonly problems: readonly CatalogProblem[];
   /** T9: up to 3 exposed names close to `name`. */
   suggest(name: string): string[];
@@ -150,8 +165,14 @@ function buildTool(
   if (description !== undefined) definition['description'] = description;
   // T6: the downstream inputSchema verbatim; T7: a gated copy with `explicit_action`.
   definition['inputSchema'] = gate ? gateSchema(inputSchema, gate) : inputSchema;
-  definition['outputSchema'] = options.outputSchema;
+  const app = appTool(raw['_meta']);
+  // U6: an MCP App's tool is answered in its server's own shape, so it keeps its own schema.
+  if (app === undefined) definition['outputSchema'] = options.outputSchema;
+  else if (isRecord(raw['outputSchema'])) definition['outputSchema'] = raw['outputSchema'];
   if (isRecord(raw['annotations'])) definition['annotations'] = raw['annotations'];
+  // T13: the downstream's `_meta` travels (reserved keys dropped, `ui://` URIs exposed, U6).
+  const meta = carriedMeta(raw['_meta'], uriPrefix(options.globalPrefix, server.prefix));
+  if (meta !== undefined) definition['_meta'] = meta;
   const instructions: { success?: string; failure?: ToolInstructions['failure'] } = {};
   if (override?.instruction !== undefined) instructions.success = override.instruction;
   if (override?.instructions !== undefined) instructions.failure = override.instructions;
@@ -164,6 +185,7 @@ function buildTool(
     validate: argumentValidator(compiler, inputSchema, options),
   };
   if (gate) tool.gate = gate;
+  if (app !== undefined) tool.app = app;
   return tool;
 }
 
@@ -205,15 +227,52 @@ export function buildCatalog(servers: readonly CatalogServerInput[], options: Ca
       tools.push(tool);
     }
   }
+  const appNames = appAliases(tools, byName, problems);
   const names = [...byName.keys()];
   return {
     tools,
     definitions: tools.map((tool) => tool.definition),
-    get: (exposed) => byName.get(exposed),
+    get: (exposed) => byName.get(exposed) ?? appNames.get(exposed),
+    isAppName: (name) => !byName.has(name) && appNames.has(name),
     problems,
     suggest: (name) => closest(name, names),
     compiler,
   };
+}
+
+/**
+ * U6: an MCP App calls the tools of its own server by their downstream names (its code was
+ * written against that server, not against our exposed names). Every tool an app may call
+ * (visibility with `app`, the default) of a server that has at least one app tool answers to its
+ * downstream name too, unless that name is an exposed name or two such servers share it (then
+ * neither gets it, and a warning says so).
+ */
+function appAliases(
+  tools: readonly ExposedTool[],
+  byName: ReadonlyMap<string, ExposedTool>,
+  problems: CatalogProblem[],
+): Map<string, ExposedTool> {
+  const appServers = new Set(tools.filter((tool) => tool.app !== undefined).map((tool) => tool.server));
+  const aliases = new Map<string, ExposedTool>();
+  const ambiguous = new Set<string>();
+  for (const tool of tools) {
+    if (!appServers.has(tool.server) || tool.tool === tool.name || byName.has(tool.tool)) continue;
+    if (tool.app !== undefined && !tool.app.visibility.includes('app')) continue;
+    const other = aliases.get(tool.tool);
+    if (other !== undefined && other.server !== tool.server) {
+      ambiguous.add(tool.tool);
+      problems.push({
+        severity: 'warning',
+        code: 'ambiguous_app_name',
+        server: tool.server,
+        tool: tool.tool,
+        message: `MCP Apps of servers "${other.server}" and "${tool.server}" both have a tool "${tool.tool}": an app calling it by that name cannot be routed, so neither answers to it (their exposed names still work).`,
+      });
+    }
+    aliases.set(tool.tool, tool);
+  }
+  for (const name of ambiguous) aliases.delete(name);
+  return aliases;
 }
 
 /** What changed between two catalogs, by exposed name (T10). */

@@ -23,6 +23,7 @@ import { returnedFiles, scanContent, valueFromTexts, WarningSink, type ContentSc
 import { splitMcpErrorPrefix } from './classify.js';
 import { detectInband, detectOutputContract, errorFromPayload, type OutputContract } from './inband.js';
 import { ArtifactNamer, DEFAULT_MAX_INLINE_BYTES, moveEmbeddedBase64, spillIfTooLarge } from './artifacts.js';
+import { carriedMeta } from './meta.js';
 
 /** What the normalizer needs to know about the call besides its raw result. */
 export interface NormalizeOptions {
@@ -69,6 +70,10 @@ interface Call {
   readonly scan: ContentScan;
   /** N11: text blocks addressed to the model that the value does not carry. */
   readonly notes: string[];
+  /** The downstream's result, as received (kept by reference, U6). */
+  readonly raw: Record<string, unknown>;
+  /** N12: its `_meta`, reserved keys left out. */
+  readonly resultMeta: Readonly<Record<string, unknown>> | undefined;
 }
 
 function describe(value: unknown): string {
@@ -103,6 +108,7 @@ function meta(
           resourceLinks: call.scan.links,
         };
   if (call !== undefined && call.notes.length > 0) out.notes = call.notes;
+  if (call?.resultMeta !== undefined) out.resultMeta = call.resultMeta;
   if (options.server !== undefined) out.server = options.server;
   if (options.tool !== undefined) out.tool = options.tool;
   if (options.elapsedMs !== undefined) out.elapsedMs = options.elapsedMs;
@@ -117,6 +123,7 @@ function init(call: Call, source: ResultSource, extra?: MetaExtra) {
     meta: meta(call.options, source, call, extra),
     files: call.scan.files,
     mediaBlocks: call.scan.mediaBlocks,
+    original: call.raw,
   };
 }
 
@@ -164,6 +171,17 @@ function checkAgainstTexts(
     );
   }
   return undefined;
+}
+
+/**
+ * N12: FastMCP wraps a tool's non-object return value as `{"result": value}` (MCP wants an
+ * object there) and says so with `_meta.fastmcp.wrap_result: true`: the value is the inner one.
+ */
+function fastmcpWrapped(structured: unknown, resultMeta: unknown): boolean {
+  if (!isJsonObject(resultMeta) || !isJsonObject(resultMeta['fastmcp'])) return false;
+  if (resultMeta['fastmcp']['wrap_result'] !== true || !isJsonObject(structured)) return false;
+  const keys = Object.keys(structured);
+  return keys.length === 1 && keys[0] === 'result';
 }
 
 /** N11: `text` says nothing the structured value does not: it is the value, or its sole field. */
@@ -285,7 +303,8 @@ function normalizeUnsafe(raw: unknown, options: NormalizeOptions): Result {
   if (!contentOk)
     sink.add(NORMALIZE_WARNINGS.malformedContent, `"content" is ${describe(content)}, not an array; ignored`);
   const scan = scanContent(Array.isArray(content) ? content : [], namer, sink);
-  const call: Call = { options, namer, sink, scan, notes: [] };
+  const resultMeta = raw['_meta'] === undefined ? undefined : carriedMeta(raw['_meta'], '');
+  const call: Call = { options, namer, sink, scan, notes: [], raw, resultMeta };
 
   const structured = raw['structuredContent'];
   const hasStructured = structured !== undefined && structured !== null;
@@ -300,8 +319,11 @@ function normalizeUnsafe(raw: unknown, options: NormalizeOptions): Result {
   let valueBound = bound;
   let valueJson: string | undefined;
   if (hasStructured) {
-    // N1: structuredContent is the value.
-    value = structured;
+    // N1: structuredContent is the value; N12: unless FastMCP says it only wraps a non-object.
+    value = fastmcpWrapped(structured, raw['_meta'])
+      ? (structured as { result: unknown }).result
+      : structured;
+    if (value !== structured) valueBound = undefined;
     source = 'structured';
   } else if (scan.texts.length > 0) {
     // N3: text blocks, parsed when they are JSON.

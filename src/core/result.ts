@@ -110,6 +110,11 @@ export interface CallMeta {
    * `structuredContent` (N11). Absent when there are none.
    */
   readonly notes?: readonly string[];
+  /**
+   * The downstream result's own `_meta`, reserved keys left out (N12); the tool backend rewrites
+   * the `ui://` URIs in it (U6). Rendered as the upstream CallToolResult's `_meta`.
+   */
+  readonly resultMeta?: Readonly<Record<string, unknown>>;
   /** The in-band convention the payload followed, if any (N8). */
   readonly convention?: InbandConvention;
   /** Metadata a downstream returned in the output contract (`meta_data`, N6), merged as-is. */
@@ -128,6 +133,13 @@ interface ResultBase {
    * kept by reference so that `output.media: passthrough` can re-emit them (F5).
    */
   readonly mediaBlocks: readonly unknown[];
+  /**
+   * The downstream's CallToolResult as received, kept by reference and never rendered, except
+   * for a tool whose results belong to an MCP App (U6): an app reads its own server's shape.
+   */
+  readonly original?: unknown;
+  /** U6: render {@link ResultBase.original} instead of the envelope. Set by the tool backend. */
+  readonly rendering?: 'envelope' | 'original';
 }
 
 /** A successful call. `value` is `null` for an empty result (N5, F4). */
@@ -160,6 +172,7 @@ export interface ResultInit {
   readonly message?: string;
   readonly instruction?: string;
   readonly mediaBlocks?: readonly unknown[];
+  readonly original?: unknown;
 }
 
 /** Extra fields of a failure. */
@@ -182,10 +195,11 @@ function buildMeta(meta: Partial<CallMeta> | undefined): CallMeta {
 }
 
 /** Copies only the optional fields that are set, so results never carry `key: undefined`. */
-function optional(init: ResultInit): { message?: string; instruction?: string } {
-  const out: { message?: string; instruction?: string } = {};
+function optional(init: ResultInit): { message?: string; instruction?: string; original?: unknown } {
+  const out: { message?: string; instruction?: string; original?: unknown } = {};
   if (init.message !== undefined) out.message = init.message;
   if (init.instruction !== undefined) out.instruction = init.instruction;
+  if (init.original !== undefined) out.original = init.original;
   return out;
 }
 

@@ -16,6 +16,10 @@
  * `+`, look the part before it up in a table of URI prefixes (case-insensitively, since schemes
  * are), forward the rest. Static resources do not even need that: they are a table lookup of the
  * exposed URI.
+ *
+ * One exception (U6): an MCP App's `ui://` resource keeps its scheme, since hosts render only
+ * `ui://` URIs; the prefix becomes its first segment instead (`ui://<prefix>/<rest>`), and the
+ * reverse rule splits at the first `/` after `ui://`.
  */
 
 /** Characters of a URI scheme after the first letter, minus `+` (our split mark). */
@@ -43,7 +47,22 @@ export function uriPrefix(globalPrefix: string | undefined, serverPrefix: string
  * @example namespaceUri('', 'file:///a') // 'file:///a'
  */
 export function namespaceUri(prefix: string, uri: string): string {
-  return prefix === '' ? uri : `${prefix}+${uri}`;
+  if (prefix === '') return uri;
+  // U6: an MCP App's resource must stay a `ui://` URI (hosts render only those): the prefix
+  // goes in front of its authority instead, `ui://pdf-viewer/app.html` → `ui://pdf/pdf-viewer/app.html`.
+  if (isUiUri(uri)) return `${UI_SCHEME}${prefix}/${uri.slice(UI_SCHEME.length)}`;
+  return `${prefix}+${uri}`;
+}
+
+/** The scheme of MCP Apps' UI resources (ext-apps SEP-1865). */
+const UI_SCHEME = 'ui://';
+
+/**
+ * U6: whether `uri` is an MCP Apps UI resource URI (`ui://…`, the scheme in any case).
+ * @example isUiUri('ui://pdf-viewer/mcp-app.html') // true
+ */
+export function isUiUri(uri: string): boolean {
+  return uri.length > UI_SCHEME.length && uri.slice(0, UI_SCHEME.length).toLowerCase() === UI_SCHEME;
 }
 
 /**
@@ -51,8 +70,16 @@ export function namespaceUri(prefix: string, uri: string): string {
  * or `undefined` when the URI has no `+` in its scheme. Whether the prefix belongs to a server is
  * the caller's table lookup.
  * @example splitNamespacedUri('files+file:///notes/a.md') // { prefix: 'files', uri: 'file:///notes/a.md' }
+ * @example splitNamespacedUri('ui://pdf/viewer/app.html') // { prefix: 'pdf', uri: 'ui://viewer/app.html' }
  */
 export function splitNamespacedUri(uri: string): { prefix: string; uri: string } | undefined {
+  if (isUiUri(uri)) {
+    // U6: `ui://<prefix>/<the downstream URI after ui://>`.
+    const rest = uri.slice(UI_SCHEME.length);
+    const slash = rest.indexOf('/');
+    if (slash <= 0) return undefined;
+    return { prefix: rest.slice(0, slash).toLowerCase(), uri: `${UI_SCHEME}${rest.slice(slash + 1)}` };
+  }
   const plus = uri.indexOf('+');
   if (plus <= 0) return undefined;
   const prefix = uri.slice(0, plus);

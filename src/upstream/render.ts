@@ -254,14 +254,45 @@ function assemble(result: Result, text: string, envelope: Envelope, media: Conte
   if (present(result.message))
     content.push({ type: 'text', text: result.message, annotations: { audience: ['user'] } });
   for (const block of media) content.push(block);
-  return {
+  const out: CallToolResult = {
     content,
     structuredContent: envelope as Record<string, unknown>,
     isError: !result.success,
-  } satisfies CallToolResult;
+  };
+  // N12: the downstream's own `_meta` (reserved keys left out, ui:// URIs exposed) travels.
+  if (hasKeys(result.meta.resultMeta)) out._meta = { ...result.meta.resultMeta };
+  return out;
+}
+
+/**
+ * U6: the downstream's CallToolResult in its own shape, for an MCP App's tool: the blocks the
+ * SDK's ContentBlockSchema accepts (text included), its structuredContent and `isError` as it
+ * sent them, and its `_meta` as {@link assemble} carries it. Undefined when there is no original
+ * (a failure of ours: a timeout, an unavailable server), which gets the envelope.
+ */
+function renderOriginal(result: Result): CallToolResult | undefined {
+  const original = result.original;
+  if (original === null || typeof original !== 'object' || Array.isArray(original)) return undefined;
+  const raw = original as Record<string, unknown>;
+  const content: ContentBlock[] = [];
+  for (const block of Array.isArray(raw['content']) ? (raw['content'] as unknown[]) : []) {
+    const parsed = ContentBlockSchema.safeParse(block);
+    if (parsed.success) content.push(parsed.data);
+  }
+  const out: CallToolResult = { content };
+  const structured = raw['structuredContent'];
+  if (structured !== undefined && structured !== null)
+    out.structuredContent = structured as Record<string, unknown>;
+  if (raw['isError'] === true) out.isError = true;
+  if (hasKeys(result.meta.resultMeta)) out._meta = { ...result.meta.resultMeta };
+  return out;
 }
 
 function render(result: Result, options: RenderOptions): CallToolResult {
+  if (result.rendering === 'original') {
+    const original = renderOriginal(result);
+    if (original !== undefined) return original;
+  }
   const media =
     options.media === 'passthrough' ? passthroughBlocks(result.mediaBlocks) : { blocks: [], dropped: 0 };
   const envelope = buildEnvelope(

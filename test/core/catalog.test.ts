@@ -183,7 +183,7 @@ describe('catalog', () => {
     expect(catalog.problems[0]?.message).toMatch(message);
   });
 
-  it('T6: the definition keeps inputSchema, title and annotations; outputSchema is the envelope', () => {
+  it('T6/T13: the definition keeps inputSchema, title, annotations and _meta; outputSchema is the envelope', () => {
     const inputSchema = {
       type: 'object',
       properties: { q: { type: 'string', description: 'Query.' } },
@@ -209,8 +209,67 @@ describe('catalog', () => {
       inputSchema,
       outputSchema: envelope,
       annotations,
+      _meta: { x: 1 },
     });
     expect(definition?.inputSchema).toBe(inputSchema);
+  });
+
+  it('T13: reserved io.modelcontextprotocol/ keys are dropped; ui:// URIs inside _meta become the exposed ones', () => {
+    const listing = [
+      {
+        name: 'display',
+        inputSchema: { type: 'object' },
+        _meta: {
+          ui: { resourceUri: 'ui://viewer/app.html' },
+          'ui/resourceUri': 'ui://viewer/app.html',
+          'io.modelcontextprotocol/related-task': { taskId: 't' },
+          links: ['https://example.com', 'ui://viewer/other.html'],
+        },
+      },
+      { name: 'plain', inputSchema: { type: 'object' }, _meta: { 'io.modelcontextprotocol/x': 1 } },
+    ];
+    const catalog = buildCatalog([server('pdf', listing)], { ...options, globalPrefix: 'acme' });
+    expect(catalog.definitions[0]?._meta).toEqual({
+      ui: { resourceUri: 'ui://acme.pdf/viewer/app.html' },
+      'ui/resourceUri': 'ui://acme.pdf/viewer/app.html',
+      links: ['https://example.com', 'ui://acme.pdf/viewer/other.html'],
+    });
+    expect(catalog.definitions[1]).not.toHaveProperty('_meta');
+    const unprefixed = buildCatalog([server('pdf', listing, { prefix: '' })], options);
+    expect(unprefixed.definitions[0]?._meta?.['ui']).toEqual({ resourceUri: 'ui://viewer/app.html' });
+  });
+
+  it("U6: an MCP App server's app-callable tools answer to their downstream names; model-only and non-app servers' do not", () => {
+    const app = [
+      { name: 'display', inputSchema: { type: 'object' }, _meta: { ui: { resourceUri: 'ui://v/a.html' } } },
+      { name: 'read_bytes', inputSchema: { type: 'object' }, _meta: { ui: { visibility: ['app'] } } },
+      { name: 'model_only', inputSchema: { type: 'object' }, _meta: { ui: { visibility: ['model'] } } },
+      { name: 'list', inputSchema: { type: 'object' } },
+    ];
+    const plain = [{ name: 'echo', inputSchema: { type: 'object' } }];
+    const catalog = buildCatalog([server('pdf', app), server('other', plain)], options);
+    expect(catalog.get('read_bytes')?.name).toBe('pdf_read_bytes');
+    expect(catalog.isAppName('read_bytes')).toBe(true);
+    expect(catalog.get('display')?.name).toBe('pdf_display');
+    expect(catalog.get('list')?.name).toBe('pdf_list');
+    expect(catalog.get('model_only')).toBeUndefined();
+    expect(catalog.get('echo')).toBeUndefined();
+    expect(catalog.isAppName('pdf_read_bytes')).toBe(false);
+    expect(catalog.get('read_bytes')?.app).toEqual({ visibility: ['app'] });
+  });
+
+  it('U6: two MCP App servers sharing a tool name get no alias for it, with a warning', () => {
+    const app = (uri: string) => [
+      { name: 'show', inputSchema: { type: 'object' }, _meta: { ui: { resourceUri: uri } } },
+      { name: 'refresh', inputSchema: { type: 'object' } },
+    ];
+    const catalog = buildCatalog([server('a', app('ui://a/x')), server('b', app('ui://b/x'))], options);
+    expect(catalog.get('refresh')).toBeUndefined();
+    expect(catalog.get('show')).toBeUndefined();
+    expect(catalog.problems.map((p) => [p.code, p.severity, p.tool])).toEqual([
+      ['ambiguous_app_name', 'warning', 'show'],
+      ['ambiguous_app_name', 'warning', 'refresh'],
+    ]);
   });
 
   it('T6: describe_arguments appends a markdown argument list to the description', () => {

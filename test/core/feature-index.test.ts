@@ -216,3 +216,28 @@ describe('feature index', () => {
     expect(diffFeatureIndexes(before, newTemplate)).toEqual({ prompts: false, resources: true });
   });
 });
+
+describe('MCP Apps UI resources (U6)', () => {
+  it('U6: a ui:// resource stays a ui:// URI with the prefix as its first segment, and reads route back', () => {
+    const index = buildFeatureIndex(
+      [
+        server('pdf', 'pdf', { resources: [resource('ui://pdf-viewer/mcp-app.html')] }),
+        server('maps', 'maps', { resourceTemplates: [template('ui://maps/{view}.html')] }),
+      ],
+      { ...OPTIONS, globalPrefix: 'acme' },
+    );
+    expect(index.resources.map((r) => r.definition.uri)).toEqual(['ui://acme.pdf/pdf-viewer/mcp-app.html']);
+    expect(index.resourceTemplates.map((t) => t.definition.uriTemplate)).toEqual([
+      'ui://acme.maps/maps/{view}.html',
+    ]);
+    expect(index.resolveUri('ui://acme.pdf/pdf-viewer/mcp-app.html')).toEqual({
+      server: 'pdf',
+      uri: 'ui://pdf-viewer/mcp-app.html',
+    });
+    expect(index.resolveUri('UI://acme.maps/maps/world.html')).toEqual({
+      server: 'maps',
+      uri: 'ui://maps/world.html',
+    });
+    expect(index.resolveUri('ui://nobody/x.html')).toBeUndefined();
+  });
+});

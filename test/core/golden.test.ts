@@ -80,7 +80,7 @@ const CorpusCaseSchema = z.strictObject({
 
 /** The Result as the corpus states it: without exception, mediaBlocks, diagnostics, elapsedMs. */
 function observable(result: Result): unknown {
-  const { mediaBlocks: _media, ...rest } = result;
+  const { mediaBlocks: _media, original: _original, ...rest } = result;
   const { diagnostics: _diagnostics, elapsedMs: _elapsed, ...meta } = result.meta;
   const out: Record<string, unknown> = { ...rest, meta };
   delete out['exception'];

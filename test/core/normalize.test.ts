@@ -695,3 +695,44 @@ describe('text addressed to the model beside structuredContent (N11)', () => {
     expect(result.meta.notes).toBeUndefined();
   });
 });
+
+describe("the result's own _meta (N12)", () => {
+  it('N12: _meta is kept as resultMeta, reserved io.modelcontextprotocol/ keys left out', () => {
+    const result = run({
+      content: [text('ok')],
+      _meta: { viewUUID: 'v-1', 'io.modelcontextprotocol/related-task': { taskId: 't' } },
+    });
+    expect(result.meta.resultMeta).toEqual({ viewUUID: 'v-1' });
+    expect(run({ content: [text('ok')], _meta: { 'io.modelcontextprotocol/x': 1 } }).meta).not.toHaveProperty(
+      'resultMeta',
+    );
+  });
+
+  it.each([
+    ['a string', 'Hello, Ada!'],
+    ['a number', 42],
+    ['an array', [1, 2]],
+  ])('N12: a FastMCP-wrapped %s is the value itself, and the marker travels', (_kind, inner) => {
+    const result = run({
+      content: [text(typeof inner === 'string' ? inner : JSON.stringify(inner))],
+      structuredContent: { result: inner },
+      _meta: { fastmcp: { wrap_result: true } },
+    });
+    expect(valueOf(result)).toEqual(inner);
+    expect(result.meta.resultMeta).toEqual({ fastmcp: { wrap_result: true } });
+    expect(result.meta.warnings).toEqual([]);
+  });
+
+  it('N12: without the marker, or with other keys beside result, the wrapper is the value', () => {
+    expect(valueOf(run({ content: [], structuredContent: { result: 'x' } }))).toEqual({ result: 'x' });
+    expect(
+      valueOf(
+        run({
+          content: [],
+          structuredContent: { result: 'x', more: 1 },
+          _meta: { fastmcp: { wrap_result: true } },
+        }),
+      ),
+    ).toEqual({ result: 'x', more: 1 });
+  });
+});

@@ -577,3 +577,45 @@ describe('F1/F2/F3: an SDK client accepts rendered results against the advertise
     },
   );
 });
+
+describe('the downstream _meta and MCP Apps (N12, U6)', () => {
+  it('N12: resultMeta becomes the CallToolResult _meta in every format', () => {
+    for (const format of OUTPUT_FORMATS) {
+      const rendered = renderCallToolResult(
+        ok({ a: 1 }, { meta: { source: 'structured', resultMeta: { viewUUID: 'v-1' } } }),
+        { format, media: 'artifacts' },
+      );
+      expect(rendered._meta, format).toEqual({ viewUUID: 'v-1' });
+    }
+    expect(renderCallToolResult(ok(1), { format: 'results', media: 'artifacts' })).not.toHaveProperty(
+      '_meta',
+    );
+  });
+
+  it("U6: an app tool's result is rendered in its server's shape; a block the SDK refuses is left out", () => {
+    const original = {
+      content: [{ type: 'text', text: 'PDF opened.' }, { type: 'bogus' }],
+      structuredContent: { viewUUID: 'v-1' },
+      _meta: { viewUUID: 'v-1' },
+    };
+    const result: Result = {
+      ...ok(
+        { viewUUID: 'v-1' },
+        { meta: { source: 'structured', resultMeta: { viewUUID: 'v-1' } }, original },
+      ),
+      rendering: 'original',
+    };
+    expect(renderCallToolResult(result, { format: 'results', media: 'artifacts' })).toEqual({
+      content: [{ type: 'text', text: 'PDF opened.' }],
+      structuredContent: { viewUUID: 'v-1' },
+      _meta: { viewUUID: 'v-1' },
+    });
+  });
+
+  it("U6: a failure of the gateway's own (no original) still gets the envelope", () => {
+    const result: Result = { ...failure('timeout', 'too slow'), rendering: 'original' };
+    const rendered = renderCallToolResult(result, { format: 'results', media: 'artifacts' });
+    expect(rendered.isError).toBe(true);
+    expect(rendered.structuredContent).toMatchObject({ meta_data: { error_type: 'timeout' } });
+  });
+});
