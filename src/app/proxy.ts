@@ -15,7 +15,7 @@ import type { Catalog, CatalogProblem, CatalogServerInput } from '../core/catalo
 import type { SchemaDialect } from '../core/schema-compiler.js';
 import { Pool } from '../downstream/pool.js';
 import type { PoolOptions, ServerSnapshot } from '../downstream/pool.js';
-import { ENVELOPE_OUTPUT_SCHEMAS } from '../upstream/envelope-schema.js';
+import { ENVELOPE_OUTPUT_SCHEMAS, typedEnvelopeSchema } from '../upstream/envelope-schema.js';
 import type { HealthReport, HttpHandle, HttpOptions } from '../upstream/http.js';
 import { createUpstreamServer } from '../upstream/server.js';
 import type { UpstreamServer } from '../upstream/server.js';
@@ -104,6 +104,8 @@ export function createProxy(config: Config, options: ProxyOptions): Proxy {
     strictArguments: config.strictArguments,
     describeArguments: config.output.describeArguments,
     outputSchema: ENVELOPE_OUTPUT_SCHEMAS[config.output.format] as Record<string, unknown>,
+    typedOutputSchema: (toolSchema: Record<string, unknown>) =>
+      typedEnvelopeSchema(config.output.format, toolSchema),
   };
   let current = buildCatalog([], catalogOptions);
   let started: Promise<void> | undefined;

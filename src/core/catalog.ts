@@ -65,6 +65,11 @@ export interface CatalogOptions {
   readonly describeArguments: boolean;
   /** T6: every exposed tool's outputSchema: the envelope schema of the configured format. */
   readonly outputSchema: Record<string, unknown>;
+  /**
+   * T14: the envelope schema for a tool with its own outputSchema (its value field typed), or
+   * `undefined` to keep {@link CatalogOptions.outputSchema} for that tool.
+   */
+  readonly typedOutputSchema?: (toolSchema: Record<string, unknown>) => Record<string, unknown> | undefined;
   /** The catalog this one replaces: its compiled validators are reused (T10 rebuilds stay cheap). */
   readonly previous?: Catalog;
 }
@@ -167,8 +172,13 @@ function buildTool(
   definition['inputSchema'] = gate ? gateSchema(inputSchema, gate) : inputSchema;
   const app = appTool(raw['_meta']);
   // U6: an MCP App's tool is answered in its server's own shape, so it keeps its own schema.
-  if (app === undefined) definition['outputSchema'] = options.outputSchema;
-  else if (isRecord(raw['outputSchema'])) definition['outputSchema'] = raw['outputSchema'];
+  const own = isRecord(raw['outputSchema']) ? raw['outputSchema'] : undefined;
+  if (app !== undefined) {
+    if (own !== undefined) definition['outputSchema'] = own;
+  } else {
+    definition['outputSchema'] =
+      (own !== undefined ? options.typedOutputSchema?.(own) : undefined) ?? options.outputSchema;
+  }
   if (isRecord(raw['annotations'])) definition['annotations'] = raw['annotations'];
   // T13: the downstream's `_meta` travels (reserved keys dropped, `ui://` URIs exposed, U6).
   const meta = carriedMeta(raw['_meta'], uriPrefix(options.globalPrefix, server.prefix));

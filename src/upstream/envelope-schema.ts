@@ -304,3 +304,71 @@ export const ENVELOPE_OUTPUT_SCHEMAS: Readonly<Record<OutputFormat, JsonSchemaOb
   result: compact(ENVELOPE_JSON_SCHEMAS.result),
   response: compact(ENVELOPE_JSON_SCHEMAS.response),
 });
+
+/** The envelope field that carries a success's value, per format. */
+const VALUE_FIELD: Readonly<Record<OutputFormat, string>> = {
+  results: 'results',
+  result: 'value',
+  response: 'data',
+};
+
+/** N9: what a value too large to inline becomes. */
+const SPILLED_VALUE = {
+  type: 'object',
+  properties: {
+    truncated: { const: true },
+    file: { type: 'string' },
+    bytes: { type: 'number' },
+    preview: { type: 'string' },
+  },
+  required: ['truncated', 'file'],
+} as const;
+
+/** A key that makes a schema depend on where it sits (a `$ref` resolves against the root). */
+const POSITIONAL_KEYS = new Set([
+  '$ref',
+  '$dynamicRef',
+  '$recursiveRef',
+  '$id',
+  '$anchor',
+  '$defs',
+  'definitions',
+]);
+
+function positional(node: unknown, depth = 0): boolean {
+  if (depth > 64) return true;
+  if (Array.isArray(node)) return node.some((item) => positional(item, depth + 1));
+  if (!isNode(node)) return false;
+  for (const [key, value] of Object.entries(node)) {
+    if (POSITIONAL_KEYS.has(key) || positional(value, depth + 1)) return true;
+  }
+  return false;
+}
+
+/**
+ * T14: the envelope schema of `format` for a tool that has its own `outputSchema`: the value
+ * field (`results`, `value`, `data`) admits that schema (or, as every envelope may carry there, a
+ * failure's `{error}`, N9's spilled-value stand-in, or null), so a client keeps the tool's typed
+ * shape. FastMCP's wrapper schema (`x-fastmcp-wrap-result`) gives the inner value's schema, as N12
+ * unwraps the value. `undefined` when the tool's schema cannot be embedded as it is (a `$ref`,
+ * `$id` or `$defs` would resolve against the envelope instead): that tool keeps the plain envelope
+ * schema.
+ * @example typedEnvelopeSchema('results', { type: 'object', properties: { rows: { type: 'number' } } })
+ */
+export function typedEnvelopeSchema(format: OutputFormat, toolSchema: unknown): JsonSchemaObject | undefined {
+  if (!isNode(toolSchema)) return undefined;
+  let value: SchemaNode = toolSchema;
+  const wrapped = isNode(toolSchema['properties']) ? toolSchema['properties']['result'] : undefined;
+  if (toolSchema['x-fastmcp-wrap-result'] === true && isNode(wrapped)) value = wrapped;
+  if (positional(value)) return undefined;
+  const { $schema: _dialect, ...own } = value;
+  const base = ENVELOPE_OUTPUT_SCHEMAS[format];
+  const properties = isNode(base['properties']) ? base['properties'] : {};
+  const field = VALUE_FIELD[format];
+  const failure = { type: 'object', properties: { error: { type: 'string' } }, required: ['error'] };
+  const admits =
+    format === 'results'
+      ? [own, failure, SPILLED_VALUE, { type: 'null' }]
+      : [own, SPILLED_VALUE, { type: 'null' }];
+  return { ...base, properties: { ...properties, [field]: { anyOf: admits } } };
+}

@@ -10,7 +10,7 @@ import { createInterface } from 'node:readline';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ROOT } from '../helpers/fixtures.js';
 import { python, PYTHON_FIXTURES, pythonEntry } from '../helpers/python.js';
-import { childEnv, CLI, fixtureEntry, writeConfig } from './cli-process.js';
+import { childEnv, CLI, connectStdio, fixtureEntry, writeConfig } from './cli-process.js';
 
 const children: ChildProcessWithoutNullStreams[] = [];
 afterEach(() => {
@@ -83,5 +83,23 @@ describe('a FastMCP (Python) server behind the gateway, a Python MCP host in fro
     const seen = JSON.parse(stdout) as number[][];
     expect(seen).toHaveLength(20);
     expect(seen.filter((values) => values.join() === '1,2')).toHaveLength(20);
+  });
+});
+
+describe("a tool's own outputSchema through the gateway", () => {
+  it("T14: the exposed tool's envelope schema types results with the tool's schema, and an SDK client validating against it accepts the answer", async () => {
+    const session = await connectStdio(writeConfig(['servers:', fixtureEntry('s', 'structured')].join('\n')));
+    try {
+      const tools = (await session.client.listTools()).tools;
+      const weather = tools.find((tool) => tool.name === 's_weather');
+      const results = (weather?.outputSchema?.properties as Record<string, { anyOf?: unknown[] }>)['results'];
+      expect(JSON.stringify(results?.anyOf?.[0])).toContain('temperature_c');
+      // The SDK client checks structuredContent against the advertised outputSchema on callTool.
+      const answer = await session.client.callTool({ name: 's_weather', arguments: { city: 'Porto' } });
+      expect(answer.isError).not.toBe(true);
+      expect((answer.structuredContent as { results: { city: string } }).results.city).toBe('Porto');
+    } finally {
+      await session.client.close();
+    }
   });
 });

@@ -1,9 +1,14 @@
+import { Ajv2020 } from 'ajv/dist/2020.js';
 import { describe, expect, it } from 'vitest';
+import { failure, ok, type Result } from '../../src/core/result.js';
 import {
   ENVELOPE_JSON_SCHEMAS,
   ENVELOPE_OUTPUT_SCHEMAS,
   OUTPUT_FORMATS,
+  typedEnvelopeSchema,
+  type OutputFormat,
 } from '../../src/upstream/envelope-schema.js';
+import { renderCallToolResult } from '../../src/upstream/render.js';
 
 describe('advertised outputSchema', () => {
   it.each(OUTPUT_FORMATS)(
@@ -20,4 +25,54 @@ describe('advertised outputSchema', () => {
       expect(Object.isFrozen(advertised)).toBe(true);
     },
   );
+});
+
+describe('typed envelope schemas (T14)', () => {
+  const tool = {
+    $schema: 'http://json-schema.org/draft-07/schema#',
+    type: 'object',
+    properties: { city: { type: 'string' }, temperature_c: { type: 'number' } },
+    required: ['city', 'temperature_c'],
+    additionalProperties: false,
+  };
+  const render = (result: Result, format: OutputFormat) =>
+    renderCallToolResult(result, { format, media: 'artifacts' }).structuredContent;
+
+  it.each(OUTPUT_FORMATS)(
+    'T14: the %s envelope of a tool with its own outputSchema admits its successes, failures, spilled values and null, and refuses a value of another type',
+    (format) => {
+      const schema = typedEnvelopeSchema(format, tool);
+      expect(schema).toBeDefined();
+      const validate = new Ajv2020({ strict: false }).compile(schema as object);
+      const good = ok({ city: 'Lisbon', temperature_c: 21 }, { meta: { source: 'structured' } });
+      const spilled = ok({ truncated: true, file: 'result.json', bytes: 70000, preview: '{' });
+      for (const result of [good, failure('timeout', 'too slow'), spilled, ok(null)]) {
+        expect(validate(render(result, format)), JSON.stringify(validate.errors)).toBe(true);
+      }
+      expect(validate(render(ok({ city: 7 }), format))).toBe(false);
+    },
+  );
+
+  it("T14: FastMCP's wrapper schema types the unwrapped value (N12)", () => {
+    const wrapper = {
+      type: 'object',
+      properties: { result: { type: 'string' } },
+      required: ['result'],
+      'x-fastmcp-wrap-result': true,
+    };
+    const validate = new Ajv2020({ strict: false }).compile(
+      typedEnvelopeSchema('results', wrapper) as object,
+    );
+    expect(validate(render(ok('Hello, Ada!'), 'results'))).toBe(true);
+    expect(validate(render(ok({ result: 'Hello' }), 'results'))).toBe(false);
+  });
+
+  it('T14: a schema with $ref or $defs is not embedded (it would resolve against the envelope)', () => {
+    const withRef = {
+      type: 'object',
+      properties: { a: { $ref: '#/$defs/a' } },
+      $defs: { a: { type: 'string' } },
+    };
+    expect(typedEnvelopeSchema('results', withRef)).toBeUndefined();
+  });
 });
