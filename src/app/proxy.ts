@@ -128,6 +128,7 @@ export function createProxy(config: Config, options: ProxyOptions): Proxy {
           exclude: server.tools.exclude,
           rename: server.tools.rename,
           overrides: server.tools.overrides,
+          stripPrefix: server.tools.stripPrefix,
         },
       ];
     });

@@ -13,7 +13,7 @@ import { applyInstruction, type InstructionLayers } from '../core/instructions.j
 import { carriedMeta } from '../core/meta.js';
 import { uriPrefix } from '../core/uri-namespace.js';
 import { prepareCall, type PreparedCall } from '../core/prepare-call.js';
-import type { Result } from '../core/result.js';
+import { failure, type FailureResult, type Result } from '../core/result.js';
 import { logCallEnd } from '../log/call-log.js';
 import { serverLogger } from '../log/logger.js';
 import type { Pool } from '../downstream/pool.js';
@@ -95,6 +95,38 @@ export function createToolBackend(deps: ToolDeps): ToolBackend<PreparedCall> {
     return out;
   }
 
+  /**
+   * T9: an unknown name under the prefix of a server that is not up and has no tools listed (it
+   * never came up, or its tools were withheld) is answered `downstream_unavailable`, naming the
+   * server and its last error: "did you mean <another server's tool>" would send the agent the
+   * wrong way. The longest matching prefix wins (`git` and `git_hub`).
+   */
+  function notUp(name: string): FailureResult | undefined {
+    let best: { server: ServerConfig; prefix: string } | undefined;
+    for (const server of config.servers) {
+      const parts = [config.prefix ?? '', server.prefix].filter((part) => part !== '');
+      if (parts.length === 0) continue;
+      const prefix = `${parts.join(config.separator)}${config.separator}`;
+      if (name.startsWith(prefix) && prefix.length > (best?.prefix.length ?? 0)) best = { server, prefix };
+    }
+    if (best === undefined) return undefined;
+    const snapshot = pool.snapshot().find((entry) => entry.name === best.server.name);
+    if (snapshot === undefined || snapshot.state === 'ready' || snapshot.tools.length > 0) return undefined;
+    const why = snapshot.lastError !== undefined ? `: ${snapshot.lastError}` : '';
+    return failure(
+      'downstream_unavailable',
+      `Server "${snapshot.name}" is ${snapshot.state} and its tools are not known yet, so "${name}" cannot be called${why}`,
+      {
+        meta: { server: snapshot.name },
+        errorData: {
+          state: snapshot.state,
+          ...(snapshot.retryAfterMs !== undefined ? { retry_after_ms: snapshot.retryAfterMs } : {}),
+          ...(snapshot.lastError !== undefined ? { last_error: snapshot.lastError } : {}),
+        },
+      },
+    );
+  }
+
   return {
     listTools() {
       return deps.afterStart(() => deps.catalog().definitions);
@@ -104,8 +136,11 @@ export function createToolBackend(deps: ToolDeps): ToolBackend<PreparedCall> {
         const catalog = deps.catalog();
         const prepared = prepareCall(catalog, name, args);
         if (!('success' in prepared)) return prepared;
+        // T9: a name of a server that never came up is that server's failure, not a typo.
+        const refused =
+          (!prepared.success && prepared.errorType === 'unknown_tool' && notUp(name)) || prepared;
         // T7, T8, T9: refused before any downstream sees it.
-        return outcome(prepared, catalog.get(name), { exposedName: name, requestId });
+        return outcome(refused, catalog.get(name), { exposedName: name, requestId });
       });
     },
     async callTool(call, options) {

@@ -114,9 +114,11 @@ export async function withStartedProxy<T>(
   logLevel: string | undefined,
   io: CliIO,
   body: (proxy: Proxy, io: CliIO) => Promise<T>,
+  select?: (config: Config) => Config,
 ): Promise<T> {
   const file = resolveConfigPath(configFlag, process.env, process.cwd());
-  const config = await loadConfigOrFail(file, io);
+  const loaded = await loadConfigOrFail(file, io);
+  const config = select === undefined ? loaded : select(loaded);
   const out = scrubbedIO(io, config);
   // Problems are printed by the command itself; the log stays quiet unless asked.
   const logger = cliLogger(config, parseLogLevel(logLevel, 'silent'));

@@ -100,6 +100,7 @@ function toolsOf(server: WrittenServer): ToolsConfig {
     exclude: tools.exclude ?? [],
     rename: tools.rename ?? {},
     overrides,
+    stripPrefix: tools.strip_prefix ?? false,
   };
 }
 

@@ -89,6 +89,11 @@ export const ToolsSchema = z
     overrides: z
       .record(z.string(), ToolOverrideSchema)
       .describe('Per-tool description, instruction(s) and require_explicit, keyed by the name after rename.'),
+    strip_prefix: z
+      .boolean()
+      .describe(
+        "T15: expose a tool whose name already starts with this server's prefix and the separator without the repeat (git_status, not git_git_status), unless another tool has that name. Default: false.",
+      ),
   })
   .partial()
   .describe('Which tools of this server are exposed, and how (T5).');

@@ -61,6 +61,8 @@ export interface ToolsConfig {
   /** downstream name → new name (before prefixing). */
   readonly rename: Readonly<Record<string, string>>;
   readonly overrides: Readonly<Record<string, ToolOverride>>;
+  /** T15: drop the server prefix a tool name already starts with. @default false */
+  readonly stripPrefix: boolean;
 }
 
 /** Where a setting was written, for messages that point at it (C5). */

@@ -47,6 +47,12 @@ export interface CatalogServerInput {
   readonly rename?: Readonly<Record<string, string>>;
   /** T5: keyed by the name after `rename`. */
   readonly overrides?: Readonly<Record<string, CatalogToolOverride>>;
+  /**
+   * T15: a tool whose name already starts with the server prefix and the separator
+   * (`git_status` of server `git`) is exposed without the repeat (`git_status`, not
+   * `git_git_status`), unless that would take a name another tool has.
+   */
+  readonly stripPrefix?: boolean;
 }
 
 /** Catalog-wide settings. */
@@ -209,15 +215,33 @@ export function buildCatalog(servers: readonly CatalogServerInput[], options: Ca
   const problems: CatalogProblem[] = [];
   const byName = new Map<string, ExposedTool>();
   const tools: ExposedTool[] = [];
-  for (const server of servers) {
-    for (const candidate of candidates(server, compiler, problems)) {
+  const listed = servers.map((server) => ({ server, candidates: candidates(server, compiler, problems) }));
+  const nameOf = (server: CatalogServerInput, tool: string): string =>
+    exposedName({
+      globalPrefix: options.globalPrefix,
+      serverPrefix: server.prefix,
+      separator: options.separator,
+      tool,
+      maxLength: options.nameMaxLength,
+    });
+  // T15: every name as it would be without stripping, so that a stripped name never takes one.
+  const plain = new Set<string>();
+  for (const { server, candidates: found } of servers.some((entry) => entry.stripPrefix === true)
+    ? listed
+    : []) {
+    for (const candidate of found)
+      plain.add(nameOf(server, server.rename?.[candidate.name] ?? candidate.name));
+  }
+  for (const { server, candidates: found } of listed) {
+    const own = new Set(found.map((candidate) => server.rename?.[candidate.name] ?? candidate.name));
+    for (const candidate of found) {
       const renamed = server.rename?.[candidate.name] ?? candidate.name;
-      const parts = {
-        globalPrefix: options.globalPrefix,
-        serverPrefix: server.prefix,
-        separator: options.separator,
-      };
-      const name = exposedName({ ...parts, tool: renamed, maxLength: options.nameMaxLength });
+      const stripped =
+        server.stripPrefix === true ? withoutOwnPrefix(renamed, server.prefix, options.separator) : undefined;
+      const strippedName =
+        stripped !== undefined && !own.has(stripped) ? nameOf(server, stripped) : undefined;
+      const name =
+        strippedName !== undefined && !plain.has(strippedName) ? strippedName : nameOf(server, renamed);
       const kept = byName.get(name);
       if (kept) {
         // T4: never shadow; the later one (config order, then listing order) is withheld.
@@ -248,6 +272,15 @@ export function buildCatalog(servers: readonly CatalogServerInput[], options: Ca
     suggest: (name) => closest(name, names),
     compiler,
   };
+}
+
+/** T15: `tool` without a leading `<prefix><separator>` (any case), or undefined when it has none. */
+function withoutOwnPrefix(tool: string, prefix: string, separator: string): string | undefined {
+  if (prefix === '') return undefined;
+  const start = `${prefix}${separator}`;
+  if (tool.length <= start.length || tool.slice(0, start.length).toLowerCase() !== start.toLowerCase())
+    return undefined;
+  return tool.slice(start.length);
 }
 
 /**

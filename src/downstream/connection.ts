@@ -26,7 +26,10 @@ import type {
 import type { Logger } from 'pino';
 import { z } from 'zod';
 import type { ServerConfig } from '../config/types.js';
-import { signalProcessTree } from './stdio-client.js';
+import { signalProcessTree, StdioClientTransport, withExit, type ExitReport } from './stdio-client.js';
+
+/** How long a failed start waits for its stdio child's exit, to report it (U3). */
+const EXIT_WAIT_MS = 500;
 import { paramHeaderDeclarations, paramHeaders, type ParamHeader } from '../core/param-headers.js';
 import type { Scrubber } from '../core/secrets.js';
 import { nextDelay, type BackoffOptions } from './backoff.js';
@@ -188,6 +191,12 @@ export class Connection {
   #fingerprint: string | undefined;
   #withheld = false;
   #lastError: string | undefined;
+  /** The transport of the current client, for its exit report once it closed. */
+  #transport: Transport | undefined;
+  /** Every stdio transport of this connection whose child may still run (P5: none outlives us). */
+  readonly #children = new Set<StdioClientTransport>();
+  /** Client closes under way (a failed attempt's, a dropped client's): close() waits for them. */
+  readonly #closing = new Set<Promise<void>>();
   #restarts = 0;
   #failures = 0;
   #verdict: Verdict | undefined;
@@ -362,7 +371,12 @@ export class Connection {
     this.#client = undefined;
     this.#dropInflight('shutting down');
     this.#setState('closed');
-    if (client) await this.#closeClient(client);
+    if (client) void this.#closeClient(client);
+    // P5: the closes of earlier clients (a start that timed out, a crash) may still be waiting
+    // on their children; a one-shot command exits right after this, and a child in its own
+    // process group would outlive it. Whatever has not exited by the end of the bound is killed.
+    await Promise.all([...this.#closing]);
+    this.killNow();
   }
 
   /**
@@ -375,6 +389,10 @@ export class Connection {
     this.#pid = undefined;
     // The whole process group: a wrapper's children die with it (P5).
     if (pid !== undefined) signalProcessTree(pid, 'SIGKILL');
+    for (const transport of this.#children) {
+      transport.killNow();
+      this.#children.delete(transport);
+    }
   }
 
   async #attempt(kind: 'connecting' | 'restarting'): Promise<void> {
@@ -382,8 +400,11 @@ export class Connection {
     const stale = (): boolean => generation !== this.#generation || this.#state === 'closed';
     this.#setState(kind);
     let client: Client | undefined;
+    let transport: Transport | undefined;
     try {
-      const transport: Transport = await this.#transports.create(this.#server, this.#logger, this.#scrub);
+      transport = await this.#transports.create(this.#server, this.#logger, this.#scrub);
+      for (const old of this.#children) if (!old.running) this.#children.delete(old);
+      if (transport instanceof StdioClientTransport) this.#children.add(transport);
       if (stale()) {
         await transport.close().catch(() => {});
         return;
@@ -394,6 +415,7 @@ export class Connection {
       });
       this.#pid = undefined;
       this.#client = client;
+      this.#transport = transport;
       const own = client;
       own.onclose = () => this.#onClientClosed(own);
       own.onerror = (error) => this.#logger.warn({ err: error }, 'downstream transport error');
@@ -451,13 +473,28 @@ export class Connection {
       if (this.#era === 'modern') void this.#listen(own);
     } catch (error) {
       if (stale()) return;
+      // A stdio server that died at start: how, and its last words. Read before the client is
+      // closed (closing forgets the child); its write often fails a moment before its exit.
+      const report =
+        transport instanceof StdioClientTransport
+          ? await transport.exitReportWithin(EXIT_WAIT_MS)
+          : undefined;
+      if (stale()) return;
       if (client && this.#client === client) this.#client = undefined;
       if (client) void this.#closeClient(client);
       // E5: a failed attempt re-probes next time (the server may have changed era), except a
       // server known to exit on the probe.
       if (this.#verdict?.learnedBy === 'probe') this.#verdict = undefined;
-      this.#goDown(error);
+      this.#goDown(this.#withExit(error, report));
     }
+  }
+
+  /**
+   * U3: a stdio server whose process ended is reported with how it ended and its last stderr
+   * lines (scrubbed, L2): "Connection closed" alone sent users to the log to find out why.
+   */
+  #withExit(error: unknown, report: ExitReport | undefined): unknown {
+    return report === undefined ? error : new Error(withExit(describe(error), report, this.#scrub));
   }
 
   /**
@@ -600,7 +637,9 @@ export class Connection {
     // and killNow must never signal that one.
     this.#pid = undefined;
     this.#dropInflight('connection closed');
-    this.#goDown(new Error('Connection closed'));
+    const transport = this.#transport;
+    const report = transport instanceof StdioClientTransport ? transport.exitReport() : undefined;
+    this.#goDown(this.#withExit(new Error('Connection closed'), report));
   }
 
   #becomeReady(tools: readonly Tool[], features: Partial<FeatureLists>): void {
@@ -670,11 +709,17 @@ export class Connection {
     this.#withholdTimer = undefined;
   }
 
-  async #closeClient(client: Client): Promise<void> {
+  #closeClient(client: Client): Promise<void> {
+    const transport = client.transport;
     let timer: TimerHandle | undefined;
     const bound = new Promise<void>((resolve) => (timer = this.#timers.setTimeout(resolve, CLOSE_BOUND_MS)));
-    await Promise.race([client.close().catch(() => {}), bound]);
-    this.#timers.clearTimeout(timer);
+    const closing = Promise.race([client.close().catch(() => {}), bound]).then(() => {
+      this.#timers.clearTimeout(timer);
+      this.#closing.delete(closing);
+      if (transport instanceof StdioClientTransport && !transport.running) this.#children.delete(transport);
+    });
+    this.#closing.add(closing);
+    return closing;
   }
 
   #setState(state: ConnectionState): void {

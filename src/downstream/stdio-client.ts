@@ -57,12 +57,47 @@ export interface StdioClientOptions {
  * const transport = new StdioClientTransport({ command: 'node', args: ['server.js'], env: {}, maxMessageBytes: 1 << 20 });
  * await client.connect(transport);
  */
+/** How much of a child's stderr is kept for {@link StdioClientTransport.exitReport}. */
+const STDERR_TAIL_CHARS = 4096;
+/** Lines of stderr an exit report shows. */
+export const EXIT_REPORT_LINES = 5;
+/** A longer stderr line is cut in an exit report. */
+const EXIT_REPORT_LINE_CHARS = 300;
+
+/** How a stdio server's process ended (P4, U3). */
+export interface ExitReport {
+  readonly code: number | null;
+  readonly signal: NodeJS.Signals | null;
+  /** Its last non-empty stderr lines, oldest first (not yet scrubbed). */
+  readonly stderr: readonly string[];
+}
+
+/**
+ * One line for `lastError`: `error`, how the process ended and its last stderr lines (scrubbed
+ * with `scrub`, L2).
+ * @example withExit('Connection closed', { code: 3, signal: null, stderr: ['fatal: no API key'] }) // 'Connection closed: the process exited with code 3; its stderr ended with: fatal: no API key'
+ */
+export function withExit(error: string, report: ExitReport, scrub?: (text: string) => string): string {
+  const how =
+    report.signal !== null ? `was killed by ${report.signal}` : `exited with code ${String(report.code)}`;
+  const tail = report.stderr.map((line) => (scrub === undefined ? line : scrub(line))).join(' | ');
+  return `${error}: the process ${how}${tail === '' ? ' (nothing on stderr)' : `; its stderr ended with: ${tail}`}`;
+}
+
 export class StdioClientTransport extends StreamTransport {
   readonly #options: StdioClientOptions;
   /** Handed out before start(), so that no early line of the child's stderr is lost. */
   readonly #stderr = new PassThrough();
   #child: ChildProcess | undefined;
   #started = false;
+  /** How the child ended, once it did. */
+  #exit: { code: number | null; signal: NodeJS.Signals | null } | undefined;
+  /** The child's pid from its spawn on (kept after close(), which forgets the child). */
+  #spawnedPid: number | undefined;
+  /** Resolves when the child exits (kept after close(), which forgets the child). */
+  #exited: Promise<void> | undefined;
+  /** The end of what the child wrote to stderr, for {@link StdioClientTransport.exitReport}. */
+  #stderrTail = '';
 
   constructor(options: StdioClientOptions) {
     super(options.maxMessageBytes);
@@ -72,6 +107,54 @@ export class StdioClientTransport extends StreamTransport {
   /** The child's stderr, readable from construction on. */
   get stderr(): Readable {
     return this.#stderr;
+  }
+
+  /**
+   * How the child ended and its last stderr lines (at most {@link EXIT_REPORT_LINES}, each cut
+   * to {@link EXIT_REPORT_LINE_CHARS} characters), once it exited; `undefined` while it runs.
+   * What a crash at start leaves to go on: "fatal: no API key", a traceback's last line.
+   */
+  exitReport(): ExitReport | undefined {
+    if (this.#exit === undefined) return undefined;
+    const lines = this.#stderrTail
+      .split(/\r?\n/)
+      .map((line) => line.trimEnd())
+      .filter((line) => line.trim() !== '')
+      .slice(-EXIT_REPORT_LINES)
+      .map((line) =>
+        line.length > EXIT_REPORT_LINE_CHARS ? `${line.slice(0, EXIT_REPORT_LINE_CHARS)}…` : line,
+      );
+    return { ...this.#exit, stderr: lines };
+  }
+
+  /**
+   * {@link StdioClientTransport.exitReport}, waiting up to `ms` for the child to exit: a failed
+   * write (EPIPE) or a closed pipe is often seen a moment before the process's exit.
+   */
+  async exitReportWithin(ms: number): Promise<ExitReport | undefined> {
+    if (this.#exit === undefined && this.#exited !== undefined) {
+      let timer: NodeJS.Timeout | undefined;
+      const timeout = new Promise<void>((resolve) => {
+        timer = setTimeout(resolve, ms);
+        timer.unref();
+      });
+      await Promise.race([this.#exited, timeout]);
+      clearTimeout(timer);
+    }
+    return this.exitReport();
+  }
+
+  /** True from the spawn until the child has exited. */
+  get running(): boolean {
+    return this.#spawnedPid !== undefined && this.#exit === undefined;
+  }
+
+  /**
+   * P5, last resort: SIGKILL the child's whole process group now, if it has not exited, even
+   * while a {@link StdioClientTransport.close} is still waiting on it.
+   */
+  killNow(): void {
+    if (this.running && this.#spawnedPid !== undefined) signalProcessTree(this.#spawnedPid, 'SIGKILL');
   }
 
   /** The child's process id while it runs; null before start() and after it exited. */
@@ -93,6 +176,8 @@ export class StdioClientTransport extends StreamTransport {
         ...(this.#options.cwd !== undefined ? { cwd: this.#options.cwd } : {}),
       });
       this.#child = child;
+      this.#exited = new Promise((resolve) => child.once('exit', () => resolve()));
+      this.#spawnedPid = child.pid;
       let spawned = false;
       child.on('error', (error) => {
         if (!spawned) reject(error);
@@ -102,7 +187,8 @@ export class StdioClientTransport extends StreamTransport {
         spawned = true;
         resolve();
       });
-      child.on('exit', () => {
+      child.on('exit', (code, signal) => {
+        this.#exit = { code, signal };
         // A wrapper that exits first (`sh -c`, `npx`) must not leave what it started behind; the
         // rest of the group gets the same end (and the pipes it holds close, so 'close' comes).
         if (child.pid !== undefined) signalProcessTree(child.pid, 'SIGTERM');
@@ -112,6 +198,10 @@ export class StdioClientTransport extends StreamTransport {
         this.markClosed();
       });
       child.stderr?.pipe(this.#stderr);
+      // Read beside the pipe, synchronously: every chunk is seen before the child's 'close'.
+      child.stderr?.on('data', (chunk: Buffer) => {
+        this.#stderrTail = (this.#stderrTail + chunk.toString('utf8')).slice(-STDERR_TAIL_CHARS);
+      });
       if (child.stdout && child.stdin) this.attach(child.stdout, child.stdin);
     });
   }

@@ -53,6 +53,7 @@ describe('createProxy', () => {
       exclude: [],
       rename: {},
       overrides,
+      stripPrefix: false,
     });
     const { client, lines } = await started(
       config(

@@ -470,3 +470,43 @@ describe('catalog', () => {
     expect(diffCatalogs(catalog, rebuilt)).toEqual({ added: [], removed: [], changed: [] });
   });
 });
+
+describe('strip_prefix (T15)', () => {
+  const tool = (name: string) => ({ name, inputSchema: { type: 'object' } });
+  it.each([
+    ['a tool that repeats the prefix loses the repeat', ['git_status', 'git_log'], ['git_status', 'git_log']],
+    ['any case', ['Git_diff'], ['git_diff']],
+    ['a tool without the prefix keeps its name', ['status'], ['git_status']],
+    ['the prefix alone is no repeat', ['git_'], ['git_git_']],
+    [
+      'a stripped name that is another tool of the server is not taken',
+      ['git_status', 'status'],
+      ['git_git_status', 'git_status'],
+    ],
+  ])('T15: %s', (_name, listing, expected) => {
+    const catalog = buildCatalog([server('git', listing.map(tool), { stripPrefix: true })], options);
+    expect(catalog.tools.map((t) => t.name)).toEqual(expected);
+    expect(catalog.problems).toEqual([]);
+  });
+
+  it("T15: a stripped name that another server's tool has unstripped is not taken (no new collision)", () => {
+    const catalog = buildCatalog(
+      [
+        server('git', [tool('git_status')], { stripPrefix: true }),
+        server('other', [tool('git_status')], { prefix: '' }),
+      ],
+      options,
+    );
+    expect(catalog.tools.map((t) => [t.server, t.name])).toEqual([
+      ['git', 'git_git_status'],
+      ['other', 'git_status'],
+    ]);
+    expect(catalog.problems).toEqual([]);
+  });
+
+  it('T15: off by default; calls still reach the downstream name', () => {
+    expect(names([server('git', [tool('git_status')])])).toEqual(['git_git_status']);
+    const catalog = buildCatalog([server('git', [tool('git_status')], { stripPrefix: true })], options);
+    expect(catalog.get('git_status')?.tool).toBe('git_status');
+  });
+});

@@ -71,7 +71,7 @@ export function serverConfig(
     protocol: 'auto',
     expose: 'all',
     instructions: {},
-    tools: { include: [], exclude: [], rename: {}, overrides: {} },
+    tools: { include: [], exclude: [], rename: {}, overrides: {}, stripPrefix: false },
     source: { file: 'test' },
     ...overrides,
   };

@@ -4,6 +4,7 @@
  * receives (R2: no second renderer). Exit 1 when the result is an error.
  */
 import { Client, InMemoryTransport } from '@modelcontextprotocol/client';
+import type { Config } from '../../config/types.js';
 import type { CliIO } from '../common.js';
 import { CliError, EXIT, parseCommandArgs, withStartedProxy } from '../common.js';
 
@@ -60,7 +61,23 @@ export async function run(args: readonly string[], io: CliIO): Promise<number> {
         await client.close();
       }
     },
+    (config) => ownersOf(name, config),
   );
+}
+
+/**
+ * Only the servers that can own `name` are started (one call should not wait for every server):
+ * those whose exposed prefix (T1) starts it, and those with no prefix at all. When none has a
+ * prefix that fits, every server is started, so that an unknown name still gets its "did you
+ * mean" from the whole catalog (T9), and an MCP App's downstream name its route (U6).
+ */
+export function ownersOf(name: string, config: Config): Config {
+  const owners = config.servers.filter((server) => {
+    const parts = [config.prefix ?? '', server.prefix].filter((part) => part !== '');
+    return parts.length === 0 || name.startsWith(`${parts.join(config.separator)}${config.separator}`);
+  });
+  const prefixed = owners.some((server) => [config.prefix ?? '', server.prefix].some((part) => part !== ''));
+  return prefixed ? { ...config, servers: owners } : config;
 }
 
 function parseToolArgs(text: string | undefined): Record<string, unknown> {

@@ -1,0 +1,157 @@
+/**
+ * The newcomer's path (issue 12, item 6), with real processes: a server that crashes at start,
+ * one that never answers, `check`, `tools`, `call` and `serve --http` as a user runs them.
+ */
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { fixtureServer } from '../helpers/fixtures.js';
+import { runCli, serveHttp, writeConfig, fixtureEntry } from './cli-process.js';
+
+/** A server that prints a fatal line (echoing its key) and exits 3 before serving. */
+function crashing(name: string, marker: string): string {
+  const script = `console.error('fatal: no API key in FOO_API_KEY (got ' + process.env.FOO_API_KEY + ')'); process.exit(3) // ${marker}`;
+  return [
+    `  ${name}:`,
+    `    command: ${JSON.stringify(process.execPath)}`,
+    `    args: ${JSON.stringify(['-e', script])}`,
+    '    env: { FOO_API_KEY: "${SECRET_TOKEN_FOR_TEST}" }',
+  ].join('\n');
+}
+
+/** A server that reads stdin and never answers. */
+function silent(name: string, marker: string, extra = ''): string {
+  const script = `process.stdin.resume(); setInterval(() => {}, 1000) // ${marker}`;
+  return [
+    `  ${name}:`,
+    `    command: ${JSON.stringify(process.execPath)}`,
+    `    args: ${JSON.stringify(['-e', script])}`,
+    '    timeout_ms: 1500',
+    extra,
+  ]
+    .filter((line) => line !== '')
+    .join('\n');
+}
+
+/** Live processes whose command line contains `marker`. */
+function processesWith(marker: string): number[] {
+  const found: number[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      if (stat.slice(stat.lastIndexOf(')') + 2).startsWith('Z')) continue;
+      if (readFileSync(`/proc/${entry}/cmdline`, 'utf8').includes(marker)) found.push(Number(entry));
+    } catch {
+      // Gone while we looked.
+    }
+  }
+  return found;
+}
+
+const markers: string[] = [];
+function marker(label: string): string {
+  const value = `mcpn-${label}-${process.pid}-${markers.length}-${Date.now()}`;
+  markers.push(value);
+  return value;
+}
+afterEach(() => {
+  for (const value of markers.splice(0)) for (const pid of processesWith(value)) process.kill(pid, 'SIGKILL');
+});
+
+const SECRET = 'sk-newcomer-0123456789';
+
+describe('a server that crashes at start', () => {
+  it('P6: check shows its exit code and its last stderr line, with the secret scrubbed (L2)', async () => {
+    const file = writeConfig(
+      ['servers:', crashing('broken', marker('crash')), fixtureEntry('ok', 'echo')].join('\n'),
+    );
+    const check = await runCli(['check', '--config', file], { SECRET_TOKEN_FOR_TEST: SECRET });
+    expect(check.code).toBe(1);
+    expect(check.stdout).toContain('exited with code 3');
+    expect(check.stdout).toContain('fatal: no API key in FOO_API_KEY');
+    expect(check.stdout + check.stderr).not.toContain(SECRET);
+    expect(check.stdout).toContain('[REDACTED]');
+  });
+
+  it('P6/T9: /healthz and the serve banner show it; a call to its tool is downstream_unavailable naming it', async () => {
+    const file = writeConfig(
+      ['servers:', crashing('broken', marker('crash')), fixtureEntry('ok', 'echo')].join('\n'),
+    );
+    const serve = await serveHttp(file, { SECRET_TOKEN_FOR_TEST: SECRET });
+    try {
+      const health = (await (await fetch(serve.healthUrl)).json()) as {
+        servers: { name: string; error?: string }[];
+      };
+      const broken = health.servers.find((server) => server.name === 'broken');
+      expect(broken?.error).toContain('fatal: no API key in FOO_API_KEY');
+      expect(JSON.stringify(health)).not.toContain(SECRET);
+      expect(serve.stderr()).toContain('exited with code 3');
+    } finally {
+      serve.child.kill('SIGTERM');
+      await serve.exited;
+    }
+    const call = await runCli(['call', 'broken_anything', '--config', file], {
+      SECRET_TOKEN_FOR_TEST: SECRET,
+    });
+    expect(call.code).toBe(1);
+    const envelope = JSON.parse(call.stdout) as {
+      meta_data: { error_type: string; error_data: { last_error: string } };
+    };
+    expect(envelope.meta_data.error_type).toBe('downstream_unavailable');
+    expect(envelope.meta_data.error_data.last_error).toContain('exited with code 3');
+    expect(call.stdout).not.toContain('Did you mean');
+  });
+});
+
+describe('no process left behind', () => {
+  it.each([
+    ['check', ['check']],
+    ['tools', ['tools']],
+    ['call of the live server', ['call', 'ok_echo', '--args', '{"text":"hi"}']],
+    ['call of the silent server', ['call', 'quiet_x']],
+    ['call of the crashing one', ['call', 'broken_x']],
+  ])(
+    'P5: %s, with a silent server and a crashing one, leaves none of their processes',
+    async (_name, args) => {
+      const quiet = marker('silent');
+      const broken = marker('crash');
+      const file = writeConfig(
+        ['servers:', silent('quiet', quiet), crashing('broken', broken), fixtureEntry('ok', 'echo')].join(
+          '\n',
+        ),
+      );
+      const run = await runCli([...args, '--config', file], { SECRET_TOKEN_FOR_TEST: SECRET });
+      // 0 or 1 (a problem found, a failed call); never 3 (config) or a timeout (null).
+      expect([0, 1], run.stdout + run.stderr).toContain(run.code);
+      expect(processesWith(quiet)).toEqual([]);
+      expect(processesWith(broken)).toEqual([]);
+    },
+  );
+});
+
+describe('call starts only what it needs', () => {
+  it("U3: call of one server's tool never starts the others", async () => {
+    const flag = join(tmpdir(), `${marker('started')}.flag`);
+    // The echo fixture behind a wrapper that leaves a flag when it is started.
+    const echo = fixtureServer('echo');
+    const wrapper = `: > '${flag}'; exec '${echo.command}' ${echo.args.map((arg) => `'${arg}'`).join(' ')}`;
+    const file = writeConfig(
+      [
+        'servers:',
+        '  other:',
+        '    command: sh',
+        `    args: ${JSON.stringify(['-c', wrapper])}`,
+        fixtureEntry('ok', 'echo'),
+      ].join('\n'),
+    );
+    const call = await runCli(['call', 'ok_echo', '--args', '{"text":"hi"}', '--config', file]);
+    expect(call.code, call.stderr).toBe(0);
+    expect(existsSync(flag)).toBe(false);
+    // An unknown name starts every server, for T9's suggestions.
+    const unknown = await runCli(['call', 'nothing_here', '--config', file]);
+    expect(unknown.code).toBe(1);
+    expect(existsSync(flag)).toBe(true);
+  });
+});
