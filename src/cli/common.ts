@@ -12,6 +12,7 @@ import type { Proxy } from '../app/proxy.js';
 import { formatProblem, loadConfig } from '../config/load.js';
 import type { Config, LogLevel } from '../config/types.js';
 import { secretScrubber } from '../core/secrets.js';
+import { closest } from '../core/suggest.js';
 import { createLogger } from '../log/logger.js';
 import { CliError, EXIT } from './errors.js';
 import type { CliIO } from './errors.js';
@@ -47,14 +48,23 @@ export function resolveConfigPath(flag: string | undefined, env: NodeJS.ProcessE
 
 /** Loads the config; prints warnings, and on any error prints each one and throws (exit 3). */
 export async function loadConfigOrFail(file: string, io: CliIO): Promise<Config> {
+  return (await loadConfigWithWarnings(file, io)).config;
+}
+
+/** {@link loadConfigOrFail}, also returning the warnings it printed (`check` counts them). */
+export async function loadConfigWithWarnings(
+  file: string,
+  io: CliIO,
+): Promise<{ config: Config; warnings: readonly string[] }> {
   const { config, errors, warnings } = await loadConfig(file, process.env);
-  for (const warning of warnings) io.err(`warning: ${formatProblem(warning)}`);
+  const printed = warnings.map((warning) => `warning: ${formatProblem(warning)}`);
+  for (const line of printed) io.err(line);
   if (config === undefined || errors.length > 0) {
     for (const error of errors) io.err(formatProblem(error));
     const count = errors.length === 1 ? '1 problem' : `${errors.length} problems`;
     throw new CliError(`Config ${file} is invalid (${count}); nothing was started.`, EXIT.config);
   }
-  return config;
+  return { config, warnings: printed };
 }
 
 /** The pino logger on stderr (L1), with the config's redaction and secrets (L2). */
@@ -87,8 +97,13 @@ export function parseCommandArgs<T extends ParseArgsConfig['options']>(
     };
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);
+    // `serve --htttp`: name the option that was probably meant.
+    const unknown = /^Unknown option '(--?[^']+)'/.exec(message)?.[1];
+    const names = Object.keys(options ?? {}).map((name) => `--${name}`);
+    const guess = unknown === undefined ? undefined : closest(unknown, names, { limit: 1 })[0];
+    const what = guess === undefined ? message : `Unknown option '${unknown}'. Did you mean ${guess}?`;
     throw new CliError(
-      `${command}: ${message}\nRun "mcp-normalizer ${command} --help" for the options.`,
+      `${what === message ? `${command}: ${message}` : `${command}: ${what}`}\nRun "mcp-normalizer ${command} --help" for the options.`,
       EXIT.usage,
     );
   }
@@ -113,11 +128,11 @@ export async function withStartedProxy<T>(
   configFlag: string | undefined,
   logLevel: string | undefined,
   io: CliIO,
-  body: (proxy: Proxy, io: CliIO) => Promise<T>,
+  body: (proxy: Proxy, io: CliIO, configWarnings: readonly string[]) => Promise<T>,
   select?: (config: Config) => Config,
 ): Promise<T> {
   const file = resolveConfigPath(configFlag, process.env, process.cwd());
-  const loaded = await loadConfigOrFail(file, io);
+  const { config: loaded, warnings } = await loadConfigWithWarnings(file, io);
   const config = select === undefined ? loaded : select(loaded);
   const out = scrubbedIO(io, config);
   // Problems are printed by the command itself; the log stays quiet unless asked.
@@ -125,7 +140,7 @@ export async function withStartedProxy<T>(
   const proxy = createProxy(config, { logger });
   try {
     await proxy.start();
-    return await body(proxy, out);
+    return await body(proxy, out, warnings);
   } finally {
     await proxy.stop({ graceMs: 0 });
   }

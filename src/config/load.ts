@@ -45,11 +45,24 @@ const SYNTAX_HINTS: Partial<Record<YAMLError['code'], string>> = {
   BLOCK_IN_FLOW: 'check for a missing comma or bracket before this point',
 };
 
-/** Where a YAML error really starts: an unclosed quote is reported at the end of the file. */
+/**
+ * An unclosed `[` or `{`: the parser says the NEXT line "must be sufficiently indented", which
+ * reads as an indentation problem there; the mistake is the missing `]` or `}` of the line
+ * that opened it.
+ */
+const UNCLOSED_FLOW =
+  /^Flow (sequence|map) in block collection must be sufficiently indented and end with a ([\]}])/;
+
+/** Where a YAML error really starts: an unclosed quote or bracket is reported after it. */
 function syntaxOffset(text: string, error: YAMLError): number {
   const quote = /Missing closing (["'])quote/.exec(error.message)?.[1];
   if (quote !== undefined) {
     const opening = text.lastIndexOf(quote, error.pos[0] - 1);
+    if (opening !== -1) return opening;
+  }
+  const flow = UNCLOSED_FLOW.exec(error.message);
+  if (flow !== null) {
+    const opening = text.lastIndexOf(flow[2] === ']' ? '[' : '{', error.pos[0] - 1);
     if (opening !== -1) return opening;
   }
   return error.pos[0];
@@ -66,6 +79,11 @@ function syntaxMessage(file: string, text: string, error: YAMLError): string {
   const quote = /Missing closing (["'])quote/.exec(error.message)?.[1];
   if (quote !== undefined) {
     return `${kind} syntax error: unclosed ${quote === '"' ? 'double' : 'single'} quote: close it with ${quote} where the value ends`;
+  }
+  const flow = UNCLOSED_FLOW.exec(error.message);
+  if (flow !== null) {
+    const [open, close] = flow[2] === ']' ? ['[', ']'] : ['{', '}'];
+    return `${kind} syntax error: this ${flow[1] === 'sequence' ? 'list' : 'map'} opens with ${open} but is not closed: add ${close} where it ends (a list or map in brackets that goes on over several lines must indent them further)`;
   }
   if (error.code === 'TAB_AS_INDENT') what = 'tab used as indentation';
   if (error.code === 'MULTIPLE_DOCS') what = 'more than one YAML document';
@@ -87,7 +105,11 @@ function parseText(file: string, text: string): ParseOutcome {
   const errors: ConfigProblem[] = [];
   const seen = new Set<number>();
   let unclosedQuoteAt = Number.POSITIVE_INFINITY;
+  // An unclosed quote swallows the bracket that closed a list after it: that list is no mistake.
+  const quoteError = doc.errors.find((error) => error.code === 'MISSING_CHAR' && /quote/.test(error.message));
+  const quoteAt = quoteError === undefined ? Number.POSITIVE_INFINITY : syntaxOffset(text, quoteError);
   for (const error of doc.errors) {
+    if (UNCLOSED_FLOW.test(error.message) && error.pos[0] > quoteAt) continue;
     const offset = syntaxOffset(text, error);
     // The parser can report one mistake twice at the same spot, and an unclosed quote swallows
     // the rest of the file so that what follows only echoes it: report the cause once.

@@ -485,8 +485,19 @@ export class Connection {
       // E5: a failed attempt re-probes next time (the server may have changed era), except a
       // server known to exit on the probe.
       if (this.#verdict?.learnedBy === 'probe') this.#verdict = undefined;
-      this.#goDown(this.#withExit(error, report));
+      this.#goDown(this.#located(this.#withExit(error, report)));
     }
+  }
+
+  /**
+   * A remote server's failure names its URL ("fetch failed" alone did not say which server's
+   * address was wrong); the URL is scrubbed like every output (L2) where it is shown.
+   */
+  #located(error: unknown): unknown {
+    const transport = this.#server.transport;
+    if (transport.type === 'stdio') return error;
+    const text = describe(error);
+    return text.includes(transport.url) ? error : new Error(`${transport.url}: ${text}`);
   }
 
   /**

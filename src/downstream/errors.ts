@@ -3,15 +3,30 @@
  * failed request means the server cannot be reached at all (P4 for remote servers).
  */
 
-/** One line for `lastError` and the log: the message, prefixed by a system error code it lacks. */
+/**
+ * One line for `lastError` and the log: the message, prefixed by a system error code it lacks,
+ * followed by what its causes add (undici's "fetch failed" says why only in its `cause`:
+ * `fetch failed (ECONNREFUSED: connect ECONNREFUSED 127.0.0.1:9)`).
+ */
 export function describeError(error: unknown): string {
-  if (error instanceof Error) {
-    const code = (error as { code?: unknown }).code;
-    return typeof code === 'string' && !error.message.includes(code)
-      ? `${code}: ${error.message}`
-      : error.message;
+  if (!(error instanceof Error)) return String(error);
+  let text = withCode(error);
+  for (
+    let cause = error.cause, depth = 0;
+    cause instanceof Error && depth < 4;
+    cause = cause.cause, depth++
+  ) {
+    const more = withCode(cause);
+    if (more !== '' && !text.includes(more)) text += ` (${more})`;
   }
-  return String(error);
+  return text;
+}
+
+function withCode(error: Error): string {
+  const code = (error as { code?: unknown }).code;
+  return typeof code === 'string' && !error.message.includes(code)
+    ? `${code}: ${error.message}`
+    : error.message;
 }
 
 /** Socket-level error codes (Node and undici) that mean the server cannot be reached. */

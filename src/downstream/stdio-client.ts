@@ -12,6 +12,7 @@
  *   signalling only the wrapper left the real server running (P5).
  */
 import type { ChildProcess } from 'node:child_process';
+import { existsSync, statSync } from 'node:fs';
 import { PassThrough, type Readable } from 'node:stream';
 import spawn from 'cross-spawn';
 import { GATEWAY_REFUSAL_KEY } from '../core/classify.js';
@@ -84,6 +85,27 @@ export function withExit(error: string, report: ExitReport, scrub?: (text: strin
   return `${error}: the process ${how}${tail === '' ? ' (nothing on stderr)' : `; its stderr ended with: ${tail}`}`;
 }
 
+/**
+ * A failed spawn, said plainly. Node reports a missing working directory as `spawn <command>
+ * ENOENT`, blaming a command that exists; both cases are told apart here.
+ */
+function spawnError(error: Error, options: StdioClientOptions): Error {
+  if ((error as { code?: unknown }).code !== 'ENOENT') return error;
+  const { cwd, command } = options;
+  if (cwd !== undefined && !(existsSync(cwd) && statSync(cwd).isDirectory())) {
+    return new Error(
+      `cannot start "${command}": its working directory (cwd) ${cwd} does not exist or is not a folder`,
+      {
+        cause: error,
+      },
+    );
+  }
+  return new Error(
+    `cannot start "${command}": no such file, and no such command on the PATH (install it, or give its absolute path)`,
+    { cause: error },
+  );
+}
+
 export class StdioClientTransport extends StreamTransport {
   readonly #options: StdioClientOptions;
   /** Handed out before start(), so that no early line of the child's stderr is lost. */
@@ -134,9 +156,9 @@ export class StdioClientTransport extends StreamTransport {
   async exitReportWithin(ms: number): Promise<ExitReport | undefined> {
     if (this.#exit === undefined && this.#exited !== undefined) {
       let timer: NodeJS.Timeout | undefined;
+      // Not unref'd: a one-shot command waiting here has nothing else keeping it alive.
       const timeout = new Promise<void>((resolve) => {
         timer = setTimeout(resolve, ms);
-        timer.unref();
       });
       await Promise.race([this.#exited, timeout]);
       clearTimeout(timer);
@@ -176,11 +198,17 @@ export class StdioClientTransport extends StreamTransport {
         ...(this.#options.cwd !== undefined ? { cwd: this.#options.cwd } : {}),
       });
       this.#child = child;
-      this.#exited = new Promise((resolve) => child.once('exit', () => resolve()));
+      // 'exit' never comes for a child that failed to spawn (a missing command or cwd): 'close'
+      // and 'error' end the wait too.
+      this.#exited = new Promise((resolve) => {
+        child.once('exit', () => resolve());
+        child.once('close', () => resolve());
+        child.once('error', () => resolve());
+      });
       this.#spawnedPid = child.pid;
       let spawned = false;
       child.on('error', (error) => {
-        if (!spawned) reject(error);
+        if (!spawned) reject(spawnError(error, this.#options));
         this.onerror?.(error);
       });
       child.on('spawn', () => {

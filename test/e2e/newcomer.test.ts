@@ -155,3 +155,71 @@ describe('call starts only what it needs', () => {
     expect(existsSync(flag)).toBe(true);
   });
 });
+
+describe('messages that say what is wrong and where', () => {
+  it('P6: a missing cwd is named as the missing folder, not as a missing command', async () => {
+    const file = writeConfig(
+      [
+        'servers:',
+        '  py:',
+        `    command: ${JSON.stringify(process.execPath)}`,
+        '    args: ["-e", "1"]',
+        '    cwd: /nonexistent/mcp-normalizer-test-dir',
+      ].join('\n'),
+    );
+    const check = await runCli(['check', '--config', file]);
+    expect(check.code).toBe(1);
+    expect(check.stdout).toContain(
+      'working directory (cwd) /nonexistent/mcp-normalizer-test-dir does not exist',
+    );
+  });
+
+  it('P6: a missing command is named as such', async () => {
+    const file = writeConfig(
+      ['servers:', '  gone:', '    command: mcp-normalizer-no-such-command'].join('\n'),
+    );
+    const check = await runCli(['check', '--config', file]);
+    expect(check.stdout).toContain(
+      '"mcp-normalizer-no-such-command": no such file, and no such command on the PATH',
+    );
+  });
+
+  it('P4: an unreachable URL is named with the reason', async () => {
+    // A port that was free a moment ago: connection refused.
+    const { createServer } = await import('node:net');
+    const port = await new Promise<number>((resolve) => {
+      const probe = createServer().listen(0, '127.0.0.1', () => {
+        const address = probe.address() as { port: number };
+        probe.close(() => resolve(address.port));
+      });
+    });
+    const url = `http://127.0.0.1:${port}/mcp`;
+    const file = writeConfig(['servers:', '  remote:', `    url: ${url}`, '    timeout_ms: 3000'].join('\n'));
+    const check = await runCli(['check', '--config', file]);
+    expect(check.code).toBe(1);
+    expect(check.stdout).toContain(`${url}: `);
+    expect(check.stdout).toContain('ECONNREFUSED');
+  });
+
+  it('U3: an option with a typo gets "did you mean"', async () => {
+    const serve = await runCli(['serve', '--htttp']);
+    expect(serve.code).toBe(2);
+    expect(serve.stderr).toContain("Unknown option '--htttp'. Did you mean --http?");
+  });
+
+  it('C5: a misspelt key in a Claude-Desktop file is a problem in check, not "no problems"', async () => {
+    const echo = fixtureServer('echo');
+    const file = join(tmpdir(), `${marker('desktop')}.json`);
+    const { writeFileSync } = await import('node:fs');
+    writeFileSync(
+      file,
+      JSON.stringify({
+        mcpServers: { echo: { command: echo.command, args: echo.args, enviroment: { A: '1' } } },
+      }),
+    );
+    const check = await runCli(['check', '--config', file]);
+    expect(check.code).toBe(1);
+    expect(check.stdout).toContain('did you mean "env"?');
+    expect(check.stdout).toContain('FAILED: 1 problem.');
+  });
+});

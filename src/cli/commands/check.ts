@@ -37,7 +37,7 @@ export async function run(args: readonly string[], io: CliIO): Promise<number> {
     values['config'] as string | undefined,
     values['log-level'] as string | undefined,
     io,
-    (proxy, io) => {
+    (proxy, io, configWarnings) => {
       const catalog = proxy.catalog();
       const servers = proxy.servers();
       const disabled = proxy.config.servers
@@ -53,8 +53,16 @@ export async function run(args: readonly string[], io: CliIO): Promise<number> {
       const featureProblems = proxy
         .features()
         .problems.map((problem) => `${problem.severity}: ${problem.message}`);
-      const problems = [...failures, ...formatProblems(catalog.problems), ...featureProblems];
+      // A config warning (a misspelt key in a Claude-Desktop file, ignored) is a problem here:
+      // `check` is where a user asks whether the config does what they wrote.
+      const problems = [
+        ...configWarnings,
+        ...failures,
+        ...formatProblems(catalog.problems),
+        ...featureProblems,
+      ];
       const errors =
+        configWarnings.length +
         failures.length +
         featureProblems.length +
         catalog.problems.filter((problem) => problem.severity === 'error').length;
