@@ -51,14 +51,17 @@ export async function loadConfigOrFail(file: string, io: CliIO): Promise<Config>
   return (await loadConfigWithWarnings(file, io)).config;
 }
 
-/** {@link loadConfigOrFail}, also returning the warnings it printed (`check` counts them). */
+/** {@link loadConfigOrFail}, also returning the ignored-key warnings it printed (`check` counts them). */
 export async function loadConfigWithWarnings(
   file: string,
   io: CliIO,
 ): Promise<{ config: Config; warnings: readonly string[] }> {
   const { config, errors, warnings } = await loadConfig(file, process.env);
-  const printed = warnings.map((warning) => `warning: ${formatProblem(warning)}`);
-  for (const line of printed) io.err(line);
+  for (const warning of warnings) io.err(`warning: ${formatProblem(warning)}`);
+  // C5: an ignored key (a misspelt `enviroment` in a Claude-Desktop file) is a problem for check.
+  const printed = warnings
+    .filter((warning) => warning.ignoredKey === true)
+    .map((warning) => `warning: ${formatProblem(warning)}`);
   if (config === undefined || errors.length > 0) {
     for (const error of errors) io.err(formatProblem(error));
     const count = errors.length === 1 ? '1 problem' : `${errors.length} problems`;

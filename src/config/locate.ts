@@ -25,6 +25,11 @@ export interface ConfigProblem {
   readonly path: KeyPath;
   /** What is wrong, then how to fix it. */
   readonly message: string;
+  /**
+   * A warning about a key that is ignored (C2: an `mcpServers` entry's key we do not use):
+   * `check` counts these as problems, since a misspelt key does nothing (C5).
+   */
+  readonly ignoredKey?: true;
 }
 
 /** One parsed file: its name, its yaml Document and the LineCounter that saw its text. */

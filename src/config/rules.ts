@@ -170,14 +170,15 @@ function ignoredMcpKeys(entry: ServerEntry, out: RuleProblems): void {
     if (MCP_ENTRY_KEYS.has(key)) continue;
     const [suggestion] = closest(key, MCP_ENTRY_KEYS, { limit: 1 });
     const hint = suggestion === undefined ? '' : ` (did you mean "${suggestion}"?)`;
-    out.warnings.push(
-      problemAt(
+    out.warnings.push({
+      ...problemAt(
         entry.parsed,
         [...entry.path, key],
         `key "${key}" is not used by mcp-normalizer and is ignored${hint}`,
         'key',
       ),
-    );
+      ignoredKey: true,
+    });
   }
 }
 

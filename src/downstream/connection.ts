@@ -529,7 +529,10 @@ export class Connection {
         reason = await subscription.closed;
       } catch (error) {
         if (current())
-          this.#logger.info({ err: error }, 'downstream refused a listen stream: no list changes');
+          this.#logger.info(
+            { error: describe(error) },
+            'downstream refused a listen stream: no list changes',
+          );
         return;
       }
       if (reason !== 'remote' || !current()) return;

@@ -346,13 +346,28 @@ function positional(node: unknown, depth = 0): boolean {
 }
 
 /**
+ * A value of this shape may not be what the envelope carries: N6 passes a `{results, ...}`
+ * payload's `results` through, and N8 unwraps `{success, value}`, `{status, data}` and
+ * `{result, error}`. Typing the value field with the outer schema would then be wrong.
+ */
+function unwrapped(schema: SchemaNode): boolean {
+  const properties = isNode(schema['properties']) ? Object.keys(schema['properties']) : [];
+  return (
+    properties.includes('results') ||
+    properties.includes('success') ||
+    properties.includes('status') ||
+    (properties.includes('result') && properties.includes('error'))
+  );
+}
+
+/**
  * T14: the envelope schema of `format` for a tool that has its own `outputSchema`: the value
  * field (`results`, `value`, `data`) admits that schema (or, as every envelope may carry there, a
  * failure's `{error}`, N9's spilled-value stand-in, or null), so a client keeps the tool's typed
  * shape. FastMCP's wrapper schema (`x-fastmcp-wrap-result`) gives the inner value's schema, as N12
  * unwraps the value. `undefined` when the tool's schema cannot be embedded as it is (a `$ref`,
- * `$id` or `$defs` would resolve against the envelope instead): that tool keeps the plain envelope
- * schema.
+ * `$id` or `$defs` would resolve against the envelope instead) or describes a payload the
+ * normalizer unwraps (N6, N8): that tool keeps the plain envelope schema.
  * @example typedEnvelopeSchema('results', { type: 'object', properties: { rows: { type: 'number' } } })
  */
 export function typedEnvelopeSchema(format: OutputFormat, toolSchema: unknown): JsonSchemaObject | undefined {
@@ -360,7 +375,7 @@ export function typedEnvelopeSchema(format: OutputFormat, toolSchema: unknown): 
   let value: SchemaNode = toolSchema;
   const wrapped = isNode(toolSchema['properties']) ? toolSchema['properties']['result'] : undefined;
   if (toolSchema['x-fastmcp-wrap-result'] === true && isNode(wrapped)) value = wrapped;
-  if (positional(value)) return undefined;
+  if (positional(value) || unwrapped(value)) return undefined;
   const { $schema: _dialect, ...own } = value;
   const base = ENVELOPE_OUTPUT_SCHEMAS[format];
   const properties = isNode(base['properties']) ? base['properties'] : {};

@@ -98,11 +98,12 @@ class StdioServerTransport extends StreamTransport {
     return Promise.resolve();
   }
 
-  close(): Promise<void> {
+  async close(): Promise<void> {
+    // P5: an answer held for its few milliseconds behind a notification (P9) is written first.
+    await this.#tail;
     this.markClosed();
     // Stop reading unless someone else still listens (tests share a stream between endpoints).
     if (this.#stdin.listenerCount('data') === 0) this.#stdin.pause();
-    return Promise.resolve();
   }
 
   /** Writes `message`, a response right after a notification a moment later (P9), in order. */

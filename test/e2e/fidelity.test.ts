@@ -103,3 +103,21 @@ describe("a tool's own outputSchema through the gateway", () => {
     }
   });
 });
+
+describe('a FastMCP (Python) tool that returns a string', () => {
+  it("N12/T14: the value is the string itself, FastMCP's wrap_result marker travels in _meta, and the typed schema validates", async () => {
+    const session = await connectStdio(
+      writeConfig(['servers:', pythonEntry('fast', 'fastmcp_server.py')].join('\n')),
+    );
+    try {
+      await session.client.listTools();
+      // callTool: the SDK client validates structuredContent against the advertised outputSchema.
+      const answer = await session.client.callTool({ name: 'fast_greet', arguments: { name: 'Ada' } });
+      expect(answer.isError).not.toBe(true);
+      expect((answer.structuredContent as { results: unknown }).results).toBe('Hello, Ada!');
+      expect(answer._meta).toMatchObject({ fastmcp: { wrap_result: true } });
+    } finally {
+      await session.client.close();
+    }
+  });
+});

@@ -18,7 +18,7 @@
 import { ListRootsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ENVELOPE_OUTPUT_SCHEMAS } from '../../src/upstream/envelope-schema.js';
+import { ENVELOPE_OUTPUT_SCHEMAS, typedEnvelopeSchema } from '../../src/upstream/envelope-schema.js';
 import { assertEnvelopeCarries, createMask } from './envelope-oracle.js';
 import type { RawResult } from './envelope-oracle.js';
 import type { DownstreamSpec, Product, Upstream } from './product.js';
@@ -350,8 +350,10 @@ describe.each(['stdio', 'http'] as const)(
           expect(mine?.title, `${tool.name}: title`).toBe(tool.title);
           expect(mine?.description, `${tool.name}: description`).toBe(tool.description);
           expect(mine?.annotations, `${tool.name}: annotations`).toEqual(tool.annotations);
-          expect(mine?.outputSchema, `${tool.name}: outputSchema is the envelope`).toEqual(
-            ENVELOPE_OUTPUT_SCHEMAS.results,
+          expect(mine?.outputSchema, `${tool.name}: outputSchema is the (typed, T14) envelope`).toEqual(
+            (tool.outputSchema !== undefined
+              ? typedEnvelopeSchema('results', tool.outputSchema)
+              : undefined) ?? ENVELOPE_OUTPUT_SCHEMAS.results,
           );
         }
         const prefixed = [...exposed.keys()].filter((name) => name.startsWith(`${key}_`));

@@ -15,7 +15,7 @@ import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ENVELOPE_OUTPUT_SCHEMAS } from '../../src/upstream/envelope-schema.js';
+import { ENVELOPE_OUTPUT_SCHEMAS, typedEnvelopeSchema } from '../../src/upstream/envelope-schema.js';
 import { assertEnvelopeCarries, createMask } from './envelope-oracle.js';
 import type { HttpServe } from './product.js';
 import { CLI, productEnv, serveHttp, writeProductConfig } from './product.js';
@@ -116,7 +116,11 @@ function expectListing(run: InspectorRun): void {
   for (const tool of listing.tools) {
     const original = directTools.find((t) => `ev_${t.name}` === tool.name);
     expect(tool.inputSchema, tool.name).toEqual(original?.inputSchema);
-    expect(tool.outputSchema, tool.name).toEqual(ENVELOPE_OUTPUT_SCHEMAS.results);
+    expect(tool.outputSchema, tool.name).toEqual(
+      (original?.outputSchema !== undefined
+        ? typedEnvelopeSchema('results', original.outputSchema)
+        : undefined) ?? ENVELOPE_OUTPUT_SCHEMAS.results,
+    );
   }
 }
 

@@ -14,7 +14,7 @@ import { pathToFileURL } from 'node:url';
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 import { ListRootsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ENVELOPE_OUTPUT_SCHEMAS } from '../../src/upstream/envelope-schema.js';
+import { ENVELOPE_OUTPUT_SCHEMAS, typedEnvelopeSchema } from '../../src/upstream/envelope-schema.js';
 import { assertEnvelopeCarries, createMask } from './envelope-oracle.js';
 import type { Product } from './product.js';
 import { startProduct, writeProductConfig } from './product.js';
@@ -419,8 +419,9 @@ describe('server-filesystem, server-memory and server-sequential-thinking throug
         }
         expect(mine?.title).toBe(tool.title);
         expect(mine?.annotations).toEqual(tool.annotations);
-        expect(mine?.outputSchema, `${name}: the downstream outputSchema is replaced`).toEqual(
-          ENVELOPE_OUTPUT_SCHEMAS.results,
+        expect(mine?.outputSchema, `${name}: the envelope schema, typed by the tool's own (T14)`).toEqual(
+          (tool.outputSchema !== undefined ? typedEnvelopeSchema('results', tool.outputSchema) : undefined) ??
+            ENVELOPE_OUTPUT_SCHEMAS.results,
         );
       }
     },

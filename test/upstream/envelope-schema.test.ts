@@ -67,6 +67,15 @@ describe('typed envelope schemas (T14)', () => {
     expect(validate(render(ok({ result: 'Hello' }), 'results'))).toBe(false);
   });
 
+  it.each([
+    ['N6 {results}', { results: { type: 'array' } }],
+    ['N8 {success, value}', { success: { type: 'boolean' }, value: {} }],
+    ['N8 {status, data}', { status: { type: 'string' }, data: {} }],
+    ['N8 {result, error}', { result: {}, error: {} }],
+  ])('T14: a schema of a payload the normalizer unwraps (%s) is not embedded', (_name, properties) => {
+    expect(typedEnvelopeSchema('results', { type: 'object', properties })).toBeUndefined();
+  });
+
   it('T14: a schema with $ref or $defs is not embedded (it would resolve against the envelope)', () => {
     const withRef = {
       type: 'object',

@@ -53,8 +53,8 @@ export async function run(args: readonly string[], io: CliIO): Promise<number> {
       const featureProblems = proxy
         .features()
         .problems.map((problem) => `${problem.severity}: ${problem.message}`);
-      // A config warning (a misspelt key in a Claude-Desktop file, ignored) is a problem here:
-      // `check` is where a user asks whether the config does what they wrote.
+      // An ignored key (a misspelt key in a Claude-Desktop file) is a problem here: `check` is
+      // where a user asks whether the config does what they wrote.
       const problems = [
         ...configWarnings,
         ...failures,
