@@ -223,3 +223,24 @@ describe('messages that say what is wrong and where', () => {
     expect(check.stdout).toContain('FAILED: 1 problem.');
   });
 });
+
+describe('servers that already prefix their tools', () => {
+  it('T15: strip_prefix exposes git_status, not git_git_status, and the call reaches the tool', async () => {
+    // The echo fixture renamed `git_echo` stands in for a server that prefixes its own tools.
+    const echo = fixtureServer('echo');
+    const file = writeConfig(
+      [
+        'servers:',
+        '  git:',
+        `    command: ${JSON.stringify(echo.command)}`,
+        `    args: ${JSON.stringify(echo.args)}`,
+        '    tools: { rename: { echo: git_echo }, strip_prefix: true }',
+      ].join('\n'),
+    );
+    const tools = await runCli(['tools', '--json', '--config', file]);
+    expect((JSON.parse(tools.stdout) as { name: string }[]).map((tool) => tool.name)).toEqual(['git_echo']);
+    const call = await runCli(['call', 'git_echo', '--args', '{"text":"hi"}', '--config', file]);
+    expect(call.code, call.stdout).toBe(0);
+    expect(JSON.parse(call.stdout)).toMatchObject({ results: 'hi' });
+  });
+});
