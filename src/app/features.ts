@@ -8,6 +8,7 @@
  * InvalidParams for an unknown name or URI (naming close matches), the downstream's own code for
  * its own JSON-RPC error, InternalError otherwise, with `data.error_type` from the closed R3 list.
  */
+import { ownValue } from '../core/json.js';
 import { ProtocolErrorCode } from '@modelcontextprotocol/server';
 import type { CompleteRequestParams, LoggingMessageNotification } from '@modelcontextprotocol/server';
 import {
@@ -141,7 +142,7 @@ export function createFeatures(deps: FeatureDeps): Features {
 
   pool.on('log', (server, params) => {
     const name = params.logger === undefined ? server : `${server}/${params.logger}`;
-    const level = PINO_LEVEL[params.level] ?? 'info';
+    const level = ownValue(PINO_LEVEL, params.level) ?? 'info';
     const text = typeof params.data === 'string' ? params.data : 'downstream log message';
     logger[level](
       { server, logger: name, ...(typeof params.data === 'string' ? {} : { data: params.data }) },

@@ -3,6 +3,7 @@
  * with a JSON Pointer path, and `strict_arguments` adds unknown top-level keys. The schemas are
  * checked and compiled by `schema-compiler.ts`.
  */
+import { ownValue } from './json.js';
 import type { ErrorObject, ValidateFunction } from 'ajv';
 import type { SchemaCompiler } from './schema-compiler.js';
 import { closest } from './suggest.js';
@@ -59,8 +60,8 @@ function resolveLocal(
   const ref = node['$ref'];
   if (typeof ref !== 'string') return node;
   const match = /^#\/(\$defs|definitions)\/([^/]+)$/.exec(ref);
-  const defs = match ? root[match[1] ?? ''] : undefined;
-  const target = match && isRecord(defs) ? defs[match[2] ?? ''] : undefined;
+  const defs = match ? ownValue(root, match[1] ?? '') : undefined;
+  const target = match && isRecord(defs) ? ownValue(defs, match[2] ?? '') : undefined;
   return isRecord(target) ? target : undefined;
 }
 

@@ -4,7 +4,7 @@
  * JSON file (N9).
  */
 import type { ArtifactKind, FileArtifact } from './result.js';
-import { safeStringify, utf8ExceedsLimit } from './json.js';
+import { ownValue, safeStringify, utf8ExceedsLimit } from './json.js';
 import { NativeBuffer } from './native.js';
 
 /** Default of `output.max_inline_bytes` (N9). */
@@ -63,7 +63,7 @@ const EXTENSION_BY_MIME: Readonly<Record<string, string>> = {
 const MIME_BY_EXTENSION: Readonly<Record<string, string>> = (() => {
   const out: Record<string, string> = {};
   // First MIME type listed for an extension wins (the canonical one comes first in the table).
-  for (const [mime, ext] of Object.entries(EXTENSION_BY_MIME)) out[ext] ??= mime;
+  for (const [mime, ext] of Object.entries(EXTENSION_BY_MIME)) if (!Object.hasOwn(out, ext)) out[ext] = mime;
   out['jpeg'] = 'image/jpeg';
   out['htm'] = 'text/html';
   out['yml'] = 'application/yaml';
@@ -84,7 +84,7 @@ function essence(mimeType: string): string {
 export function extensionForMime(mimeType: string | undefined): string {
   if (mimeType === undefined) return 'bin';
   const key = essence(mimeType);
-  const known = EXTENSION_BY_MIME[key];
+  const known = ownValue(EXTENSION_BY_MIME, key);
   if (known !== undefined) return known;
   if (key.endsWith('+json')) return 'json';
   if (key.startsWith('text/')) return 'txt';
@@ -98,7 +98,7 @@ export function extensionForMime(mimeType: string | undefined): string {
 export function mimeForFileName(name: string): string {
   const dot = name.lastIndexOf('.');
   if (dot <= 0) return 'application/octet-stream';
-  return MIME_BY_EXTENSION[name.slice(dot + 1).toLowerCase()] ?? 'application/octet-stream';
+  return ownValue(MIME_BY_EXTENSION, name.slice(dot + 1).toLowerCase()) ?? 'application/octet-stream';
 }
 
 /** The artifact kind a MIME type suggests, for files whose origin says nothing (N6). */
@@ -157,6 +157,25 @@ export function utf8ToBase64(text: string): string {
 
 const UNSAFE_NAME_CHARS = /[^A-Za-z0-9._-]+/g;
 const MAX_NAME_LENGTH = 64;
+
+/**
+ * A file name a host can store as it is: the last segment of `name` after any `/` or `\\`, reduced
+ * to `[A-Za-z0-9._-]` (every other run becomes `_`), without leading dots or underscores, at most
+ * 64 characters with its extension kept. `undefined` when nothing is left. Hosts that follow the
+ * Tool Output Contract persist `returned_file_names` as given: `../../.bashrc`, `/etc/cron.d/x`
+ * or a NUL must never reach one.
+ * @example safeFileName('../../../home/u/.bashrc') // 'bashrc'
+ * @example safeFileName('report 2026.pdf') // 'report_2026.pdf'
+ */
+export function safeFileName(name: string): string | undefined {
+  const base = name.slice(Math.max(name.lastIndexOf('/'), name.lastIndexOf('\\')) + 1);
+  const safe = base.replace(UNSAFE_NAME_CHARS, '_').replace(/^[._]+/, '');
+  if (safe === '') return undefined;
+  if (safe.length <= MAX_NAME_LENGTH) return safe;
+  const dot = safe.lastIndexOf('.');
+  const ext = dot > 0 && safe.length - dot <= 16 ? safe.slice(dot) : '';
+  return safe.slice(0, MAX_NAME_LENGTH - ext.length) + ext;
+}
 
 /**
  * A file name taken from a resource URI's last path segment, when that segment looks like a file

@@ -4,6 +4,7 @@
  * tools with a warning naming them (T12), and warns about renames and overrides that match no
  * tool (T5: likely typos). Split from catalog.ts to keep each module on one job.
  */
+import { ownValue } from './json.js';
 import picomatch from 'picomatch';
 import { ToolSchema } from '@modelcontextprotocol/core';
 import type { CatalogProblem, CatalogServerInput } from './catalog.js';
@@ -115,7 +116,7 @@ export function candidates(
 function unused(server: CatalogServerInput, listed: ReadonlySet<string>, problems: CatalogProblem[]): void {
   if (listed.size === 0) return;
   const rename = server.rename ?? {};
-  const renamed = new Set([...listed].map((name) => rename[name] ?? name));
+  const renamed = new Set([...listed].map((name) => ownValue(rename, name) ?? name));
   for (const from of Object.keys(rename)) {
     if (listed.has(from)) continue;
     const hint = closest(from, listed, { limit: 1 })[0];

@@ -14,6 +14,7 @@ import { appTool, carriedMeta, type AppTool } from './meta.js';
 import { exposedName } from './naming.js';
 import type { ErrorType } from './result.js';
 import { createSchemaCompiler, type SchemaCompiler } from './schema-compiler.js';
+import { ownValue } from './json.js';
 import { closest } from './suggest.js';
 import { uriPrefix } from './uri-namespace.js';
 
@@ -156,8 +157,8 @@ function buildTool(
   compiler: SchemaCompiler,
 ): ExposedTool {
   const { server, raw } = candidate;
-  const renamed = server.rename?.[candidate.name] ?? candidate.name;
-  const override = server.overrides?.[renamed];
+  const renamed = ownValue(server.rename, candidate.name) ?? candidate.name;
+  const override = ownValue(server.overrides, renamed);
   const inputSchema = raw['inputSchema'] as Record<string, unknown>;
   const policy = {
     explicitDestructive: options.explicitDestructive,
@@ -230,12 +231,12 @@ export function buildCatalog(servers: readonly CatalogServerInput[], options: Ca
     ? listed
     : []) {
     for (const candidate of found)
-      plain.add(nameOf(server, server.rename?.[candidate.name] ?? candidate.name));
+      plain.add(nameOf(server, ownValue(server.rename, candidate.name) ?? candidate.name));
   }
   for (const { server, candidates: found } of listed) {
-    const own = new Set(found.map((candidate) => server.rename?.[candidate.name] ?? candidate.name));
+    const own = new Set(found.map((candidate) => ownValue(server.rename, candidate.name) ?? candidate.name));
     for (const candidate of found) {
-      const renamed = server.rename?.[candidate.name] ?? candidate.name;
+      const renamed = ownValue(server.rename, candidate.name) ?? candidate.name;
       const stripped =
         server.stripPrefix === true ? withoutOwnPrefix(renamed, server.prefix, options.separator) : undefined;
       const strippedName =

@@ -20,6 +20,7 @@ import {
   isValidBase64,
   kindForMime,
   mimeForFileName,
+  safeFileName,
   utf8ToBase64,
 } from './artifacts.js';
 
@@ -29,6 +30,7 @@ export const CONTENT_WARNINGS = {
   malformedBlock: 'malformed_content_block',
   unknownBlock: 'unknown_content_block',
   missingFileContent: 'missing_file_content',
+  unsafeFileName: 'unsafe_file_name',
 } as const;
 
 /** Collects warning codes (deduplicated, in order) and the diagnostics behind them. */
@@ -261,8 +263,23 @@ export function returnedFiles(
       continue;
     }
     const given = names[i] ?? (typeof entry === 'string' ? undefined : entry.name);
-    const name = given !== undefined && given !== '' ? namer.exact(given) : namer.numbered('file', 'bin');
+    const safe = given === undefined ? undefined : safeFileName(given);
+    const name = safe !== undefined ? namer.exact(safe) : namer.numbered('file', 'bin');
     const mimeType = mimeForFileName(name);
-    files.push({ name, mimeType, kind: kindForMime(mimeType), base64 });
+    // A repeated safe name only gets its `-2` (N4); a name made safe is reported with its original.
+    const renamed = given !== undefined && given !== '' && safe !== given;
+    if (renamed) {
+      sink.add(
+        CONTENT_WARNINGS.unsafeFileName,
+        `returned_file_names[${i}] ${JSON.stringify(given)} is not a safe file name; returned as ${name}`,
+      );
+    }
+    files.push({
+      name,
+      mimeType,
+      kind: kindForMime(mimeType),
+      base64,
+      ...(renamed ? { originalName: given } : {}),
+    });
   }
 }

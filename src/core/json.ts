@@ -10,6 +10,15 @@ export const UNSERIALIZABLE = '"[unserializable]"';
 /** A plain JSON object as read from an untrusted payload. */
 export type JsonObject = Record<string, unknown>;
 
+/**
+ * `record[key]` only when `record` has `key` as its own property: a downstream's names (a tool
+ * called `constructor`, a MIME type `__proto__`) must never read what `Object.prototype` has.
+ * @example ownValue({ a: 1 }, 'constructor') // undefined
+ */
+export function ownValue<V>(record: Readonly<Record<string, V>> | undefined, key: string): V | undefined {
+  return record !== undefined && Object.hasOwn(record, key) ? record[key] : undefined;
+}
+
 /** True for a non-null, non-array object (the only shape MCP calls an "object"). */
 export function isJsonObject(value: unknown): value is JsonObject {
   return typeof value === 'object' && value !== null && !Array.isArray(value);

@@ -68,6 +68,8 @@ export interface FileArtifact {
   readonly kind: ArtifactKind;
   /** The resource URI the artifact came from, when it came from an embedded resource. */
   readonly uri?: string;
+  /** The name the downstream gave it, when that was not a safe file name (`../../.bashrc`). */
+  readonly originalName?: string;
 }
 
 /** A `resource_link` content block, listed in the metadata and never fetched (N4). */

@@ -68,6 +68,10 @@ const metaFields = {
     .optional()
     .describe('Text the tool addressed to the model beside its value (N11).'),
   resource_links: z.array(ResourceLinkEntrySchema).optional(),
+  original_file_names: z
+    .array(z.strictObject({ file: z.string(), original: z.string() }))
+    .optional()
+    .describe('The name a downstream gave a file, where it was not a safe file name (N4).'),
   downstream: JsonObjectSchema.optional().describe("The downstream's own meta_data, unchanged (N6)."),
 };
 

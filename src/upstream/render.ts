@@ -92,6 +92,13 @@ function metaData(result: Result, extraWarnings: readonly string[]): ResultsEnve
   if (hasNotes(meta.notes)) out['notes'] = meta.notes;
   if (!result.success && hasKeys(result.errorData)) out['error_data'] = result.errorData;
   if (meta.resourceLinks.length > 0) out['resource_links'] = meta.resourceLinks.map(linkEntry);
+  // The downstream's own name of a file whose name had to be made safe (N4).
+  const renamed = result.files.filter((file) => typeof file.originalName === 'string');
+  if (renamed.length > 0)
+    out['original_file_names'] = renamed.map((file) => ({
+      file: file.name,
+      original: String(file.originalName),
+    }));
   // N6: a downstream's own meta_data never overwrites ours; it travels whole, one level down.
   if (hasKeys(meta.downstreamMeta)) out['downstream'] = meta.downstreamMeta;
   return out as ResultsEnvelope['meta_data'];

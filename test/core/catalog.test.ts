@@ -510,3 +510,22 @@ describe('strip_prefix (T15)', () => {
     expect(catalog.get('git_status')?.tool).toBe('git_status');
   });
 });
+
+describe('tool names that are Object.prototype members (T1, T5)', () => {
+  it.each(['constructor', '__proto__', 'toString', 'hasOwnProperty', 'valueOf'])(
+    'T5: a tool named %s is exposed under its own name even with renames and overrides configured',
+    (name) => {
+      const catalog = buildCatalog(
+        [
+          server('s', [{ name, inputSchema: { type: 'object' } }], {
+            rename: { other: 'renamed' },
+            overrides: { renamed: { description: 'x' } },
+          }),
+        ],
+        options,
+      );
+      expect(catalog.tools.map((tool) => [tool.name, tool.tool])).toEqual([[`s_${name}`, name]]);
+      expect(catalog.get(`s_${name}`)?.definition.description).toBeUndefined();
+    },
+  );
+});

@@ -736,3 +736,44 @@ describe("the result's own _meta (N12)", () => {
     ).toEqual({ result: 'x', more: 1 });
   });
 });
+
+describe('hostile names from a downstream (N4, N6)', () => {
+  const PIXEL = 'iVBORw0KGgo=';
+  it.each(['constructor', '__proto__', 'toString', 'hasOwnProperty'])(
+    'N4: an image with mimeType %s is a plain .bin file, never a prototype member',
+    (mimeType) => {
+      const result = run({ content: [{ type: 'image', data: PIXEL, mimeType }] });
+      expect(result.success).toBe(true);
+      expect(result.files.map((file) => file.name)).toEqual(['image-1.bin']);
+    },
+  );
+
+  it.each([
+    ['../../../home/u/.bashrc', 'bashrc'],
+    ['/etc/cron.d/x', 'x'],
+    ['C:\\Windows\\evil.dll', 'evil.dll'],
+    ['a\u0000b.txt', 'a_b.txt'],
+    ['report 2026.pdf', 'report_2026.pdf'],
+    ['..', 'file-1.bin'],
+    ['x.__proto__', 'x.__proto__'],
+  ])('N6: a returned file named %j is returned as %s, its original name kept', (given, safe) => {
+    const result = run({
+      content: [],
+      structuredContent: {
+        results: { ok: true },
+        returned_file_names: [given],
+        returned_file_contents: [PIXEL],
+      },
+    });
+    expect(result.success, JSON.stringify(result)).toBe(true);
+    expect(result.files.map((file) => file.name)).toEqual([safe]);
+    const file = result.files[0];
+    if (safe === given) {
+      expect(file?.originalName).toBeUndefined();
+      expect(result.meta.warnings).toEqual([]);
+    } else {
+      expect(file?.originalName).toBe(given);
+      expect(result.meta.warnings).toContain('unsafe_file_name');
+    }
+  });
+});
