@@ -294,6 +294,7 @@ export function createProxy(config: Config, options: ProxyOptions): Proxy {
           port: config.http.port,
           allowedHosts: config.http.allowedHosts,
           sessionIdleMs: config.http.sessionIdleMs,
+          maxSessions: config.http.maxSessions,
           ...(config.http.token !== undefined ? { token: config.http.token } : {}),
           ...overrides,
           health,

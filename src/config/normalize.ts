@@ -161,6 +161,7 @@ export function normalizeConfig(
       ...(token !== undefined && token !== '' ? { token } : {}),
       allowedHosts: written.http.allowed_hosts,
       sessionIdleMs: written.http.session_idle_ms,
+      maxSessions: written.http.max_sessions,
     },
     servers: entries.map((entry) => serverConfig(entry, written)),
     redactKeys: written.redact_keys,

@@ -302,6 +302,14 @@ export const HttpSchema = z
       .describe(
         'Our addition: an MCP session with no request open (no call, no GET stream) for this long is closed, as if the client had sent DELETE; its id then gets 404 and the client initializes again. 0: never.',
       ),
+    max_sessions: z
+      .number()
+      .int()
+      .min(1)
+      .default(1000)
+      .describe(
+        'Most 2025-era MCP sessions open at once. A new one beyond it closes the session idle the longest; when every session has a request open, the new initialize is refused with 503.',
+      ),
   })
   .prefault({})
   .describe('Used by `serve --http`.');

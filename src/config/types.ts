@@ -115,6 +115,8 @@ export interface HttpConfig {
   readonly allowedHosts: readonly string[];
   /** A session with no request open for this long is closed; 0 = never. @default 1800000 */
   readonly sessionIdleMs: number;
+  /** Most legacy sessions open at once; the one idle longest is closed for a new one. @default 1000 */
+  readonly maxSessions: number;
 }
 
 /** Output settings (F, N9, T6). */

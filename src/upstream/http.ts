@@ -21,6 +21,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { createServer } from 'node:http';
+import type { Socket } from 'node:net';
 import type { IncomingMessage, Server as NodeHttpServer, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { classifyInboundRequest, createMcpHandler, isInitializeRequest } from '@modelcontextprotocol/server';
@@ -68,6 +69,16 @@ export interface HttpOptions {
    * @default 1800000 (30 minutes)
    */
   readonly sessionIdleMs?: number;
+  /**
+   * Most legacy sessions open at once: a new one beyond it closes the session idle the longest
+   * (no request open); when every session has a request open, the initialize gets 503. Without
+   * a cap, clients that initialize and vanish (3,000 in 15 s) grew the heap by 163 MB and kept
+   * it for `sessionIdleMs`.
+   * @default 1000
+   */
+  readonly maxSessions?: number;
+  /** The socket bounds ({@link SOCKET_LIMITS}), for tests that cannot wait 10 s. */
+  readonly socketLimits?: Partial<SocketLimits>;
   /** Builds the `/healthz` answer on each request. */
   readonly health: () => HealthReport;
 }
@@ -86,6 +97,23 @@ export interface HttpHandle {
 
 const DEFAULT_MAX_BODY_BYTES = 4 * 1024 * 1024;
 const DEFAULT_SESSION_IDLE_MS = 30 * 60 * 1000;
+const DEFAULT_MAX_SESSIONS = 1000;
+/**
+ * Socket bounds: a connection must send its request headers within 10 s and its whole request
+ * within 60 s (streams that answer a call stay open as long as the call: these bound only what
+ * the client sends), an idle keep-alive connection is closed after 5 s, and the check runs every
+ * second. Idle TCP connections cannot pile up until file descriptors run out (under
+ * `ulimit -n 256`, 400 of them blocked new clients and child respawns with EMFILE).
+ */
+export const SOCKET_LIMITS = {
+  headersTimeout: 10_000,
+  requestTimeout: 60_000,
+  keepAliveTimeout: 5_000,
+  connectionsCheckingInterval: 1_000,
+} as const;
+
+/** The shape of {@link SOCKET_LIMITS}. */
+export type SocketLimits = { readonly [K in keyof typeof SOCKET_LIMITS]: number };
 /** The idle sweep runs at most this often, and at least twice per idle period. */
 const MAX_SWEEP_INTERVAL_MS = 60_000;
 
@@ -112,6 +140,7 @@ export async function listenHttp(
     ...(options.token !== undefined ? { token: options.token } : {}),
   });
   const sessionIdleMs = options.sessionIdleMs ?? DEFAULT_SESSION_IDLE_MS;
+  const maxSessions = options.maxSessions ?? DEFAULT_MAX_SESSIONS;
   const sessions = new Map<string, Session>();
   const onerror = (error: Error): void => logger.debug({ err: error }, 'modern HTTP request');
   // E1: the modern leg. `legacy: 'reject'`: 2025 traffic never reaches it (the sessions leg below
@@ -146,7 +175,38 @@ export async function listenHttp(
   // The sweep never keeps the process alive on its own.
   sweeper?.unref();
 
+  /**
+   * Room for one more session: at the cap, the session idle the longest is closed (as its idle
+   * sweep would close it later). False when every session has a request open.
+   */
+  function makeRoom(): boolean {
+    if (sessions.size < maxSessions) return true;
+    let oldest: [string, Session] | undefined;
+    for (const entry of sessions) {
+      if (entry[1].open === 0 && (oldest === undefined || entry[1].lastActive < oldest[1].lastActive))
+        oldest = entry;
+    }
+    if (oldest === undefined) return false;
+    const [id, session] = oldest;
+    sessions.delete(id);
+    logger.info({ session: id, maxSessions }, 'closing the longest idle HTTP session for a new one');
+    session.transport.close().catch((error: unknown) => {
+      logger.debug({ err: error, session: id }, 'evicted session did not close cleanly');
+    });
+    return true;
+  }
+
   async function openSession(req: IncomingMessage, res: ServerResponse, body: unknown): Promise<void> {
+    if (!makeRoom()) {
+      logger.warn({ maxSessions }, 'refused a new HTTP session: every session has a request open');
+      res.setHeader('Retry-After', '5');
+      return sendJsonRpcError(
+        res,
+        503,
+        -32000,
+        `Service Unavailable: ${maxSessions} sessions are open and busy (http.max_sessions); retry later`,
+      );
+    }
     const transport: NodeStreamableHTTPServerTransport = new NodeStreamableHTTPServerTransport({
       sessionIdGenerator: randomUUID,
       onsessioninitialized: (id) => {
@@ -230,7 +290,7 @@ export async function listenHttp(
     return sendJson(res, 404, { error: 'Not found: MCP is served at /mcp, health at /healthz' });
   }
 
-  const server: NodeHttpServer = createServer((req, res) => {
+  const server: NodeHttpServer = createServer({ ...SOCKET_LIMITS, ...options.socketLimits }, (req, res) => {
     handle(req, res).catch((error: unknown) => {
       if (clientGone(req, error)) {
         // Not our failure: the client closed its connection before the answer (info, not error).
@@ -242,6 +302,29 @@ export async function listenHttp(
       if (!res.headersSent) sendJsonRpcError(res, 500, -32603, 'Internal error');
       else res.end();
     });
+  });
+
+  // Node's headersTimeout starts with the first byte: a connection that sends nothing at all is
+  // never timed out by it. Such a connection is closed after the same time here, until its first
+  // request arrives (then the server's own timeouts apply).
+  const idleBeforeRequest = options.socketLimits?.headersTimeout ?? SOCKET_LIMITS.headersTimeout;
+  // (The parser reads the socket's handle directly, so 'data' is never emitted: the first
+  // 'request' is what ends the wait.)
+  const waiting = new WeakMap<Socket, () => void>();
+  server.on('connection', (socket: Socket) => {
+    const onTimeout = (): void => {
+      socket.destroy();
+    };
+    waiting.set(socket, onTimeout);
+    socket.setTimeout(idleBeforeRequest);
+    socket.once('timeout', onTimeout);
+  });
+  server.on('request', (req: IncomingMessage) => {
+    const onTimeout = waiting.get(req.socket);
+    if (onTimeout === undefined) return;
+    waiting.delete(req.socket);
+    req.socket.off('timeout', onTimeout);
+    req.socket.setTimeout(0);
   });
 
   await new Promise<void>((resolve, reject) => {

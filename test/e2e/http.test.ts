@@ -7,7 +7,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { CallToolResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { HttpServe } from './cli-process.js';
-import { alive, DEFAULT_CONFIG, descendants, serveHttp } from './cli-process.js';
+import { alive, DEFAULT_CONFIG, descendants, fixtureEntry, serveHttp, writeConfig } from './cli-process.js';
 
 const serving: HttpServe[] = [];
 afterEach(() => {
@@ -86,5 +86,48 @@ describe('e2e over Streamable HTTP on config/default.yaml', () => {
     await client.close();
     // L2: the interpolated token never appears in the log.
     expect(serve.stderr()).not.toContain('e2e-secret');
+  });
+});
+
+describe('bounded sessions, as a process', () => {
+  it('U1: with http.max_sessions 3, five clients that initialize and vanish leave three sessions: the oldest ids get 404', async () => {
+    const serve = await serveHttp(
+      writeConfig(['http:', '  max_sessions: 3', 'servers:', fixtureEntry('echo', 'echo')].join('\n')),
+    );
+    try {
+      const headers = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
+      const init = JSON.stringify({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'initialize',
+        params: {
+          protocolVersion: '2025-06-18',
+          capabilities: {},
+          clientInfo: { name: 'raw', version: '1' },
+        },
+      });
+      const ids: string[] = [];
+      for (let i = 0; i < 5; i++) {
+        const res = await fetch(serve.url, { method: 'POST', headers, body: init });
+        expect(res.status).toBe(200);
+        ids.push(String(res.headers.get('mcp-session-id')));
+        await res.text();
+      }
+      const list = JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/list', params: {} });
+      const status = async (id: string) =>
+        (
+          await fetch(serve.url, {
+            method: 'POST',
+            headers: { ...headers, 'mcp-session-id': id },
+            body: list,
+          })
+        ).status;
+      expect(await status(ids[0] as string)).toBe(404);
+      expect(await status(ids[1] as string)).toBe(404);
+      expect(await status(ids[4] as string)).toBe(200);
+    } finally {
+      serve.child.kill('SIGTERM');
+      await serve.exited;
+    }
   });
 });

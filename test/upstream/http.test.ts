@@ -94,6 +94,7 @@ const INIT = JSON.stringify({
     clientInfo: { name: 'raw', version: '1' },
   },
 });
+const LIST = JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/list', params: {} });
 const POST_HEADERS = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
 
 async function connect(url: string, token?: string): Promise<Client> {
@@ -300,6 +301,90 @@ describe('U1/U2: Streamable HTTP endpoint', () => {
     expect(http.sessionCount()).toBe(2);
     await (first.transport as StreamableHTTPClientTransport).terminateSession();
     await expect.poll(() => http.sessionCount()).toBe(1);
+  });
+
+  describe('bounded sessions and sockets', () => {
+    afterEach(() => vi.useRealTimers());
+
+    async function initialize(port: number): Promise<string> {
+      const response = await raw(port, '/mcp', { ...POST_HEADERS, host: '127.0.0.1' }, 'POST', INIT);
+      expect(response.status).toBe(200);
+      return String(response.headers['mcp-session-id']);
+    }
+
+    it('U1: at http.max_sessions a new session closes the one idle the longest; its id then gets 404', async () => {
+      // Only Date is fake, to order the sessions' last activity.
+      vi.useFakeTimers({ toFake: ['Date'] });
+      const { http, port } = await start({ maxSessions: 2 });
+      const first = await initialize(port);
+      vi.advanceTimersByTime(1_000);
+      const second = await initialize(port);
+      vi.advanceTimersByTime(1_000);
+      await initialize(port);
+      expect(http.sessionCount()).toBe(2);
+      const evicted = await raw(
+        port,
+        '/mcp',
+        { ...POST_HEADERS, host: '127.0.0.1', 'mcp-session-id': first },
+        'POST',
+        LIST,
+      );
+      expect(evicted.status).toBe(404);
+      const kept = await raw(
+        port,
+        '/mcp',
+        { ...POST_HEADERS, host: '127.0.0.1', 'mcp-session-id': second },
+        'POST',
+        LIST,
+      );
+      expect(kept.status).toBe(200);
+    });
+
+    it('U1: when every session has a request open, a new initialize gets 503 with Retry-After', async () => {
+      const { http, port } = await start({ maxSessions: 1 });
+      const id = await initialize(port);
+      const stream = httpRequest({
+        host: '127.0.0.1',
+        port,
+        path: '/mcp',
+        method: 'GET',
+        headers: { host: '127.0.0.1', accept: 'text/event-stream', 'mcp-session-id': id },
+      });
+      const opened = new Promise<number>((resolve, reject) => {
+        stream.on('response', (res) => resolve(res.statusCode ?? 0));
+        stream.on('error', reject);
+      });
+      stream.end();
+      expect(await opened).toBe(200);
+      const refused = await raw(port, '/mcp', { ...POST_HEADERS, host: '127.0.0.1' }, 'POST', INIT);
+      expect(refused.status).toBe(503);
+      expect(refused.headers['retry-after']).toBe('5');
+      expect(http.sessionCount()).toBe(1);
+      stream.destroy();
+    });
+
+    it('U1: a call that takes longer than the header timeout still gets its answer on its connection', async () => {
+      const slow = fakeBackend(() => new Promise((resolve) => setTimeout(() => resolve(ok('late')), 900)));
+      const { http } = await start(
+        { socketLimits: { headersTimeout: 300, connectionsCheckingInterval: 100 } },
+        slow,
+      );
+      const client = await connect(http.url);
+      const result = await client.callTool({ name: 'demo_echo', arguments: { text: 'x' } });
+      expect(result.isError).toBe(false);
+      await client.close();
+    });
+
+    it('U1: a connection that sends no request is closed after the header timeout', async () => {
+      const { port } = await start({
+        socketLimits: { headersTimeout: 300, connectionsCheckingInterval: 100 },
+      });
+      const socket = connectSocket(port, '127.0.0.1');
+      await new Promise<void>((resolve) => socket.once('connect', () => resolve()));
+      // Nothing is sent: the server ends the socket (408) once headersTimeout has passed.
+      await new Promise<void>((resolve) => socket.once('close', () => resolve()));
+      expect(socket.destroyed).toBe(true);
+    });
   });
 
   describe('idle sessions', () => {
