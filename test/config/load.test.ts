@@ -57,6 +57,7 @@ describe('loadConfig on the valid fixtures', () => {
       port: 3333,
       allowedHosts: ['localhost', '127.0.0.1'],
       sessionIdleMs: 1_800_000,
+      maxSessions: 1000,
     });
     expect(config.instructions.timeout).toMatch(/retry at most once/);
     expect(config.secrets).toEqual(expect.arrayContaining(['remote-secret-token', '/home/test']));
@@ -86,6 +87,7 @@ describe('loadConfig on the valid fixtures', () => {
         port: 3333,
         allowedHosts: ['localhost', '127.0.0.1', '[::1]'],
         sessionIdleMs: 1_800_000,
+        maxSessions: 1000,
       },
       redactKeys: ['password', 'token', 'secret', 'api_key', 'apikey', 'authorization', 'access_token'],
       secrets: [],
