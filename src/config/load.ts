@@ -32,6 +32,41 @@ export interface LoadResult {
   readonly warnings: readonly ConfigProblem[];
 }
 
+/**
+ * `text` with its `//` and `/* *\/` comments blanked out, outside strings, character for
+ * character (newlines kept), so that every line and column still points at the same place.
+ * JSON has no comments, but JSONC files (VS Code's `mcp.json`) do, and users copy them.
+ * @example withoutJsonComments('{"a": 1} // note') // '{"a": 1}        '
+ */
+export function withoutJsonComments(text: string): string {
+  let out = '';
+  let i = 0;
+  while (i < text.length) {
+    const char = text[i] as string;
+    if (char === '"') {
+      // A string, escapes included, copied as it is ("https://..." is no comment).
+      let j = i + 1;
+      while (j < text.length && text[j] !== '"' && text[j] !== '\n') j += text[j] === '\\' ? 2 : 1;
+      out += text.slice(i, j + 1);
+      i = j + 1;
+    } else if (char === '/' && text[i + 1] === '/') {
+      const end = text.indexOf('\n', i);
+      const stop = end === -1 ? text.length : end;
+      out += ' '.repeat(stop - i);
+      i = stop;
+    } else if (char === '/' && text[i + 1] === '*') {
+      const end = text.indexOf('*/', i + 2);
+      const stop = end === -1 ? text.length : end + 2;
+      out += text.slice(i, stop).replace(/[^\n]/g, ' ');
+      i = stop;
+    } else {
+      out += char;
+      i += 1;
+    }
+  }
+  return out;
+}
+
 /** How to fix each kind of YAML syntax error, after the parser's own words. */
 const SYNTAX_HINTS: Partial<Record<YAMLError['code'], string>> = {
   BAD_INDENT: 'indent keys of the same mapping by the same number of spaces',
@@ -268,7 +303,7 @@ async function loadServersDir(main: ParsedFile, dir: string, env: EnvMap): Promi
       if (read.error !== undefined) out.errors.push(read.error);
       continue;
     }
-    const parsed = parseText(file, read.text);
+    const parsed = parseText(file, /\.json$/i.test(file) ? withoutJsonComments(read.text) : read.text);
     if (parsed.errors.length > 0) {
       out.errors.push(...parsed.errors);
       continue;
@@ -299,7 +334,13 @@ async function loadServersDir(main: ParsedFile, dir: string, env: EnvMap): Promi
 export async function loadConfig(file: string, env: EnvMap = process.env): Promise<LoadResult> {
   const read = await readText(file);
   if (read.text === undefined) return { errors: read.error === undefined ? [] : [read.error], warnings: [] };
-  const outcome = parseText(file, read.text);
+  if (read.text.trim() === '') {
+    const message = `the file is empty: a config needs at least a \`servers:\` map (config/default.yaml in the repository is a working example)`;
+    return { errors: [{ file, line: 1, column: 1, path: [], message }], warnings: [] };
+  }
+  // JSON with comments (VS Code's mcp.json allows them): read as JSON without them.
+  const text = /\.json$/i.test(file) ? withoutJsonComments(read.text) : read.text;
+  const outcome = parseText(file, text);
   if (outcome.errors.length > 0) return { errors: outcome.errors, warnings: [] };
 
   const main = interpolateAndValidate(outcome, ConfigSchema, env);

@@ -23,6 +23,23 @@ function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
+/** Arguments nested deeper than this are refused (no tool schema needs more; see below). */
+export const MAX_ARGUMENT_DEPTH = 256;
+
+/** Whether `value` nests objects or arrays deeper than `max` levels. Iterative: never overflows. */
+function deeperThan(value: unknown, max: number): boolean {
+  const stack: { node: unknown; depth: number }[] = [{ node: value, depth: 0 }];
+  while (stack.length > 0) {
+    const { node, depth } = stack.pop() as { node: unknown; depth: number };
+    if (typeof node !== 'object' || node === null) continue;
+    if (depth >= max) return true;
+    for (const child of Array.isArray(node) ? node : Object.values(node)) {
+      if (typeof child === 'object' && child !== null) stack.push({ node: child, depth: depth + 1 });
+    }
+  }
+  return false;
+}
+
 /** How many issues are spelled out in the one-line error (all of them are in `errorData`). */
 const ISSUES_IN_MESSAGE = 3;
 
@@ -62,6 +79,18 @@ export function prepareCall(
     });
     if (refused) return refused;
     forwarded = stripExplicit(given as Record<string, unknown>);
+  }
+  if (deeperThan(forwarded, MAX_ARGUMENT_DEPTH)) {
+    // Refused here, or JSON.stringify on the way down overflows the stack and the failure reads
+    // as the downstream's (`downstream_error`).
+    return failure(
+      'invalid_arguments',
+      `Invalid arguments for "${entry.name}": nested more than ${MAX_ARGUMENT_DEPTH} levels deep.`,
+      {
+        meta,
+        errorData: { issues: [{ path: '', message: `nested more than ${MAX_ARGUMENT_DEPTH} levels deep` }] },
+      },
+    );
   }
   const issues = entry.validate(forwarded);
   if (issues || !isRecord(forwarded)) {

@@ -271,3 +271,36 @@ describe('loadConfig on inline configs', () => {
     ]);
   });
 });
+
+describe('JSON with comments and empty files', () => {
+  it('C2/C5: a JSON config with // and /* */ comments (VS Code mcp.json style) loads; a // inside a string stays', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'mcp-normalizer-jsonc-'));
+    const file = path.join(dir, 'mcp.json');
+    writeFileSync(
+      file,
+      [
+        '{',
+        '  // my servers',
+        '  "mcpServers": {',
+        '    /* the remote one */ "web": { "url": "http://127.0.0.1:9/mcp" },',
+        '    "local": { "command": "node", "args": ["a // b"] }',
+        '  }',
+        '}',
+      ].join('\n'),
+    );
+    const result = await loadConfig(file, {});
+    expect(result.errors).toEqual([]);
+    const web = result.config?.servers.find((server) => server.name === 'web');
+    expect(web?.transport).toMatchObject({ url: 'http://127.0.0.1:9/mcp' });
+    const local = result.config?.servers.find((server) => server.name === 'local');
+    expect(local?.transport).toMatchObject({ args: ['a // b'] });
+  });
+
+  it('C5: a mistake after a comment is still located on its own line and column', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'mcp-normalizer-jsonc-'));
+    const file = path.join(dir, 'mcp.json');
+    writeFileSync(file, ['{', '  // comment', '  "mcpServers": { "a": { "command": 7 } }', '}'].join('\n'));
+    const result = await loadConfig(file, {});
+    expect(result.errors.map((problem) => [problem.line, problem.column])).toEqual([[3, 37]]);
+  });
+});

@@ -135,3 +135,21 @@ describe('prepareCall', () => {
     expect(forwarded(prepareCall(catalog, 'fs_read_file', args)).arguments).toBe(args);
   });
 });
+
+describe('deeply nested arguments', () => {
+  function nested(depth: number): Record<string, unknown> {
+    let value: Record<string, unknown> = { leaf: true };
+    for (let i = 0; i < depth; i++) value = { a: value };
+    return value;
+  }
+
+  it('T8: arguments nested 100,000 deep are invalid_arguments, and nothing overflows', () => {
+    const result = refused(prepareCall(catalog, 'fs_ping', nested(100_000)));
+    expect(result.errorType).toBe('invalid_arguments');
+    expect(result.error).toContain('nested more than 256 levels deep');
+  });
+
+  it('T8: arguments nested 200 deep are forwarded', () => {
+    expect(forwarded(prepareCall(catalog, 'fs_ping', nested(200))).kind).toBe('forward');
+  });
+});
