@@ -5,7 +5,7 @@
  */
 import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { LineCounter, parseDocument, type YAMLError } from 'yaml';
+import { isMap, isScalar, LineCounter, parseDocument, visit, YAMLParseError, type YAMLError } from 'yaml';
 import type { z } from 'zod';
 import type { Config } from './types.js';
 import { interpolate, redactSecrets, retype, type EnvMap } from './interpolate.js';
@@ -65,6 +65,37 @@ export function withoutJsonComments(text: string): string {
     }
   }
   return out;
+}
+
+/** C5: problems listed per file before the rest is summed up in one line. */
+export const MAX_PROBLEMS_PER_FILE = 100;
+
+/** How many problems one zod issue stands for (an unrecognized_keys issue lists many keys). */
+function issueCount(issue: { code: string; keys?: readonly string[] }): number {
+  return issue.code === 'unrecognized_keys' ? (issue.keys?.length ?? 1) : 1;
+}
+
+/** Keys repeated within one map (scalar keys, compared as the parser does), in one pass per map. */
+function duplicateKeys(doc: ReturnType<typeof parseDocument>): YAMLParseError[] {
+  const found: YAMLParseError[] = [];
+  visit(doc, {
+    Map(_key, map) {
+      if (!isMap(map)) return;
+      const seen = new Set<unknown>();
+      for (const pair of map.items) {
+        const key = isScalar(pair.key) ? pair.key.value : pair.key;
+        if (!seen.has(key)) {
+          seen.add(key);
+          continue;
+        }
+        const range = isScalar(pair.key) ? pair.key.range : undefined;
+        if (range !== undefined && range !== null) {
+          found.push(new YAMLParseError([range[0], range[1]], 'DUPLICATE_KEY', 'Map keys must be unique'));
+        }
+      }
+    },
+  });
+  return found;
 }
 
 /** How to fix each kind of YAML syntax error, after the parser's own words. */
@@ -135,15 +166,18 @@ interface ParseOutcome {
 /** Parses YAML or JSON text (JSON through yaml too, so locations work the same), all errors. */
 function parseText(file: string, text: string): ParseOutcome {
   const lineCounter = new LineCounter();
-  const doc = parseDocument(text, { lineCounter, prettyErrors: false, uniqueKeys: true });
+  // uniqueKeys is checked below in one pass: the parser's own check compares every key of a map
+  // with every other (16,000 keys took a second, 50,000 ten).
+  const doc = parseDocument(text, { lineCounter, prettyErrors: false, uniqueKeys: false });
+  const docErrors: YAMLError[] = [...doc.errors, ...duplicateKeys(doc)];
   const parsed: ParsedFile = { file, doc, lineCounter };
   const errors: ConfigProblem[] = [];
   const seen = new Set<number>();
   let unclosedQuoteAt = Number.POSITIVE_INFINITY;
   // An unclosed quote swallows the bracket that closed a list after it: that list is no mistake.
-  const quoteError = doc.errors.find((error) => error.code === 'MISSING_CHAR' && /quote/.test(error.message));
+  const quoteError = docErrors.find((error) => error.code === 'MISSING_CHAR' && /quote/.test(error.message));
   const quoteAt = quoteError === undefined ? Number.POSITIVE_INFINITY : syntaxOffset(text, quoteError);
-  for (const error of doc.errors) {
+  for (const error of docErrors) {
     if (UNCLOSED_FLOW.test(error.message) && error.pos[0] > quoteAt) continue;
     const offset = syntaxOffset(text, error);
     // The parser can report one mistake twice at the same spot, and an unclosed quote swallows
@@ -197,12 +231,27 @@ function interpolateAndValidate<S extends z.ZodType>(
     const unknownAt = new Set(
       issues.filter((i) => i.code === 'unrecognized_keys').map((i) => formatPath(keyPathOf(i))),
     );
+    let more = 0;
     for (const issue of issues) {
       if (isNoTransport(issue) && unknownAt.has(formatPath(keyPathOf(issue)))) continue;
-      errors.push(...issueProblems(parsed, schema, tree, issue));
+      // C5: every problem is reported, up to a bound: locating one costs a walk of its map, so
+      // 16,000 unknown keys took seconds, and nobody reads past the first screens anyway.
+      const room = MAX_PROBLEMS_PER_FILE - errors.length;
+      const found = room > 0 ? issueProblems(parsed, schema, tree, issue, room) : undefined;
+      errors.push(...(found?.problems ?? []));
+      more += found === undefined ? issueCount(issue) : found.skipped;
     }
+    errors.sort(byPosition);
+    if (more > 0) {
+      errors.push({
+        file: parsed.file,
+        path: [],
+        message: `and ${more} more problem${more === 1 ? '' : 's'} in this file (the first ${MAX_PROBLEMS_PER_FILE} are listed): fix these and check again`,
+      });
+    }
+  } else {
+    errors.sort(byPosition);
   }
-  errors.sort(byPosition);
   // L2: a message quoting what was written ("got string …") must not reveal an env value.
   const redacted = errors.map((error) => ({
     ...error,

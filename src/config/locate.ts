@@ -268,7 +268,8 @@ function bound(issue: IssueLike, value: unknown, op: '>=' | '<='): string {
 }
 
 /**
- * One problem per zod issue (several for an issue listing several unknown keys).
+ * One problem per zod issue (several for an issue listing several unknown keys), at most `limit`;
+ * `skipped` counts the rest.
  * @param schema the schema that produced the issues, to list valid keys for "did you mean"
  * @param tree the validated tree, to say what was written ("got …")
  */
@@ -277,14 +278,34 @@ export function issueProblems(
   schema: unknown,
   tree: unknown,
   issue: IssueLike,
+  limit = Number.POSITIVE_INFINITY,
+): { problems: ConfigProblem[]; skipped: number } {
+  if (issue.code === 'unrecognized_keys') {
+    const path = issue.path.map((segment) => (typeof segment === 'number' ? segment : String(segment)));
+    const keys = issue.keys ?? [];
+    const shown = keys.slice(0, limit);
+    return {
+      problems: shown.map((key) =>
+        problemAt(parsed, [...path, key], unknownKeyMessage(key, path, schema), 'key'),
+      ),
+      skipped: keys.length - shown.length,
+    };
+  }
+  return {
+    problems: limit > 0 ? oneIssueProblem(parsed, schema, tree, issue) : [],
+    skipped: limit > 0 ? 0 : 1,
+  };
+}
+
+function oneIssueProblem(
+  parsed: ParsedFile,
+  schema: unknown,
+  tree: unknown,
+  issue: IssueLike,
 ): ConfigProblem[] {
   const path = issue.path.map((segment) => (typeof segment === 'number' ? segment : String(segment)));
   const value = valueAt(tree, path);
   switch (issue.code) {
-    case 'unrecognized_keys':
-      return (issue.keys ?? []).map((key) =>
-        problemAt(parsed, [...path, key], unknownKeyMessage(key, path, schema), 'key'),
-      );
     case 'invalid_type': {
       const expected = TYPE_NAMES[issue.expected ?? ''] ?? issue.expected ?? 'another type';
       if (value === undefined) return [problemAt(parsed, path, `required: expected ${expected}`)];

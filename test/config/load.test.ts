@@ -304,3 +304,31 @@ describe('JSON with comments and empty files', () => {
     expect(result.errors.map((problem) => [problem.line, problem.column])).toEqual([[3, 37]]);
   });
 });
+
+describe('many problems', () => {
+  it('C5: 50,000 unknown keys give the first 100 problems, located, and one line for the rest', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'mcp-normalizer-many-'));
+    const file = path.join(dir, 'config.yaml');
+    const lines = ['servers:', '  a:', '    command: node'];
+    for (let i = 0; i < 50_000; i++) lines.push(`    junk_${i}: ${i}`);
+    writeFileSync(file, lines.join('\n'));
+    const result = await loadConfig(file, {});
+    expect(result.errors).toHaveLength(101);
+    expect(result.errors[0]).toMatchObject({ line: 4, column: 5 });
+    expect(result.errors[100]?.message).toMatch(/^and 49900 more problems in this file/);
+  });
+
+  it('C5: a key repeated in a large map is still a duplicate-key error at the repeat', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'mcp-normalizer-many-'));
+    const file = path.join(dir, 'config.yaml');
+    const env = Array.from({ length: 5_000 }, (_, i) => `      K${i}: v`);
+    writeFileSync(
+      file,
+      ['servers:', '  a:', '    command: node', '    env:', ...env, '      K7: again'].join('\n'),
+    );
+    const result = await loadConfig(file, {});
+    expect(result.errors.map((problem) => formatProblem(problem, dir))).toEqual([
+      `config.yaml:5005:7: YAML syntax error: duplicate key "K7": remove one of them`,
+    ]);
+  });
+});
