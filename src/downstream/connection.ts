@@ -38,7 +38,13 @@ import { describeError as describe, isUnreachable } from './errors.js';
 import { FeatureListing } from './feature-listing.js';
 import { EMPTY_FEATURES, type FeatureCapability, type FeatureLists } from './feature-list.js';
 import { systemTimers, type TimerHandle, type Timers } from './timers.js';
-import { checkTools, LenientListToolsResultSchema, listAllPages, stableJson } from './tool-list.js';
+import {
+  checkTools,
+  LenientListToolsResultSchema,
+  listAllPages,
+  stableJson,
+  type DroppedTool,
+} from './tool-list.js';
 import { defaultTransportFactory, type TransportFactory } from './transport.js';
 
 /** Where a downstream is in its life cycle. */
@@ -191,6 +197,7 @@ export class Connection {
   #fingerprint: string | undefined;
   #withheld = false;
   #lastError: string | undefined;
+  #dropped: readonly DroppedTool[] = [];
   /** The transport of the current client, for its exit report once it closed. */
   #transport: Transport | undefined;
   /** Every stdio transport of this connection whose child may still run (P5: none outlives us). */
@@ -242,6 +249,11 @@ export class Connection {
     return this.#state;
   }
   /** Last known good tools; `[]` while withheld (P4, T10). */
+  /** T12: the entries of the last listing that were withheld before the catalog, with why. */
+  get droppedTools(): readonly DroppedTool[] {
+    return this.#dropped;
+  }
+
   get tools(): readonly Tool[] {
     return this.#withheld ? [] : this.#tools;
   }
@@ -583,6 +595,7 @@ export class Connection {
           ),
         );
         const { tools, dropped } = checkTools(entries);
+        this.#dropped = dropped;
         // T12: one malformed tool is withheld with a warning naming it; the rest are served.
         for (const bad of dropped) {
           this.#logger.warn(

@@ -3,6 +3,7 @@
  * server, started in parallel; tool-list and state events for the catalog and health; calls that
  * always answer with a Result; a bounded graceful shutdown.
  */
+import type { DroppedTool } from './tool-list.js';
 import type {
   CompleteRequestParams,
   Implementation,
@@ -68,6 +69,8 @@ export interface ServerSnapshot {
   /** Last known good tools; `[]` while withheld (P4, T10). */
   readonly tools: readonly Tool[];
   readonly toolsWithheld: boolean;
+  /** T12: entries of its last listing withheld before the catalog (not an object, no name, ...). */
+  readonly droppedTools: readonly DroppedTool[];
   /** U5: last known good prompts, resources and templates; empty while withheld. */
   readonly features: FeatureLists;
   readonly lastError?: string;
@@ -177,6 +180,7 @@ export class Pool {
         state: connection.state,
         tools: connection.tools,
         toolsWithheld: connection.toolsWithheld,
+        droppedTools: connection.droppedTools,
         features: connection.features,
         ...(connection.lastError !== undefined ? { lastError: connection.lastError } : {}),
         ...(connection.era !== undefined ? { era: connection.era } : {}),

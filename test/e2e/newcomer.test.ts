@@ -244,3 +244,25 @@ describe('servers that already prefix their tools', () => {
     expect(JSON.parse(call.stdout)).toMatchObject({ results: 'hi' });
   });
 });
+
+describe('withheld tools', () => {
+  it('T12: check lists every withheld tool of a listing, not only those the catalog saw', async () => {
+    const raw = fixtureServer('probe-exit', ['--bad-tools']);
+    const file = writeConfig(
+      [
+        'servers:',
+        '  raw:',
+        `    command: ${JSON.stringify(raw.command)}`,
+        `    args: ${JSON.stringify(raw.args)}`,
+        '    protocol: legacy',
+      ].join('\n'),
+    );
+    const check = await runCli(['check', '--config', file]);
+    const withheld = check.stdout.split('\n').filter((line) => line.startsWith('warning: Withheld tool'));
+    expect(withheld, check.stdout).toHaveLength(4);
+    expect(check.stdout).toContain('Withheld tool "#0" of server "raw"');
+    expect(check.stdout).toContain('Withheld tool "#1" of server "raw"');
+    expect(check.stdout).toContain('Withheld tool "bad_input" of server "raw"');
+    expect(check.stdout).toContain('Withheld tool "array_input" of server "raw"');
+  });
+});
