@@ -76,16 +76,19 @@ const metaFields = {
 };
 
 /** F1 `meta_data` of a success. */
-export const SuccessMetaDataSchema = z.strictObject(metaFields);
+export const SuccessMetaDataSchema = z.object(metaFields).catchall(z.unknown());
 
 /** F1 `meta_data` of a failure. */
-export const FailureMetaDataSchema = z.strictObject({
-  is_error: z.literal(true),
-  error_type: z.enum(ERROR_TYPES),
-  error_code: z.string().optional().describe("The downstream's own error code, verbatim."),
-  ...metaFields,
-  error_data: JsonObjectSchema.optional(),
-});
+export const FailureMetaDataSchema = z
+  .object({
+    is_error: z.literal(true),
+    error_type: z.enum(ERROR_TYPES),
+    error_code: z.string().optional().describe("The downstream's own error code, verbatim."),
+    ...metaFields,
+    error_data: JsonObjectSchema.optional(),
+  })
+  // F1: a downstream that speaks this format keeps its own meta_data keys (N6).
+  .catchall(z.unknown());
 
 /** F1 `results` envelope, success: `{results, meta_data, returned_file_names?, ...}`. */
 export const ResultsSuccessEnvelopeSchema = z.strictObject({
@@ -118,7 +121,7 @@ export const ResultSuccessEnvelopeSchema = z.strictObject({
 export const ResultFailureEnvelopeSchema = z.strictObject({
   success: z.literal(false),
   error: z.string(),
-  error_type: z.enum(ERROR_TYPES),
+  error_type: z.string().describe("One of R3's error types, or an ADR-003 downstream's own error_type (F2)."),
   error_data: JsonObjectSchema.optional().describe(
     "Structured detail; the downstream's own code is error_code.",
   ),

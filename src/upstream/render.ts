@@ -72,7 +72,26 @@ function linkEntry(link: ResourceLink): NonNullable<ResultsEnvelope['meta_data']
   return entry;
 }
 
-/** F1 `meta_data` (ours first; the downstream's own metadata nested under `downstream`, N6). */
+/** Every key F1's `meta_data` may carry of ours: a downstream's key by one of these names is nested. */
+const F1_META_KEYS: ReadonlySet<string> = new Set([
+  'is_error',
+  'error_type',
+  'error_code',
+  'server',
+  'tool',
+  'source',
+  'elapsed_ms',
+  'warnings',
+  'message',
+  'instruction',
+  'notes',
+  'error_data',
+  'resource_links',
+  'original_file_names',
+  'downstream',
+]);
+
+/** F1 `meta_data` (ours first; then the downstream's own keys, those that collide under `downstream`, N6). */
 function metaData(result: Result, extraWarnings: readonly string[]): ResultsEnvelope['meta_data'] {
   const meta = result.meta;
   const out: Record<string, unknown> = {};
@@ -99,8 +118,16 @@ function metaData(result: Result, extraWarnings: readonly string[]): ResultsEnve
       file: file.name,
       original: String(file.originalName),
     }));
-  // N6: a downstream's own meta_data never overwrites ours; it travels whole, one level down.
-  if (hasKeys(meta.downstreamMeta)) out['downstream'] = meta.downstreamMeta;
+  // N6/F1: a downstream that speaks this format keeps its own meta_data keys where they were;
+  // ours win a collision, and each of its keys that collides goes under `downstream`.
+  if (hasKeys(meta.downstreamMeta)) {
+    const collided: Record<string, unknown> = {};
+    for (const [key, value] of Object.entries(meta.downstreamMeta)) {
+      if (Object.hasOwn(out, key) || F1_META_KEYS.has(key)) collided[key] = value;
+      else out[key] = value;
+    }
+    if (hasKeys(collided)) out['downstream'] = collided;
+  }
   return out as ResultsEnvelope['meta_data'];
 }
 
@@ -144,8 +171,14 @@ function resultEnvelope(result: Result): ResultEnvelope {
     if (result.value !== null && result.value !== undefined) out['value'] = result.value;
   } else {
     out['error'] = result.error;
-    out['error_type'] = result.errorType;
-    const errorData = resultErrorData(result);
+    // F2: an ADR-003 downstream's own failure comes back as it sent it, `error_type` and
+    // `error_data` unchanged. Our closed type is implied: an error_type outside R3's list is a
+    // downstream's in-band failure, which is always `tool_error`.
+    const theirs = result.meta.convention === 'result' && present(result.errorCode);
+    out['error_type'] = theirs ? result.errorCode : result.errorType;
+    let errorData: Record<string, unknown> | undefined;
+    if (!theirs) errorData = resultErrorData(result);
+    else if (hasKeys(result.errorData)) errorData = { ...result.errorData };
     if (errorData !== undefined) out['error_data'] = errorData;
     const exception = exceptionFields(result.exception);
     if (exception !== undefined) {

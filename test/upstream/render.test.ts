@@ -194,8 +194,8 @@ describe('F1 results', () => {
     });
   });
 
-  it('F1: a downstream meta_data is nested under meta_data.downstream and never overwrites ours', () => {
-    const downstreamMeta = { server: 'spoofed', is_error: true, elapsed_ms: 999, chunks: 2 };
+  it("F1/N6: a downstream's own meta_data keys come back where they were; those that collide with ours go under meta_data.downstream", () => {
+    const downstreamMeta = { server: 'spoofed', is_error: true, elapsed_ms: 999, chunks: 2, cursor: 'c2' };
     const { envelope } = renderChecked(
       ok([1], { meta: { ...meta, source: 'passthrough', downstreamMeta } }),
       'results',
@@ -205,8 +205,27 @@ describe('F1 results', () => {
       tool: 'count',
       source: 'passthrough',
       elapsed_ms: 12,
-      downstream: downstreamMeta,
+      chunks: 2,
+      cursor: 'c2',
+      downstream: { server: 'spoofed', is_error: true, elapsed_ms: 999 },
     });
+  });
+
+  it("F2/N8: with format result, an ADR-003 downstream's failure comes back with its own error_type and error_data, unchanged", () => {
+    const { envelope } = renderChecked(
+      failure('tool_error', 'Quota exceeded', {
+        meta: { source: 'structured', convention: 'result' },
+        errorCode: 'quota_exceeded',
+        errorData: { limit: 100 },
+      }),
+      'result',
+    );
+    expect(envelope).toMatchObject({
+      success: false,
+      error: 'Quota exceeded',
+      error_type: 'quota_exceeded',
+    });
+    expect(envelope['error_data']).toEqual({ limit: 100 });
   });
 
   it('F1: files render as returned_file_names and returned_file_contents in the same order', () => {
