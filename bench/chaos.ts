@@ -1,0 +1,323 @@
+/**
+ * Chaos figures (issue 13's acceptance): the gateway as a real process, driven hard.
+ *
+ * 1. kills/stdio: N calls at 64 in flight over stdio while the downstream child is SIGKILLed
+ *    every 300 ms; every call must be answered exactly once (a result or an error answer).
+ * 2. kills/http: the same over Streamable HTTP (2025 sessions, raw JSON responses).
+ * 3. fuzz: M calls to a server answering malformed and odd results (bench/servers/fuzz.ts), 8 in
+ *    flight; the gateway must stay up, and no answer may come later than 100 ms after the call
+ *    was sent (the fuzz server answers at once, so that is the gateway's own time).
+ *
+ * Run: `npm run bench:chaos` (defaults N=10000, M=20000; `--calls N --fuzz M` to change,
+ * `--only stdio|http|fuzz` for one part).
+ * Prints one JSON line per part. Loopback only; every loop is bounded in count and time.
+ */
+import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+const CLI = join(ROOT, 'dist', 'src', 'cli', 'main.js');
+const FIXTURE = join(ROOT, 'dist', 'fixtures', 'servers', 'crash.js');
+const FUZZ = join(ROOT, 'dist', 'bench', 'servers', 'fuzz.js');
+/** After the last call is sent, how long answers may still take before the rest count as lost. */
+const DRAIN_MS = 60_000;
+
+const { values } = parseArgs({
+  options: {
+    calls: { type: 'string', default: '10000' },
+    fuzz: { type: 'string', default: '20000' },
+    only: { type: 'string' },
+  },
+});
+const CALLS = Number(values.calls);
+const FUZZ_CALLS = Number(values.fuzz);
+
+function config(body: string): string {
+  const dir = mkdtempSync(join(tmpdir(), 'mcp-normalizer-chaos-'));
+  const file = join(dir, 'config.yaml');
+  writeFileSync(file, body);
+  return file;
+}
+
+function serverEntry(name: string, script: string, extra = ''): string {
+  return `  ${name}:\n    command: ${JSON.stringify(process.execPath)}\n    args: [${JSON.stringify(script)}]\n    protocol: legacy\n${extra}`;
+}
+
+/** Live processes whose command line contains `needle`, children of nobody in particular. */
+function pidsWith(needle: string): number[] {
+  const out: number[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      if (readFileSync(`/proc/${entry}/cmdline`, 'utf8').includes(needle)) out.push(Number(entry));
+    } catch {
+      // gone
+    }
+  }
+  return out;
+}
+
+/** Kills the downstream (every process running `script`) every `everyMs` until stopped. */
+function killer(script: string, everyMs: number): { stop(): number } {
+  let kills = 0;
+  const timer = setInterval(() => {
+    for (const pid of pidsWith(script)) {
+      try {
+        process.kill(pid, 'SIGKILL');
+        kills++;
+      } catch {
+        // already gone
+      }
+    }
+  }, everyMs);
+  return {
+    stop() {
+      clearInterval(timer);
+      return kills;
+    },
+  };
+}
+
+interface Tally {
+  answered: number;
+  duplicated: number;
+  errors: Record<string, number>;
+  latencies: number[];
+  /** Per answer with `meta_data.elapsed_ms`: the time after the downstream's own (latency − elapsed). */
+  afterDownstream: number[];
+  /** Calls whose answer came more than 100 ms after the downstream's: [id, ms]. */
+  slow: [number, number][];
+}
+
+function tallyAnswer(
+  tally: Tally,
+  seen: Set<number>,
+  id: number,
+  message: Record<string, unknown>,
+  sentAt: number,
+): void {
+  if (seen.has(id)) {
+    tally.duplicated++;
+    return;
+  }
+  seen.add(id);
+  tally.answered++;
+  const latency = performance.now() - sentAt;
+  tally.latencies.push(latency);
+  const result = message['result'] as
+    | { isError?: boolean; structuredContent?: { meta_data?: { error_type?: string; elapsed_ms?: number } } }
+    | undefined;
+  const elapsed = result?.structuredContent?.meta_data?.elapsed_ms;
+  if (typeof elapsed === 'number') {
+    tally.afterDownstream.push(latency - elapsed);
+    if (latency - elapsed > 100) tally.slow.push([id, Number((latency - elapsed).toFixed(1))]);
+  }
+  const kind =
+    message['error'] !== undefined
+      ? 'jsonrpc_error'
+      : result?.isError === true
+        ? (result.structuredContent?.meta_data?.error_type ?? 'isError')
+        : 'ok';
+  tally.errors[kind] = (tally.errors[kind] ?? 0) + 1;
+}
+
+function percentile(sorted: number[], p: number): number {
+  return sorted.length === 0
+    ? 0
+    : (sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))] as number);
+}
+
+/** Drives `total` calls through `send`, `inFlight` at a time; resolves with the tally. */
+async function drive(
+  total: number,
+  inFlight: number,
+  send: (id: number) => Promise<Record<string, unknown> | undefined>,
+): Promise<Tally & { unanswered: number }> {
+  const tally: Tally = {
+    answered: 0,
+    duplicated: 0,
+    errors: {},
+    latencies: [],
+    afterDownstream: [],
+    slow: [],
+  };
+  const seen = new Set<number>();
+  let next = 0;
+  let lost = 0;
+  async function worker(): Promise<void> {
+    while (next < total) {
+      const id = ++next;
+      const sentAt = performance.now();
+      const answer = await send(id);
+      if (answer === undefined) lost++;
+      else tallyAnswer(tally, seen, id, answer, sentAt);
+    }
+  }
+  await Promise.all(Array.from({ length: inFlight }, () => worker()));
+  return { ...tally, unanswered: lost };
+}
+
+/** `serve` over stdio with a raw JSON-RPC host; answers are matched by id. */
+async function stdioHost(file: string) {
+  const child: ChildProcessWithoutNullStreams = spawn(process.execPath, [CLI, 'serve', '--config', file], {
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
+  child.stderr.resume();
+  const waiting = new Map<number, (message: Record<string, unknown>) => void>();
+  const extra: { duplicated: number } = { duplicated: 0 };
+  createInterface({ input: child.stdout }).on('line', (line) => {
+    const message = JSON.parse(line) as Record<string, unknown>;
+    const id = message['id'];
+    if (typeof id !== 'number' || message['method'] !== undefined) return;
+    const resolve = waiting.get(id);
+    if (resolve === undefined) extra.duplicated++;
+    else {
+      waiting.delete(id);
+      resolve(message);
+    }
+  });
+  const request = (id: number, method: string, params: unknown, timeoutMs = DRAIN_MS) =>
+    new Promise<Record<string, unknown> | undefined>((resolve) => {
+      const timer = setTimeout(() => {
+        waiting.delete(id);
+        resolve(undefined);
+      }, timeoutMs);
+      waiting.set(id, (message) => {
+        clearTimeout(timer);
+        resolve(message);
+      });
+      child.stdin.write(`${JSON.stringify({ jsonrpc: '2.0', id, method, params })}\n`);
+    });
+  await request(-1, 'initialize', {
+    protocolVersion: '2025-06-18',
+    capabilities: {},
+    clientInfo: { name: 'chaos', version: '1' },
+  });
+  child.stdin.write(`${JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' })}\n`);
+  await request(-2, 'tools/list', {});
+  return { child, request, extra };
+}
+
+function summary(name: string, result: Tally & { unanswered: number }, more: Record<string, unknown>): void {
+  const sorted = [...result.latencies].sort((a, b) => a - b);
+  console.log(
+    JSON.stringify({
+      part: name,
+      calls: result.answered + result.unanswered,
+      answered: result.answered,
+      unanswered: result.unanswered,
+      duplicated: result.duplicated,
+      outcomes: result.errors,
+      p50_ms: Number(percentile(sorted, 0.5).toFixed(1)),
+      p99_ms: Number(percentile(sorted, 0.99).toFixed(1)),
+      max_ms: Number((sorted.at(-1) ?? 0).toFixed(1)),
+      ...more,
+    }),
+  );
+}
+
+async function killsOverStdio(): Promise<void> {
+  const file = config(
+    ['servers:', serverEntry('c', FIXTURE, '    timeout_ms: 10000\n    concurrency: 64\n')].join('\n'),
+  );
+  const host = await stdioHost(file);
+  const kill = killer(FIXTURE, 300);
+  const result = await drive(CALLS, 64, (id) =>
+    host.request(id, 'tools/call', { name: 'c_echo', arguments: { text: `call ${id}` } }),
+  );
+  const kills = kill.stop();
+  host.child.kill('SIGTERM');
+  summary('kills/stdio', { ...result, duplicated: result.duplicated + host.extra.duplicated }, { kills });
+}
+
+async function killsOverHttp(): Promise<void> {
+  const file = config(
+    ['servers:', serverEntry('c', FIXTURE, '    timeout_ms: 10000\n    concurrency: 64\n')].join('\n'),
+  );
+  const child = spawn(process.execPath, [CLI, 'serve', '--http', '--port', '0', '--config', file], {
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  const url = await new Promise<string>((resolve, reject) => {
+    let text = '';
+    child.stderr.on('data', (chunk: Buffer) => {
+      text += chunk.toString('utf8');
+      const found = /MCP endpoint[^:]*:\s*(http:\/\/\S+\/mcp)/.exec(text)?.[1];
+      if (found !== undefined) resolve(found);
+    });
+    child.once('exit', () => reject(new Error(`serve --http exited: ${text}`)));
+  });
+  const headers = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
+  const init = await fetch(url, {
+    method: 'POST',
+    headers,
+    body: JSON.stringify({
+      jsonrpc: '2.0',
+      id: 0,
+      method: 'initialize',
+      params: {
+        protocolVersion: '2025-06-18',
+        capabilities: {},
+        clientInfo: { name: 'chaos', version: '1' },
+      },
+    }),
+  });
+  const session = String(init.headers.get('mcp-session-id'));
+  await init.text();
+  const kill = killer(FIXTURE, 300);
+  const result = await drive(CALLS, 64, async (id) => {
+    try {
+      const res = await fetch(url, {
+        method: 'POST',
+        headers: { ...headers, 'mcp-session-id': session, 'mcp-protocol-version': '2025-06-18' },
+        body: JSON.stringify({
+          jsonrpc: '2.0',
+          id,
+          method: 'tools/call',
+          params: { name: 'c_echo', arguments: { text: `call ${id}` } },
+        }),
+        signal: AbortSignal.timeout(DRAIN_MS),
+      });
+      const text = await res.text();
+      // An SSE answer carries the JSON-RPC message on its `data:` line.
+      const json = text.startsWith('{') ? text : (/^data: (.*)$/m.exec(text)?.[1] ?? '');
+      return JSON.parse(json) as Record<string, unknown>;
+    } catch {
+      return undefined;
+    }
+  });
+  const kills = kill.stop();
+  child.kill('SIGTERM');
+  summary('kills/http', result, { kills });
+}
+
+async function fuzz(): Promise<void> {
+  const file = config(['servers:', serverEntry('f', FUZZ, '    timeout_ms: 10000\n')].join('\n'));
+  const host = await stdioHost(file);
+  const result = await drive(FUZZ_CALLS, 8, (id) =>
+    host.request(id, 'tools/call', { name: 'f_fuzz', arguments: { seed: id } }),
+  );
+  const alive = host.child.exitCode === null;
+  host.child.kill('SIGTERM');
+  const late = result.latencies.filter((ms) => ms > 100).length;
+  const after = [...result.afterDownstream].sort((a, b) => a - b);
+  summary('fuzz', result, {
+    gateway_alive: alive,
+    later_than_100ms_after_sending: late,
+    // The gateway's own share: from the downstream's answer (meta_data.elapsed_ms) to the host.
+    after_downstream_p99_ms: Number(percentile(after, 0.99).toFixed(1)),
+    after_downstream_max_ms: Number((after.at(-1) ?? 0).toFixed(1)),
+    later_than_100ms_after_downstream: after.filter((ms) => ms > 100).length,
+    with_elapsed: after.length,
+    slow_calls: result.slow.slice(0, 10),
+  });
+}
+
+const only = values.only;
+if (only === undefined || only === 'stdio') await killsOverStdio();
+if (only === undefined || only === 'http') await killsOverHttp();
+if (only === undefined || only === 'fuzz') await fuzz();
