@@ -103,9 +103,15 @@ export function createProxy(config: Config, options: ProxyOptions): Proxy {
     explicitDestructive: config.explicitDestructive,
     strictArguments: config.strictArguments,
     describeArguments: config.output.describeArguments,
-    outputSchema: ENVELOPE_OUTPUT_SCHEMAS[config.output.format] as Record<string, unknown>,
-    typedOutputSchema: (toolSchema: Record<string, unknown>) =>
-      typedEnvelopeSchema(config.output.format, toolSchema),
+    // T6: the envelope schema only when asked for (it was 69% of each tool's bytes, and hosts
+    // compile a validator per advertised schema).
+    ...(config.output.advertiseSchema
+      ? {
+          outputSchema: ENVELOPE_OUTPUT_SCHEMAS[config.output.format] as Record<string, unknown>,
+          typedOutputSchema: (toolSchema: Record<string, unknown>) =>
+            typedEnvelopeSchema(config.output.format, toolSchema),
+        }
+      : {}),
   };
   let current = buildCatalog([], catalogOptions);
   let started: Promise<void> | undefined;

@@ -149,6 +149,7 @@ export function normalizeConfig(
       media: written.output.media,
       maxInlineBytes: written.output.max_inline_bytes,
       describeArguments: written.output.describe_arguments,
+      advertiseSchema: written.output.advertise_schema,
     },
     explicitDestructive: written.explicit_destructive,
     strictArguments: written.strict_arguments,

@@ -269,6 +269,12 @@ export const OutputSchema = z
       .boolean()
       .default(false)
       .describe("Append a markdown list of the arguments to each tool's description (T6)."),
+    advertise_schema: z
+      .boolean()
+      .default(false)
+      .describe(
+        "T6: give every exposed tool the envelope's outputSchema (typed by the tool's own, T14). Off by default: it was 69% of each tool's bytes in tools/list.",
+      ),
   })
   .prefault({})
   .describe('How results are rendered to upstream clients.');

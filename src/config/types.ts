@@ -129,6 +129,8 @@ export interface OutputConfig {
   readonly maxInlineBytes: number;
   /** @default false */
   readonly describeArguments: boolean;
+  /** T6: exposed tools carry the envelope's outputSchema. @default false */
+  readonly advertiseSchema: boolean;
 }
 
 /** The whole runtime configuration. */

@@ -70,8 +70,11 @@ export interface CatalogOptions {
   readonly strictArguments: boolean;
   /** T6: append a markdown argument list to each description. @default false */
   readonly describeArguments: boolean;
-  /** T6: every exposed tool's outputSchema: the envelope schema of the configured format. */
-  readonly outputSchema: Record<string, unknown>;
+  /**
+   * T6: every exposed tool's outputSchema, the envelope schema of the configured format; absent
+   * (config `output.advertise_schema: false`, the default), tools carry no outputSchema.
+   */
+  readonly outputSchema?: Record<string, unknown>;
   /**
    * T14: the envelope schema for a tool with its own outputSchema (its value field typed), or
    * `undefined` to keep {@link CatalogOptions.outputSchema} for that tool.
@@ -182,7 +185,7 @@ function buildTool(
   const own = isRecord(raw['outputSchema']) ? raw['outputSchema'] : undefined;
   if (app !== undefined) {
     if (own !== undefined) definition['outputSchema'] = own;
-  } else {
+  } else if (options.outputSchema !== undefined) {
     definition['outputSchema'] =
       (own !== undefined ? options.typedOutputSchema?.(own) : undefined) ?? options.outputSchema;
   }

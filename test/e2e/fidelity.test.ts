@@ -88,7 +88,11 @@ describe('a FastMCP (Python) server behind the gateway, a Python MCP host in fro
 
 describe("a tool's own outputSchema through the gateway", () => {
   it("T14: the exposed tool's envelope schema types results with the tool's schema, and an SDK client validating against it accepts the answer", async () => {
-    const session = await connectStdio(writeConfig(['servers:', fixtureEntry('s', 'structured')].join('\n')));
+    const session = await connectStdio(
+      writeConfig(
+        ['output:', '  advertise_schema: true', 'servers:', fixtureEntry('s', 'structured')].join('\n'),
+      ),
+    );
     try {
       const tools = (await session.client.listTools()).tools;
       const weather = tools.find((tool) => tool.name === 's_weather');
@@ -107,7 +111,11 @@ describe("a tool's own outputSchema through the gateway", () => {
 describe('a FastMCP (Python) tool that returns a string', () => {
   it("N12/T14: the value is the string itself, FastMCP's wrap_result marker travels in _meta, and the typed schema validates", async () => {
     const session = await connectStdio(
-      writeConfig(['servers:', pythonEntry('fast', 'fastmcp_server.py')].join('\n')),
+      writeConfig(
+        ['output:', '  advertise_schema: true', 'servers:', pythonEntry('fast', 'fastmcp_server.py')].join(
+          '\n',
+        ),
+      ),
     );
     try {
       await session.client.listTools();
@@ -116,6 +124,22 @@ describe('a FastMCP (Python) tool that returns a string', () => {
       expect(answer.isError).not.toBe(true);
       expect((answer.structuredContent as { results: unknown }).results).toBe('Hello, Ada!');
       expect(answer._meta).toMatchObject({ fastmcp: { wrap_result: true } });
+    } finally {
+      await session.client.close();
+    }
+  });
+});
+
+describe('the lean catalog', () => {
+  it("T6: by default no exposed tool carries an outputSchema, its own or the envelope's", async () => {
+    const session = await connectStdio(writeConfig(['servers:', fixtureEntry('s', 'structured')].join('\n')));
+    try {
+      const { tools } = await session.client.listTools();
+      expect(tools.length).toBeGreaterThan(0);
+      for (const tool of tools) expect(tool.outputSchema, tool.name).toBeUndefined();
+      // The SDK client then has nothing to validate against, and the envelope still arrives.
+      const answer = await session.client.callTool({ name: 's_weather', arguments: {} });
+      expect((answer.structuredContent as { results: { city: string } }).results.city).toBe('Lisbon');
     } finally {
       await session.client.close();
     }

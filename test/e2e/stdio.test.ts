@@ -47,13 +47,13 @@ describe('e2e over stdio on config/default.yaml', () => {
     }
   });
 
-  it('T6/T7: the destructive demo tool shows the explicit gate; the envelope schema is its outputSchema', async () => {
+  it('T6/T7: the destructive demo tool shows the explicit gate; the lean default advertises no outputSchema', async () => {
     const { tools } = await session.client.listTools();
     const gated = tools.find((tool) => tool.name === 'annotated_delete_file');
     expect(gated?.description).toMatch(/^REQUIRES EXPLICIT USER INSTRUCTION/);
     expect(gated?.inputSchema.required).toContain('explicit_action');
     expect(gated?.annotations?.destructiveHint).toBe(true);
-    expect(gated?.outputSchema?.type).toBe('object');
+    expect(gated?.outputSchema).toBeUndefined();
   });
 
   it('F1: a plain-text demo tool answers with the results envelope', async () => {

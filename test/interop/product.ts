@@ -43,7 +43,9 @@ export function writeProductConfig(dir: string, servers: Readonly<Record<string,
   const config = {
     // warn: the N2 warnings and failures reach stderr, the per-call info lines do not.
     log_level: 'warn',
-    output: { format: 'results', media: 'artifacts' },
+    // The envelope schema is advertised here (it is off by default, T6) so that the SDK client's
+    // strict callTool checks every envelope of the suite against it.
+    output: { format: 'results', media: 'artifacts', advertise_schema: true },
     servers: entries,
   };
   const file = join(dir, 'config.yaml');
