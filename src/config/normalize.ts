@@ -116,6 +116,7 @@ function serverConfig(entry: ServerEntry, written: WrittenConfig): ServerConfig 
     enabled: server.enabled ?? !disabled,
     transport: transportOf(server, path.dirname(entry.parsed.file)),
     timeoutMs: server.timeout_ms ?? defaults.timeout_ms,
+    startupTimeoutMs: server.startup_timeout_ms ?? defaults.startup_timeout_ms,
     concurrency: server.concurrency ?? defaults.concurrency,
     maxQueue: server.max_queue ?? defaults.max_queue,
     withholdAfterMs: server.withhold_after_ms ?? defaults.withhold_after_ms,

@@ -30,6 +30,7 @@ const MCP_ENTRY_KEYS = new Set([
   'prefix',
   'enabled',
   'timeout_ms',
+  'startup_timeout_ms',
   'concurrency',
   'max_queue',
   'withhold_after_ms',

@@ -34,6 +34,7 @@ export const MAX_STDIO_MESSAGE_BYTES = 64 * 1024 * 1024;
 /** Contract defaults for the per-server limits (C6, P2–P4); the `defaults:` block overrides them. */
 export const SERVER_DEFAULTS = {
   timeout_ms: 60_000,
+  startup_timeout_ms: 120_000,
   concurrency: 8,
   max_queue: 256,
   withhold_after_ms: 300_000,
@@ -127,6 +128,9 @@ const serverShape = {
     .describe('Server prefix of exposed names (T1); default: the server key; "" exposes names unprefixed.'),
   enabled: z.boolean().describe('false keeps the server configured but not started. Default: true.'),
   timeout_ms: positiveInt.describe('Per-call timeout in ms (P3). Default: defaults.timeout_ms (60000).'),
+  startup_timeout_ms: positiveInt.describe(
+    'Time for spawn, handshake and first tool listing, apart from timeout_ms (P1). Default: defaults.startup_timeout_ms (120000).',
+  ),
   concurrency: positiveInt.describe('Calls in flight at most (P2). Default: defaults.concurrency (8).'),
   max_queue: nonNegativeInt.describe(
     'Calls waiting at most before `overloaded` (P2). Default: defaults.max_queue (256).',
@@ -229,6 +233,9 @@ export const McpServerEntrySchema = z
 export const DefaultsSchema = z
   .strictObject({
     timeout_ms: positiveInt.default(SERVER_DEFAULTS.timeout_ms).describe('Per-call timeout in ms (P3).'),
+    startup_timeout_ms: positiveInt
+      .default(SERVER_DEFAULTS.startup_timeout_ms)
+      .describe('Time for spawn, handshake and first tool listing (P1).'),
     concurrency: positiveInt
       .default(SERVER_DEFAULTS.concurrency)
       .describe('Calls in flight per server (P2).'),

@@ -85,6 +85,8 @@ export interface ServerConfig {
   readonly transport: TransportConfig;
   /** @default 60000 */
   readonly timeoutMs: number;
+  /** P1: spawn, handshake and first tool listing, apart from calls. @default 120000 */
+  readonly startupTimeoutMs: number;
   /** @default 8 */
   readonly concurrency: number;
   /** @default 256 */

@@ -143,7 +143,7 @@ function negotiation(server: ServerConfig): VersionNegotiationOptions {
     case 'legacy':
       return { mode: 'legacy' };
     case 'auto':
-      return { mode: 'auto', probe: { timeoutMs: Math.min(PROBE_TIMEOUT_MS, server.timeoutMs) } };
+      return { mode: 'auto', probe: { timeoutMs: Math.min(PROBE_TIMEOUT_MS, server.startupTimeoutMs) } };
     default:
       return { mode: { pin: server.protocol } };
   }
@@ -444,7 +444,8 @@ export class Connection {
       });
       const prior = this.#verdict?.prior;
       const connecting = own.connect(transport, {
-        timeout: this.#server.timeoutMs,
+        // P1: start-up has its own bound (an `npx -y` server may need a while), apart from calls.
+        timeout: this.#server.startupTimeoutMs,
         ...(prior !== undefined ? { prior } : {}),
       });
       // P5: the stdio transport spawns the child synchronously in start(), which connect() calls
@@ -472,7 +473,7 @@ export class Connection {
       this.#pid = childPid(transport) ?? this.#pid;
       if (stale()) return;
       this.#learnEra(own);
-      const tools = await this.#listStable(own);
+      const tools = await this.#listStable(own, this.#server.startupTimeoutMs);
       if (stale()) return;
       // U5: listed before `ready` so the first round carries them; a failure here keeps the
       // server ready (its tools work) with its last known good lists (see FeatureListing).
@@ -497,8 +498,16 @@ export class Connection {
       // E5: a failed attempt re-probes next time (the server may have changed era), except a
       // server known to exit on the probe.
       if (this.#verdict?.learnedBy === 'probe') this.#verdict = undefined;
-      this.#goDown(this.#located(this.#withExit(error, report)));
+      this.#goDown(this.#located(this.#withExit(this.#startupTimeout(error), report)));
     }
+  }
+
+  /** P1: a start-up that timed out says which bound it hit (start-up, not a call's `timeout_ms`). */
+  #startupTimeout(error: unknown): unknown {
+    if ((error as { code?: unknown } | null)?.code !== SdkErrorCode.RequestTimeout) return error;
+    return new Error(
+      `did not start within startup_timeout_ms (${this.#server.startupTimeoutMs} ms): ${describe(error)}`,
+    );
   }
 
   /**
@@ -582,7 +591,7 @@ export class Connection {
   }
 
   /** Lists every page; repeats while `tools/list_changed` arrived meanwhile (bounded). */
-  async #listStable(client: Client): Promise<readonly Tool[]> {
+  async #listStable(client: Client, timeoutMs = this.#server.timeoutMs): Promise<readonly Tool[]> {
     this.#listing = true;
     try {
       for (let round = 1; ; round++) {
@@ -591,7 +600,7 @@ export class Connection {
           client.request(
             { method: 'tools/list', params: cursor === undefined ? {} : { cursor } },
             LenientListToolsResultSchema,
-            { timeout: this.#server.timeoutMs },
+            { timeout: timeoutMs },
           ),
         );
         const { tools, dropped } = checkTools(entries);

@@ -28,6 +28,7 @@ function silent(name: string, marker: string, extra = ''): string {
     `    command: ${JSON.stringify(process.execPath)}`,
     `    args: ${JSON.stringify(['-e', script])}`,
     '    timeout_ms: 1500',
+    '    startup_timeout_ms: 1500',
     extra,
   ]
     .filter((line) => line !== '')
@@ -264,5 +265,36 @@ describe('withheld tools', () => {
     expect(check.stdout).toContain('Withheld tool "#1" of server "raw"');
     expect(check.stdout).toContain('Withheld tool "bad_input" of server "raw"');
     expect(check.stdout).toContain('Withheld tool "array_input" of server "raw"');
+  });
+});
+
+describe('start-up apart from calls', () => {
+  /** The echo fixture behind `sleep 2.5`: a server that needs 2.5 s to start (a cold `npx -y`). */
+  function slowStarter(extra: string): string {
+    const echo = fixtureServer('echo');
+    const wrapper = `sleep 2.5; exec '${echo.command}' ${echo.args.map((arg) => `'${arg}'`).join(' ')}`;
+    return [
+      'servers:',
+      '  slow:',
+      '    command: sh',
+      `    args: ${JSON.stringify(['-c', wrapper])}`,
+      extra,
+    ].join('\n');
+  }
+
+  it('P1: a server that takes 2.5 s to start, with timeout_ms 1500, comes up and serves', async () => {
+    // protocol: legacy, so that one `initialize` has to wait the whole 2.5 s (a probe first would
+    // split the wait between two requests, each within 1.5 s).
+    const file = writeConfig(slowStarter('    timeout_ms: 1500\n    protocol: legacy'));
+    const call = await runCli(['call', 'slow_echo', '--args', '{"text":"late but here"}', '--config', file]);
+    expect(call.code, call.stdout + call.stderr).toBe(0);
+    expect(JSON.parse(call.stdout)).toMatchObject({ results: 'late but here' });
+  });
+
+  it('P1: with startup_timeout_ms 1000 the same server is down, and check says which bound it hit', async () => {
+    const file = writeConfig(slowStarter('    startup_timeout_ms: 1000'));
+    const check = await runCli(['check', '--config', file]);
+    expect(check.code).toBe(1);
+    expect(check.stdout).toContain('did not start within startup_timeout_ms (1000 ms)');
   });
 });

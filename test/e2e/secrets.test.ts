@@ -39,6 +39,7 @@ function stderrAtTheCut(): string {
     `    args: ["-e", ${JSON.stringify(script)}]`,
     '    env: { LEAK: "${MCP_TEST_TOKEN}" }',
     '    timeout_ms: 2000',
+    '    startup_timeout_ms: 2000',
   ].join('\n');
 }
 
@@ -53,6 +54,7 @@ async function config(): Promise<string> {
       // The 2025 handshake: the SDK quotes the body of a refused initialize in its error.
       '    protocol: legacy',
       '    timeout_ms: 2000',
+      '    startup_timeout_ms: 2000',
       fixtureEntry('echoer', 'echo'),
       stderrAtTheCut(),
     ].join('\n'),

@@ -64,6 +64,8 @@ export function serverConfig(
     enabled: true,
     transport,
     timeoutMs: 60_000,
+    // Tests that shorten timeoutMs to bound a start-up meant both (they predate the split, P1).
+    startupTimeoutMs: overrides.timeoutMs ?? 60_000,
     concurrency: 8,
     maxQueue: 256,
     withholdAfterMs: 300_000,
