@@ -11,6 +11,7 @@ import type { Config, ServerConfig } from '../config/types.js';
 import type { Catalog, ExposedTool } from '../core/catalog.js';
 import { applyInstruction, type InstructionLayers } from '../core/instructions.js';
 import { carriedMeta } from '../core/meta.js';
+import { composeName } from '../core/naming.js';
 import { uriPrefix } from '../core/uri-namespace.js';
 import { prepareCall, type PreparedCall } from '../core/prepare-call.js';
 import { failure, type FailureResult, type Result } from '../core/result.js';
@@ -104,9 +105,14 @@ export function createToolBackend(deps: ToolDeps): ToolBackend<PreparedCall> {
   function notUp(name: string): FailureResult | undefined {
     let best: { server: ServerConfig; prefix: string } | undefined;
     for (const server of config.servers) {
-      const parts = [config.prefix ?? '', server.prefix].filter((part) => part !== '');
-      if (parts.length === 0) continue;
-      const prefix = `${parts.join(config.separator)}${config.separator}`;
+      // T1's name with an empty tool: `<global>_<server>_`, or "" for an unprefixed server.
+      const prefix = composeName({
+        globalPrefix: config.prefix,
+        serverPrefix: server.prefix,
+        separator: config.separator,
+        tool: '',
+      });
+      if (prefix === '') continue;
       if (name.startsWith(prefix) && prefix.length > (best?.prefix.length ?? 0)) best = { server, prefix };
     }
     if (best === undefined) return undefined;

@@ -164,7 +164,9 @@ interface ParseOutcome {
 }
 
 /** Parses YAML or JSON text (JSON through yaml too, so locations work the same), all errors. */
-function parseText(file: string, text: string): ParseOutcome {
+function parseText(file: string, written: string): ParseOutcome {
+  // JSON with comments (VS Code's mcp.json allows them): read as JSON without them.
+  const text = /\.json$/i.test(file) ? withoutJsonComments(written) : written;
   const lineCounter = new LineCounter();
   // uniqueKeys is checked below in one pass: the parser's own check compares every key of a map
   // with every other (16,000 keys took a second, 50,000 ten).
@@ -352,7 +354,7 @@ async function loadServersDir(main: ParsedFile, dir: string, env: EnvMap): Promi
       if (read.error !== undefined) out.errors.push(read.error);
       continue;
     }
-    const parsed = parseText(file, /\.json$/i.test(file) ? withoutJsonComments(read.text) : read.text);
+    const parsed = parseText(file, read.text);
     if (parsed.errors.length > 0) {
       out.errors.push(...parsed.errors);
       continue;
@@ -387,9 +389,7 @@ export async function loadConfig(file: string, env: EnvMap = process.env): Promi
     const message = `the file is empty: a config needs at least a \`servers:\` map (config/default.yaml in the repository is a working example)`;
     return { errors: [{ file, line: 1, column: 1, path: [], message }], warnings: [] };
   }
-  // JSON with comments (VS Code's mcp.json allows them): read as JSON without them.
-  const text = /\.json$/i.test(file) ? withoutJsonComments(read.text) : read.text;
-  const outcome = parseText(file, text);
+  const outcome = parseText(file, read.text);
   if (outcome.errors.length > 0) return { errors: outcome.errors, warnings: [] };
 
   const main = interpolateAndValidate(outcome, ConfigSchema, env);

@@ -155,12 +155,12 @@ function isRecord(value: unknown): value is Record<string, unknown> {
 
 function buildTool(
   candidate: Candidate,
+  renamed: string,
   name: string,
   options: CatalogOptions,
   compiler: SchemaCompiler,
 ): ExposedTool {
   const { server, raw } = candidate;
-  const renamed = ownValue(server.rename, candidate.name) ?? candidate.name;
   const override = ownValue(server.overrides, renamed);
   const inputSchema = raw['inputSchema'] as Record<string, unknown>;
   const policy = {
@@ -219,7 +219,14 @@ export function buildCatalog(servers: readonly CatalogServerInput[], options: Ca
   const problems: CatalogProblem[] = [];
   const byName = new Map<string, ExposedTool>();
   const tools: ExposedTool[] = [];
-  const listed = servers.map((server) => ({ server, candidates: candidates(server, compiler, problems) }));
+  // T5: each candidate with its name after `rename`, worked out once.
+  const listed = servers.map((server) => ({
+    server,
+    entries: candidates(server, compiler, problems).map((candidate) => ({
+      candidate,
+      renamed: ownValue(server.rename, candidate.name) ?? candidate.name,
+    })),
+  }));
   const nameOf = (server: CatalogServerInput, tool: string): string =>
     exposedName({
       globalPrefix: options.globalPrefix,
@@ -230,16 +237,12 @@ export function buildCatalog(servers: readonly CatalogServerInput[], options: Ca
     });
   // T15: every name as it would be without stripping, so that a stripped name never takes one.
   const plain = new Set<string>();
-  for (const { server, candidates: found } of servers.some((entry) => entry.stripPrefix === true)
-    ? listed
-    : []) {
-    for (const candidate of found)
-      plain.add(nameOf(server, ownValue(server.rename, candidate.name) ?? candidate.name));
+  for (const { server, entries } of servers.some((entry) => entry.stripPrefix === true) ? listed : []) {
+    for (const { renamed } of entries) plain.add(nameOf(server, renamed));
   }
-  for (const { server, candidates: found } of listed) {
-    const own = new Set(found.map((candidate) => ownValue(server.rename, candidate.name) ?? candidate.name));
-    for (const candidate of found) {
-      const renamed = ownValue(server.rename, candidate.name) ?? candidate.name;
+  for (const { server, entries } of listed) {
+    const own = new Set(entries.map(({ renamed }) => renamed));
+    for (const { candidate, renamed } of entries) {
       const stripped =
         server.stripPrefix === true ? withoutOwnPrefix(renamed, server.prefix, options.separator) : undefined;
       const strippedName =
@@ -260,7 +263,7 @@ export function buildCatalog(servers: readonly CatalogServerInput[], options: Ca
         });
         continue;
       }
-      const tool = buildTool(candidate, name, options, compiler);
+      const tool = buildTool(candidate, renamed, name, options, compiler);
       byName.set(name, tool);
       tools.push(tool);
     }

@@ -88,7 +88,7 @@ export function shortHash(text: string): string {
  * T1: the parts joined by the separator, empty prefixes left out, nothing sanitized yet.
  * @example composeName({ globalPrefix: 'acme', serverPrefix: 'fs', separator: '_', tool: 'read', maxLength: 64 }) // 'acme_fs_read'
  */
-export function composeName(parts: ExposedNameParts): string {
+export function composeName(parts: Omit<ExposedNameParts, 'maxLength'>): string {
   const pieces: string[] = [];
   if (parts.globalPrefix) pieces.push(parts.globalPrefix);
   if (parts.serverPrefix) pieces.push(parts.serverPrefix);

@@ -112,7 +112,10 @@ function metaData(result: Result, extraWarnings: readonly string[]): ResultsEnve
   if (!result.success && hasKeys(result.errorData)) out['error_data'] = result.errorData;
   if (meta.resourceLinks.length > 0) out['resource_links'] = meta.resourceLinks.map(linkEntry);
   // The downstream's own name of a file whose name had to be made safe (N4).
-  const renamed = result.files.filter((file) => typeof file.originalName === 'string');
+  const renamed =
+    result.files.length === 0
+      ? result.files
+      : result.files.filter((file) => typeof file.originalName === 'string');
   if (renamed.length > 0)
     out['original_file_names'] = renamed.map((file) => ({
       file: file.name,

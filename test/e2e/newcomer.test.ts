@@ -35,6 +35,13 @@ function silent(name: string, marker: string, extra = ''): string {
     .join('\n');
 }
 
+/** A YAML server entry: the echo fixture started by `sh -c '<before>; exec node echo.js'`. */
+function echoBehind(name: string, before: string): string {
+  const echo = fixtureServer('echo');
+  const wrapper = `${before}; exec '${echo.command}' ${echo.args.map((arg) => `'${arg}'`).join(' ')}`;
+  return [`  ${name}:`, '    command: sh', `    args: ${JSON.stringify(['-c', wrapper])}`].join('\n');
+}
+
 /** Live processes whose command line contains `marker`. */
 function processesWith(marker: string): number[] {
   const found: number[] = [];
@@ -136,16 +143,8 @@ describe('call starts only what it needs', () => {
   it("U3: call of one server's tool never starts the others", async () => {
     const flag = join(tmpdir(), `${marker('started')}.flag`);
     // The echo fixture behind a wrapper that leaves a flag when it is started.
-    const echo = fixtureServer('echo');
-    const wrapper = `: > '${flag}'; exec '${echo.command}' ${echo.args.map((arg) => `'${arg}'`).join(' ')}`;
     const file = writeConfig(
-      [
-        'servers:',
-        '  other:',
-        '    command: sh',
-        `    args: ${JSON.stringify(['-c', wrapper])}`,
-        fixtureEntry('ok', 'echo'),
-      ].join('\n'),
+      ['servers:', echoBehind('other', `: > '${flag}'`), fixtureEntry('ok', 'echo')].join('\n'),
     );
     const call = await runCli(['call', 'ok_echo', '--args', '{"text":"hi"}', '--config', file]);
     expect(call.code, call.stderr).toBe(0);
@@ -271,15 +270,7 @@ describe('withheld tools', () => {
 describe('start-up apart from calls', () => {
   /** The echo fixture behind `sleep 2.5`: a server that needs 2.5 s to start (a cold `npx -y`). */
   function slowStarter(extra: string): string {
-    const echo = fixtureServer('echo');
-    const wrapper = `sleep 2.5; exec '${echo.command}' ${echo.args.map((arg) => `'${arg}'`).join(' ')}`;
-    return [
-      'servers:',
-      '  slow:',
-      '    command: sh',
-      `    args: ${JSON.stringify(['-c', wrapper])}`,
-      extra,
-    ].join('\n');
+    return ['servers:', echoBehind('slow', 'sleep 2.5'), extra].join('\n');
   }
 
   it('P1: a server that takes 2.5 s to start, with timeout_ms 1500, comes up and serves', async () => {

@@ -2,7 +2,7 @@
  * Streamable HTTP hosting on a real socket (127.0.0.1, port 0): the U2 guard, the token,
  * /healthz, body limits, sessions, and that progress and list_changed reach an HTTP client.
  */
-import { request as httpRequest } from 'node:http';
+import { request as httpRequest, type ClientRequest } from 'node:http';
 import { connect as connectSocket } from 'node:net';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -96,6 +96,31 @@ const INIT = JSON.stringify({
 });
 const LIST = JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/list', params: {} });
 const POST_HEADERS = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
+
+/** A raw 2025 `initialize`; returns the new session's id. */
+async function initialize(port: number): Promise<string> {
+  const response = await raw(port, '/mcp', { ...POST_HEADERS, host: '127.0.0.1' }, 'POST', INIT);
+  expect(response.status).toBe(200);
+  return String(response.headers['mcp-session-id']);
+}
+
+/** Opens the session's GET stream (a request held open on it) and waits for its 200. */
+async function openGetStream(port: number, id: string): Promise<ClientRequest> {
+  const stream = httpRequest({
+    host: '127.0.0.1',
+    port,
+    path: '/mcp',
+    method: 'GET',
+    headers: { host: '127.0.0.1', accept: 'text/event-stream', 'mcp-session-id': id },
+  });
+  const opened = new Promise<number>((resolve, reject) => {
+    stream.on('response', (res) => resolve(res.statusCode ?? 0));
+    stream.on('error', reject);
+  });
+  stream.end();
+  expect(await opened).toBe(200);
+  return stream;
+}
 
 async function connect(url: string, token?: string): Promise<Client> {
   const transport = new StreamableHTTPClientTransport(new URL(url), {
@@ -306,12 +331,6 @@ describe('U1/U2: Streamable HTTP endpoint', () => {
   describe('bounded sessions and sockets', () => {
     afterEach(() => vi.useRealTimers());
 
-    async function initialize(port: number): Promise<string> {
-      const response = await raw(port, '/mcp', { ...POST_HEADERS, host: '127.0.0.1' }, 'POST', INIT);
-      expect(response.status).toBe(200);
-      return String(response.headers['mcp-session-id']);
-    }
-
     it('U1: at http.max_sessions a new session closes the one idle the longest; its id then gets 404', async () => {
       // Only Date is fake, to order the sessions' last activity.
       vi.useFakeTimers({ toFake: ['Date'] });
@@ -343,19 +362,7 @@ describe('U1/U2: Streamable HTTP endpoint', () => {
     it('U1: when every session has a request open, a new initialize gets 503 with Retry-After', async () => {
       const { http, port } = await start({ maxSessions: 1 });
       const id = await initialize(port);
-      const stream = httpRequest({
-        host: '127.0.0.1',
-        port,
-        path: '/mcp',
-        method: 'GET',
-        headers: { host: '127.0.0.1', accept: 'text/event-stream', 'mcp-session-id': id },
-      });
-      const opened = new Promise<number>((resolve, reject) => {
-        stream.on('response', (res) => resolve(res.statusCode ?? 0));
-        stream.on('error', reject);
-      });
-      stream.end();
-      expect(await opened).toBe(200);
+      const stream = await openGetStream(port, id);
       const refused = await raw(port, '/mcp', { ...POST_HEADERS, host: '127.0.0.1' }, 'POST', INIT);
       expect(refused.status).toBe(503);
       expect(refused.headers['retry-after']).toBe('5');
@@ -392,12 +399,6 @@ describe('U1/U2: Streamable HTTP endpoint', () => {
     afterEach(() => vi.useRealTimers());
     const fakeSweepClock = () => vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval', 'Date'] });
 
-    async function initialize(port: number): Promise<string> {
-      const response = await raw(port, '/mcp', { ...POST_HEADERS, host: '127.0.0.1' }, 'POST', INIT);
-      expect(response.status).toBe(200);
-      return String(response.headers['mcp-session-id']);
-    }
-
     it('U1: a session with no request open for session_idle_ms is closed; its id then gets 404', async () => {
       fakeSweepClock();
       const { http, port } = await start({ sessionIdleMs: 60_000 });
@@ -424,19 +425,7 @@ describe('U1/U2: Streamable HTTP endpoint', () => {
       fakeSweepClock();
       const { http, port } = await start({ sessionIdleMs: 60_000 });
       const id = await initialize(port);
-      const stream = httpRequest({
-        host: '127.0.0.1',
-        port,
-        path: '/mcp',
-        method: 'GET',
-        headers: { host: '127.0.0.1', accept: 'text/event-stream', 'mcp-session-id': id },
-      });
-      const opened = new Promise<number>((resolve, reject) => {
-        stream.on('response', (res) => resolve(res.statusCode ?? 0));
-        stream.on('error', reject);
-      });
-      stream.end();
-      expect(await opened).toBe(200);
+      const stream = await openGetStream(port, id);
       vi.advanceTimersByTime(10 * 60_000);
       expect(http.sessionCount()).toBe(1);
       const closed = new Promise((resolve) => stream.once('close', resolve));

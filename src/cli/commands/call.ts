@@ -5,6 +5,7 @@
  */
 import { Client, InMemoryTransport } from '@modelcontextprotocol/client';
 import type { Config } from '../../config/types.js';
+import { composeName } from '../../core/naming.js';
 import type { CliIO } from '../common.js';
 import { CliError, EXIT, parseCommandArgs, withStartedProxy } from '../common.js';
 
@@ -72,11 +73,16 @@ export async function run(args: readonly string[], io: CliIO): Promise<number> {
  * mean" from the whole catalog (T9), and an MCP App's downstream name its route (U6).
  */
 export function ownersOf(name: string, config: Config): Config {
-  const owners = config.servers.filter((server) => {
-    const parts = [config.prefix ?? '', server.prefix].filter((part) => part !== '');
-    return parts.length === 0 || name.startsWith(`${parts.join(config.separator)}${config.separator}`);
-  });
-  const prefixed = owners.some((server) => [config.prefix ?? '', server.prefix].some((part) => part !== ''));
+  // T1's name with an empty tool: `<global>_<server>_`, or "" for an unprefixed server.
+  const prefixOf = (server: Config['servers'][number]): string =>
+    composeName({
+      globalPrefix: config.prefix,
+      serverPrefix: server.prefix,
+      separator: config.separator,
+      tool: '',
+    });
+  const owners = config.servers.filter((server) => name.startsWith(prefixOf(server)));
+  const prefixed = owners.some((server) => prefixOf(server) !== '');
   return prefixed ? { ...config, servers: owners } : config;
 }
 
