@@ -17,6 +17,7 @@ import { Pool } from '../downstream/pool.js';
 import type { PoolOptions, ServerSnapshot } from '../downstream/pool.js';
 import { ENVELOPE_OUTPUT_SCHEMAS, typedEnvelopeSchema } from '../upstream/envelope-schema.js';
 import type { HealthReport, HttpHandle, HttpOptions } from '../upstream/http.js';
+import { createInputRounds } from '../upstream/input-rounds.js';
 import { createUpstreamServer } from '../upstream/server.js';
 import type { UpstreamServer } from '../upstream/server.js';
 import { serveStdio } from '../upstream/stdio.js';
@@ -232,6 +233,12 @@ export function createProxy(config: Config, options: ProxyOptions): Proxy {
     logger,
     features: features.backend,
     serverInfo: { name: PACKAGE_NAME, version: packageVersion() },
+    rounds: createInputRounds({
+      ...(config.inputRequired.stateKey !== undefined ? { key: config.inputRequired.stateKey } : {}),
+      roundTimeoutMs: config.inputRequired.roundTimeoutMs,
+      maxRounds: config.inputRequired.maxRounds,
+      logger,
+    }),
     ...(scrub !== undefined ? { scrub } : {}),
   });
 

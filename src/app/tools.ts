@@ -10,6 +10,7 @@ import type { Logger } from 'pino';
 import type { Config, ServerConfig } from '../config/types.js';
 import type { Catalog, ExposedTool } from '../core/catalog.js';
 import { applyInstruction, type InstructionLayers } from '../core/instructions.js';
+import { isInputRound } from '../core/input.js';
 import { carriedMeta } from '../core/meta.js';
 import { composeName } from '../core/naming.js';
 import { uriPrefix } from '../core/uri-namespace.js';
@@ -151,6 +152,18 @@ export function createToolBackend(deps: ToolDeps): ToolBackend<PreparedCall> {
     },
     async callTool(call, options) {
       const result = await pool.callTool(call.server, call.tool, call.arguments, options);
+      if (isInputRound(result)) {
+        // Q3: one round of the call, not its end (L1 logs the end).
+        loggerOf(call.server).debug(
+          {
+            tool: options.exposedName,
+            requestId: options.requestId,
+            requests: Object.keys(result.inputRequests),
+          },
+          'input round relayed',
+        );
+        return result;
+      }
       const forApp = call.entry.app !== undefined || options.exposedName !== call.entry.name;
       return outcome(exposeForApps(result, call.entry, forApp), call.entry, {
         exposedName: options.exposedName,

@@ -122,6 +122,8 @@ function serverConfig(entry: ServerEntry, written: WrittenConfig): ServerConfig 
     withholdAfterMs: server.withhold_after_ms ?? defaults.withhold_after_ms,
     inbandErrors: server.inband_errors ?? defaults.inband_errors,
     protocol: server.protocol ?? defaults.protocol,
+    clientFeatures: server.client_features ?? defaults.client_features,
+    isolateCallers: server.isolate_callers ?? defaults.isolate_callers,
     expose: server.expose ?? written.expose,
     instructions: (server.instructions ?? {}) as InstructionMap,
     tools: toolsOf(server),
@@ -141,6 +143,7 @@ export function normalizeConfig(
   // T1: config `prefix`, else env MCP_TOOL_PREFIX, else none; an empty value means none.
   const globalPrefix = written.prefix ?? context.env['MCP_TOOL_PREFIX'];
   const token = written.http.token;
+  const stateKey = written.input_required.state_key;
   const config: Config = {
     separator: written.separator,
     nameMaxLength: written.name_max_length,
@@ -165,9 +168,15 @@ export function normalizeConfig(
       sessionIdleMs: written.http.session_idle_ms,
       maxSessions: written.http.max_sessions,
     },
+    inputRequired: {
+      ...(stateKey !== undefined ? { stateKey } : {}),
+      roundTimeoutMs: written.input_required.round_timeout_ms,
+      maxRounds: written.input_required.max_rounds,
+    },
     servers: entries.map((entry) => serverConfig(entry, written)),
     redactKeys: written.redact_keys,
-    secrets: context.secrets,
+    // L2: the state key is a secret even when written literally.
+    secrets: stateKey !== undefined ? [...new Set([...context.secrets, stateKey])] : context.secrets,
     file: context.file,
   };
   return globalPrefix !== undefined && globalPrefix !== '' ? { ...config, prefix: globalPrefix } : config;

@@ -38,6 +38,8 @@ const MCP_ENTRY_KEYS = new Set([
   'instructions',
   'inband_errors',
   'expose',
+  'client_features',
+  'isolate_callers',
 ]);
 
 const LOOPBACK = new Set(['127.0.0.1', 'localhost', '::1', '[::1]']);

@@ -40,7 +40,19 @@ export const SERVER_DEFAULTS = {
   withhold_after_ms: 300_000,
   inband_errors: true,
   protocol: 'auto',
+  client_features: ['elicitation', 'sampling'],
+  isolate_callers: false,
 } as const;
+
+/**
+ * Q2: what a downstream may ask its client for, forwarded to the upstream caller behind the call.
+ * `roots` is not in the default: a server such as server-filesystem replaces the folders in its
+ * args with the client's roots (Q4).
+ */
+export const CLIENT_FEATURES = ['elicitation', 'sampling', 'roots'] as const;
+const clientFeaturesSchema = z
+  .array(z.enum(CLIENT_FEATURES))
+  .refine((list) => new Set(list).size === list.length, { message: 'expected each feature once' });
 
 /**
  * E5: the protocol era spoken to a server. `auto` probes with `server/discover` and falls back to
@@ -149,6 +161,14 @@ const serverShape = {
   expose: exposeSchema.describe(
     'T11: all, or read_only (only tools annotated readOnlyHint). Default: global expose.',
   ),
+  client_features: clientFeaturesSchema.describe(
+    'Q2: what this server may ask its client for (elicitation, sampling, roots), forwarded to the caller behind the call when that caller has it. Default: defaults.client_features ([elicitation, sampling]).',
+  ),
+  isolate_callers: z
+    .boolean()
+    .describe(
+      'Q1: calls from different upstream clients never overlap on this server, so every request it sends to its client has one possible owner. Default: defaults.isolate_callers (false).',
+    ),
 };
 
 type ServerLike = { command?: string; url?: string; serverUrl?: string; [key: string]: unknown };
@@ -252,6 +272,13 @@ export const DefaultsSchema = z
     protocol: protocolSchema
       .default(SERVER_DEFAULTS.protocol)
       .describe('E5: the protocol era spoken to each server: auto, legacy or "2026-07-28".'),
+    client_features: clientFeaturesSchema
+      .default([...SERVER_DEFAULTS.client_features])
+      .describe('Q2: what each server may ask its client for (elicitation, sampling, roots).'),
+    isolate_callers: z
+      .boolean()
+      .default(SERVER_DEFAULTS.isolate_callers)
+      .describe('Q1: calls from different upstream clients never overlap on one server.'),
   })
   .prefault({})
   .describe('Apply to every server unless it sets its own.');
@@ -285,6 +312,30 @@ export const OutputSchema = z
   })
   .prefault({})
   .describe('How results are rendered to upstream clients.');
+
+/** Q3: the `input_required` rounds the gateway runs for requests from a downstream. */
+export const InputRequiredSchema = z
+  .strictObject({
+    state_key: z
+      .string()
+      .min(32, { message: 'expected at least 32 characters' })
+      .optional()
+      .describe(
+        'Q3: HMAC key of the requestState the gateway hands to hosts (at least 32 characters). Replicas behind one load balancer must share it: use ${VAR}. Default: a random key per process.',
+      ),
+    round_timeout_ms: positiveInt
+      .default(300_000)
+      .describe(
+        'Q3: how long a call waits for its host to answer one round of requests (a form, a completion) before it fails.',
+      ),
+    max_rounds: positiveInt
+      .default(10)
+      .describe('Q3: the most input rounds one call may take; one more fails the call.'),
+  })
+  .prefault({})
+  .describe(
+    'Requests from a downstream to its client (elicitation, sampling, roots), relayed as input rounds.',
+  );
 
 /** `serve --http` settings (U1, U2). */
 export const HttpSchema = z
@@ -372,6 +423,7 @@ export const ConfigSchema = z
       .describe('T11: all, or read_only (only tools annotated readOnlyHint).'),
     instructions: InstructionsSchema.optional(),
     defaults: DefaultsSchema,
+    input_required: InputRequiredSchema,
     http: HttpSchema,
     redact_keys: z
       .array(z.string().min(1))

@@ -97,12 +97,29 @@ export interface ServerConfig {
   readonly inbandErrors: boolean;
   /** E5: the era spoken to this server. @default 'auto' */
   readonly protocol: ProtocolMode;
+  /** Q2: what this server may ask its client for. @default ['elicitation', 'sampling'] */
+  readonly clientFeatures: readonly ClientFeature[];
+  /** Q1: calls from different upstream clients never overlap on this server. @default false */
+  readonly isolateCallers: boolean;
   /** T11, inherited from the global `expose` unless set. */
   readonly expose: ExposeMode;
   /** R4, server layer. */
   readonly instructions: InstructionMap;
   readonly tools: ToolsConfig;
   readonly source: SourceLocation;
+}
+
+/** Q2: a request a downstream may send to its client. */
+export type ClientFeature = 'elicitation' | 'sampling' | 'roots';
+
+/** Q3: the input rounds run for requests from a downstream. */
+export interface InputRequiredConfig {
+  /** HMAC key of our requestState; undefined: a random key per process. */
+  readonly stateKey?: string;
+  /** @default 300000 */
+  readonly roundTimeoutMs: number;
+  /** @default 10 */
+  readonly maxRounds: number;
 }
 
 /** `serve --http` settings (U1, U2). */
@@ -155,6 +172,8 @@ export interface Config {
   /** R4, global layer. */
   readonly instructions: InstructionMap;
   readonly http: HttpConfig;
+  /** Q3: requests from a downstream to its client, relayed as input rounds. */
+  readonly inputRequired: InputRequiredConfig;
   /** Enabled and disabled servers, in config order (T4 decides collisions by this order). */
   readonly servers: readonly ServerConfig[];
   /** Argument keys whose values are redacted in trace logs (L1). */

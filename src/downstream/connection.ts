@@ -16,7 +16,6 @@ import type {
   PriorDiscovery,
   VersionNegotiationOptions,
   Transport,
-  ClientCapabilities,
   ClientRequest,
   Implementation,
   LoggingMessageNotification,
@@ -31,8 +30,10 @@ import { signalProcessTree, StdioClientTransport, withExit, type ExitReport } fr
 /** How long a failed start waits for its stdio child's exit, to report it (U3). */
 const EXIT_WAIT_MS = 500;
 import { paramHeaderDeclarations, paramHeaders, type ParamHeader } from '../core/param-headers.js';
+import type { Caller, InputReply } from '../core/input.js';
 import type { Scrubber } from '../core/secrets.js';
 import { nextDelay, type BackoffOptions } from './backoff.js';
+import { advertisedCapabilities, answerAsk, CallerRoute, FEATURE_METHODS, modernParams } from './callers.js';
 import { Emitter } from './emitter.js';
 import { describeError as describe, isUnreachable } from './errors.js';
 import { FeatureListing } from './feature-listing.js';
@@ -49,14 +50,6 @@ import { defaultTransportFactory, type TransportFactory } from './transport.js';
 
 /** Where a downstream is in its life cycle. */
 export type ConnectionState = 'connecting' | 'ready' | 'down' | 'restarting' | 'closed';
-
-/**
- * P8: the client capabilities we advertise downstream: none. We cannot yet answer `roots/list`,
- * `sampling/createMessage` or `elicitation/create` (forwarding them upstream is U5's job), and a
- * server acts on what we advertise: server-filesystem REPLACES its allowed folders with the
- * client's roots, server-everything registers more tools for a fuller client.
- */
-export const ADVERTISED_CAPABILITIES: ClientCapabilities = Object.freeze({});
 
 /**
  * P7: the tools/call result schema. Anything the downstream sends is the normalizer's to judge
@@ -97,6 +90,10 @@ export interface ConnectionCallOptions {
   readonly timeoutMs?: number;
   /** Extra HTTP headers for this request (Streamable HTTP only; SEP-2243 `Mcp-Param-*`). */
   readonly headers?: Readonly<Record<string, string>>;
+  /** Q1: the upstream client behind the call, who answers what the server asks meanwhile. */
+  readonly caller?: Caller;
+  /** Q3: the retry of a relayed `input_required` round (2026-07-28 servers). */
+  readonly reply?: InputReply;
 }
 
 /** Events of a {@link Connection}. */
@@ -153,26 +150,6 @@ function negotiation(server: ServerConfig): VersionNegotiationOptions {
 const LISTEN_RETRY_MS = 1000;
 const MAX_LISTEN_RETRY_MS = 30_000;
 
-/**
- * E3: the level a modern downstream is asked to log at, on every request. The 2026-07-28 revision
- * sends log messages only for a request whose `_meta` names a level (none: no logs), where 2025
- * servers logged unasked. `info` is the gateway's own default log level: what a downstream logs
- * below it would not be kept anyway.
- */
-const DOWNSTREAM_LOG_LEVEL = 'info';
-const LOG_LEVEL_KEY = 'io.modelcontextprotocol/logLevel';
-
-function withLogLevel(params: Record<string, unknown>): Record<string, unknown> {
-  const meta = params['_meta'];
-  return {
-    ...params,
-    _meta: {
-      ...(typeof meta === 'object' && meta !== null ? meta : {}),
-      [LOG_LEVEL_KEY]: DOWNSTREAM_LOG_LEVEL,
-    },
-  };
-}
-
 /** True for the SDK's "the era could not be negotiated" (probe failed, no common version). */
 function isEraFailure(error: unknown): boolean {
   return (error as { code?: unknown } | null)?.code === SdkErrorCode.EraNegotiationFailed;
@@ -217,6 +194,7 @@ export class Connection {
   #listing = false;
   #listDirty = false;
   readonly #inflight = new Set<(error: Error) => void>();
+  readonly #callers = new CallerRoute();
   readonly #features: FeatureListing;
   readonly #server: ServerConfig;
   readonly #logger: Logger;
@@ -309,7 +287,17 @@ export class Connection {
     const declared = this.#era === 'modern' ? this.#paramHeaders.get(tool) : undefined;
     const withHeaders =
       declared === undefined ? options : { ...options, headers: paramHeaders(declared, args) };
-    return this.request('tools/call', { name: tool, arguments: args }, withHeaders);
+    const reply = options.reply;
+    const params =
+      reply === undefined
+        ? { name: tool, arguments: args }
+        : {
+            name: tool,
+            arguments: args,
+            inputResponses: reply.inputResponses,
+            ...(reply.requestState !== undefined ? { requestState: reply.requestState } : {}),
+          };
+    return this.request('tools/call', params, withHeaders);
   }
 
   /**
@@ -331,6 +319,9 @@ export class Connection {
     // removes its abort listener when the request settles). A forwarding controller per call here
     // cost ~8 µs of CPU per call (docs/performance.md).
     let fail!: (error: Error) => void;
+    // Q1: while the call runs, what the server pushes to its client belongs to this caller.
+    const leave = options.caller !== undefined ? this.#callers.enter(options.caller) : undefined;
+    const modern = this.#era === 'modern';
     try {
       return await new Promise<unknown>((resolve, reject) => {
         // P4: our own rejection on close, so no call can hang even if the SDK's does not come.
@@ -339,9 +330,14 @@ export class Connection {
         client
           .request(
             // Any method: the SDK's typing lists only the spec's requests, which these all are.
-            { method, params: this.#era === 'modern' ? withLogLevel(params) : params } as ClientRequest,
+            {
+              method,
+              params: modern ? modernParams(params, this.#server.clientFeatures, options.caller) : params,
+            } as ClientRequest,
             LenientCallToolResultSchema,
             {
+              // Q3: a 2026 server's `input_required` comes back as it is, for the caller's host.
+              ...(modern && method === 'tools/call' ? { allowInputRequired: true } : {}),
               timeout: options.timeoutMs ?? this.#server.timeoutMs,
               // P3: progress restarts the clock; a handler is always registered so that it can.
               resetTimeoutOnProgress: true,
@@ -368,6 +364,7 @@ export class Connection {
       throw error;
     } finally {
       this.#inflight.delete(fail);
+      leave?.();
     }
   }
 
@@ -422,8 +419,10 @@ export class Connection {
         return;
       }
       client = new Client(this.#clientInfo, {
-        capabilities: ADVERTISED_CAPABILITIES,
+        capabilities: advertisedCapabilities(this.#server.clientFeatures),
         versionNegotiation: negotiation(this.#server),
+        // Q3: a 2026 server's input rounds are the caller's host's to answer, not ours.
+        inputRequired: { autoFulfill: false },
       });
       this.#pid = undefined;
       this.#client = client;
@@ -442,6 +441,18 @@ export class Connection {
       own.setNotificationHandler('notifications/message', (notification) => {
         if (own === this.#client) this.events.emit('log', notification.params);
       });
+      // Q1, Q2: what a 2025 server asks its client goes to the caller of the call in flight.
+      for (const feature of this.#server.clientFeatures) {
+        own.setRequestHandler(
+          FEATURE_METHODS[feature] as 'elicitation/create',
+          (request) =>
+            // The host's answer goes back as it is (the SDK checks its shape).
+            answerAsk(
+              this.#callers,
+              request as { method: string; params?: Record<string, unknown> },
+            ) as never,
+        );
+      }
       const prior = this.#verdict?.prior;
       const connecting = own.connect(transport, {
         // P1: start-up has its own bound (an `npx -y` server may need a while), apart from calls.

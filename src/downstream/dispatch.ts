@@ -4,13 +4,16 @@
  * itself (P3), then `core/normalize` or `core/classify`, instructions (R4), elapsed time, and one
  * start and one end log line per call (L1).
  */
+import { isInputRequiredResult } from '@modelcontextprotocol/client';
 import type { Progress } from '@modelcontextprotocol/server';
 import type { Logger } from 'pino';
 import type { ServerConfig } from '../config/types.js';
 import { classifyError } from '../core/classify.js';
 import { normalizeCallToolResult } from '../core/normalize.js';
+import { isInputRound, type Caller, type InputReply, type InputRound } from '../core/input.js';
 import { failure, ok, withMeta, type Result } from '../core/result.js';
 import { logCallStart } from '../log/call-log.js';
+import type { CallerLane } from './callers.js';
 import type { Connection } from './connection.js';
 import type { CallSlots } from './slots.js';
 import type { Timers } from './timers.js';
@@ -25,7 +28,17 @@ export interface CallOptions {
   readonly exposedName?: string;
   /** The upstream request id, for the log. */
   readonly requestId?: string | number;
+  /**
+   * Q1: the upstream client behind the call, who answers what the server asks while it runs.
+   * Without one, the server's requests are refused and a 2026 server's `input_required` fails.
+   */
+  readonly caller?: Caller;
+  /** Q3: the retry of a relayed `input_required` round. */
+  readonly reply?: InputReply;
 }
+
+/** What a call with a caller ends in: a Result, or a 2026 server's input round to relay (Q3). */
+export type CallOutcome = Result | InputRound;
 
 /** Everything the dispatcher needs to know about one server. */
 export interface DispatchTarget {
@@ -35,6 +48,8 @@ export interface DispatchTarget {
   readonly slots: CallSlots;
   /** The server's child logger. */
   readonly logger: Logger;
+  /** Q1: present when the server has `isolate_callers`. */
+  readonly lane?: CallerLane;
 }
 
 /** Pool-wide settings of the dispatcher. */
@@ -115,6 +130,28 @@ function queueDeadline(context: DispatchContext, timeoutMs: number, caller?: Abo
 /** What a queued task produced: the downstream's raw result, or an answer without a call. */
 type Outcome = { readonly raw: unknown } | { readonly early: Result };
 
+/** Q3: a 2026 server's `input_required` answer, relayed only when a caller can answer it. */
+function inputRound(raw: unknown, target: DispatchTarget, tool: string, options: CallOptions): CallOutcome {
+  const { inputRequests, requestState } = raw as { inputRequests?: unknown; requestState?: unknown };
+  if (options.caller === undefined) {
+    return failure(
+      'downstream_error',
+      `"${target.server.name}" (tool "${tool}") asked its client for input, and no client can answer here`,
+      { meta: { server: target.server.name, tool }, errorData: { reason: 'input_required' } },
+    );
+  }
+  return {
+    kind: 'input_required',
+    inputRequests:
+      typeof inputRequests === 'object' && inputRequests !== null
+        ? (inputRequests as Record<string, unknown>)
+        : {},
+    ...(typeof requestState === 'string' ? { requestState } : {}),
+    server: target.server.name,
+    tool,
+  };
+}
+
 async function run(
   context: DispatchContext,
   target: DispatchTarget,
@@ -122,14 +159,23 @@ async function run(
   args: Record<string, unknown>,
   options: CallOptions,
   startedAt: number,
-): Promise<Result> {
+): Promise<CallOutcome> {
   const { server, connection, slots } = target;
   const refused = admit(context, target, tool);
   if (refused) return refused;
+  // Q1: with `isolate_callers`, a call waits while calls of another upstream client run.
+  const lane = options.caller !== undefined ? target.lane : undefined;
+  const laneBusy = lane !== undefined && !lane.isFree(options.caller!.key);
   // P3: a call's deadline counts from its arrival. One that has to wait for a slot gives up
   // waiting when `timeout_ms` has passed, and one that starts late gets only what is left.
-  const queued = slots.hasFreeSlot ? undefined : queueDeadline(context, server.timeoutMs, options.signal);
+  const queued =
+    slots.hasFreeSlot && !laneBusy ? undefined : queueDeadline(context, server.timeoutMs, options.signal);
+  let inLane = false;
   try {
+    if (lane !== undefined) {
+      await lane.acquire(options.caller!.key, queued?.signal ?? options.signal);
+      inLane = true;
+    }
     const outcome = await slots.run(async (): Promise<Outcome> => {
       queued?.stop();
       // The server may have gone down while this call waited in the queue.
@@ -139,10 +185,13 @@ async function run(
         signal: options.signal,
         onProgress: options.onProgress,
         ...(queued !== undefined ? { timeoutMs: Math.max(1, server.timeoutMs - waitedMs) } : {}),
+        ...(options.caller !== undefined ? { caller: options.caller } : {}),
+        ...(options.reply !== undefined ? { reply: options.reply } : {}),
       });
       return { raw };
     }, queued?.signal ?? options.signal);
     if ('early' in outcome) return outcome.early;
+    if (isInputRequiredResult(outcome.raw)) return inputRound(outcome.raw, target, tool, options);
     return normalizeCallToolResult(outcome.raw, {
       server: server.name,
       tool,
@@ -152,9 +201,13 @@ async function run(
     });
   } catch (error) {
     if (queued?.expired() === true) {
+      const why =
+        inLane || lane === undefined
+          ? `all ${server.concurrency} of its slots stayed busy`
+          : 'calls of another client held it (isolate_callers)';
       return failure(
         'timeout',
-        `"${server.name}" (tool "${tool}") did not start within ${server.timeoutMs} ms: all ${server.concurrency} of its slots stayed busy`,
+        `"${server.name}" (tool "${tool}") did not start within ${server.timeoutMs} ms: ${why}`,
         {
           meta: { server: server.name, tool, source: 'proxy', elapsedMs: context.timers.now() - startedAt },
           errorData: { timeout_ms: server.timeoutMs, reason: 'queued', concurrency: server.concurrency },
@@ -173,6 +226,7 @@ async function run(
   } finally {
     // A call dropped from the queue for another reason must not leave its deadline timer behind.
     queued?.stop();
+    if (inLane) lane?.release();
   }
 }
 
@@ -186,11 +240,11 @@ export async function dispatchCall(
   tool: string,
   args: Record<string, unknown>,
   options: CallOptions = {},
-): Promise<Result> {
+): Promise<CallOutcome> {
   const startedAt = context.timers.now();
   const exposedName = options.exposedName ?? `${target.server.name}/${tool}`;
   const requestId = options.requestId;
-  let result: Result;
+  let result: CallOutcome;
   try {
     logCallStart(target.logger, { exposedName, server: target.server.name, tool, requestId, args });
     result = await run(context, target, tool, args, options, startedAt);
@@ -202,6 +256,7 @@ export async function dispatchCall(
     });
   }
   // The caller owns the outcome: instructions (R4) and the end line in the log (L1).
+  if (isInputRound(result)) return result;
   return withMeta(result, { elapsedMs: context.timers.now() - startedAt });
 }
 

@@ -17,10 +17,12 @@ import type { Scrubber } from '../core/secrets.js';
 import { serverLogger } from '../log/logger.js';
 import type { BackoffOptions } from './backoff.js';
 import { Connection, type ConnectionState, type DownstreamEra } from './connection.js';
+import { CallerLane } from './callers.js';
 import {
   dispatchCall,
   dispatchRequest,
   type CallOptions,
+  type CallOutcome,
   type DispatchContext,
   type DispatchTarget,
 } from './dispatch.js';
@@ -30,7 +32,7 @@ import { CallSlots } from './slots.js';
 import { systemTimers, type TimerHandle, type Timers } from './timers.js';
 import type { TransportFactory } from './transport.js';
 
-export type { CallOptions } from './dispatch.js';
+export type { CallOptions, CallOutcome } from './dispatch.js';
 
 /** Options of {@link Pool}. */
 export interface PoolOptions {
@@ -151,6 +153,7 @@ export class Pool {
         connection,
         logger,
         slots: new CallSlots(server.concurrency),
+        ...(server.isolateCallers ? { lane: new CallerLane() } : {}),
       });
     }
   }
@@ -193,13 +196,28 @@ export class Pool {
     });
   }
 
-  /** Calls `tool` on `server`. Never rejects: every outcome is a Result (R3). */
+  /**
+   * Calls `tool` on `server`. Never rejects: every outcome is a Result (R3), or, for a call with
+   * a caller, a 2026 server's input round to relay to it (Q3).
+   */
+  callTool(
+    server: string,
+    tool: string,
+    args: Record<string, unknown>,
+    options?: CallOptions & { readonly caller?: undefined },
+  ): Promise<Result>;
+  callTool(
+    server: string,
+    tool: string,
+    args: Record<string, unknown>,
+    options: CallOptions,
+  ): Promise<CallOutcome>;
   callTool(
     server: string,
     tool: string,
     args: Record<string, unknown>,
     options: CallOptions = {},
-  ): Promise<Result> {
+  ): Promise<CallOutcome> {
     const entry = this.#entries.get(server);
     if (!entry) {
       return Promise.resolve(

@@ -8,16 +8,19 @@
  *
  * This file is the ONLY importer of `render.ts` (R2): a Result becomes JSON here and nowhere else.
  */
-import { Server } from '@modelcontextprotocol/server';
+import { CLIENT_CAPABILITIES_META_KEY, Server } from '@modelcontextprotocol/server';
 import type {
   Transport,
   CallToolResult,
+  InputRequiredResult,
   Implementation,
   LoggingMessageNotification,
   ServerEventBus,
   Tool,
 } from '@modelcontextprotocol/server';
 import type { Logger } from 'pino';
+import type { HostCapabilities, Caller, InputReply, InputRound } from '../core/input.js';
+import { isInputRound } from '../core/input.js';
 import type { FailureResult, Result } from '../core/result.js';
 import { failure } from '../core/result.js';
 import { scrubDeep, type Scrubber } from '../core/secrets.js';
@@ -26,6 +29,7 @@ import type { FeatureBackend } from './features.js';
 import { renderCallToolResult } from './render.js';
 import type { RenderOptions } from './render.js';
 import { createNotifier, type Era } from './notifier.js';
+import { createInputRounds, type InputRounds, type ProgressSink, type RoundState } from './input-rounds.js';
 
 export type { Era } from './notifier.js';
 
@@ -67,9 +71,10 @@ export interface ToolBackend<F extends PreparedForward = PreparedForward> {
   ): F | FailureResult | Promise<F | FailureResult>;
   /**
    * tools/call, step 2: the downstream call. Never rejects (R3). The backend owns the outcome of
-   * both steps: instructions (R4) and the call's end line in the log (L1).
+   * both steps: instructions (R4) and the call's end line in the log (L1). With a caller, a 2026
+   * downstream's `input_required` comes back as an {@link InputRound} to relay (Q3).
    */
-  callTool(call: F, options: ForwardOptions): Promise<Result>;
+  callTool(call: F, options: ForwardOptions): Promise<Result | InputRound>;
 }
 
 /** Per-call options of {@link ToolBackend.callTool}. */
@@ -82,6 +87,10 @@ export interface ForwardOptions {
   readonly exposedName: string;
   /** The upstream JSON-RPC request id, for the log (L1). */
   readonly requestId: string | number;
+  /** Q1: the upstream client behind the call, who answers what its server asks meanwhile. */
+  readonly caller?: Caller;
+  /** Q3: the retry of a relayed round. */
+  readonly reply?: InputReply;
 }
 
 /** Options of {@link createUpstreamServer}. */
@@ -108,6 +117,11 @@ export interface UpstreamDeps<F extends PreparedForward = PreparedForward> {
    * @default { name: 'mcp-normalizer', version: '0.0.0' }
    */
   readonly serverInfo?: Implementation;
+  /**
+   * Q3: input rounds (the signing key, the round timeout and cap).
+   * @default rounds with a random key, 300 s per round, 10 rounds
+   */
+  readonly rounds?: InputRounds;
 }
 
 /** The aggregated server: SDK servers for every era and transport, sharing one backend. */
@@ -173,7 +187,9 @@ function cancellationSignal(upstream: AbortSignal): AbortSignal {
 interface CallExtra {
   readonly signal: AbortSignal;
   readonly requestId: string | number;
-  readonly progressToken: string | number | undefined;
+  readonly onProgress: ProgressSink;
+  readonly caller: Caller;
+  readonly reply: InputReply | undefined;
 }
 
 /**
@@ -188,9 +204,6 @@ const CACHE_HINTS = {
   'resources/templates/list': LIST_HINT,
   'server/discover': LIST_HINT,
 } as const;
-
-/** Sends one progress notification upstream with `token` (P3). */
-type SendProgress = (update: ProgressUpdate, token: string | number) => Promise<void>;
 
 function isRefused<F extends PreparedForward>(prepared: F | FailureResult): prepared is FailureResult {
   return (prepared as { kind?: unknown }).kind !== 'forward';
@@ -209,15 +222,21 @@ export function createUpstreamServer<F extends PreparedForward>(deps: UpstreamDe
   const calls = new Set<Promise<unknown>>();
   let accepting = true;
 
+  const rounds = deps.rounds ?? createInputRounds({ roundTimeoutMs: 300_000, maxRounds: 10, logger });
+
+  function render(result: Result): CallToolResult {
+    const rendered = renderCallToolResult(result, output);
+    return deps.scrub === undefined ? rendered : scrubDeep(rendered, deps.scrub);
+  }
+
   async function answer(
     name: string,
     args: Record<string, unknown> | undefined,
     extra: CallExtra,
-    sendProgress: SendProgress,
-  ): Promise<CallToolResult> {
-    let result: Result;
+  ): Promise<CallToolResult | InputRound> {
+    let result: Result | InputRound;
     try {
-      result = await route(name, args, extra, sendProgress);
+      result = await route(name, args, extra);
     } catch (error) {
       // R3, outermost net: a bug anywhere in the call path still gets exactly one answer.
       logger.error({ err: error, tool: name, requestId: extra.requestId }, 'tools/call failed unexpectedly');
@@ -226,16 +245,14 @@ export function createUpstreamServer<F extends PreparedForward>(deps: UpstreamDe
         instruction: 'Tell the user the tool could not be called because of an internal error; do not retry.',
       });
     }
-    const rendered = renderCallToolResult(result, output);
-    return deps.scrub === undefined ? rendered : scrubDeep(rendered, deps.scrub);
+    return isInputRound(result) ? result : render(result);
   }
 
   async function route(
     name: string,
     args: Record<string, unknown> | undefined,
     extra: CallExtra,
-    sendProgress: SendProgress,
-  ): Promise<Result> {
+  ): Promise<Result | InputRound> {
     if (!accepting) {
       return failure('downstream_unavailable', SHUTTING_DOWN, {
         instruction: 'Tell the user the tool proxy is shutting down; retry later.',
@@ -246,29 +263,35 @@ export function createUpstreamServer<F extends PreparedForward>(deps: UpstreamDe
     const prepared = preparing instanceof Promise ? await preparing : preparing;
     // T7, T8, T9: refused before any downstream sees it (the backend logged it, L1).
     if (isRefused(prepared)) return prepared;
-    const token = extra.progressToken;
     return backend.callTool(prepared, {
       signal: extra.signal,
       exposedName: name,
       requestId: extra.requestId,
+      caller: extra.caller,
+      ...(extra.reply !== undefined ? { reply: extra.reply } : {}),
       // P3: forward progress only when the upstream asked for it, with ITS token.
-      ...(token !== undefined
-        ? {
-            onProgress: (update: ProgressUpdate) => {
-              sendProgress(update, token).catch((error: unknown) => {
-                logger.debug(
-                  { err: error, requestId: extra.requestId },
-                  'progress notification not delivered',
-                );
-              });
-            },
-          }
-        : {}),
+      ...(extra.onProgress !== undefined ? { onProgress: extra.onProgress } : {}),
     });
   }
 
+  /**
+   * Q2: the client capabilities of the host behind a request: a 2026 request carries them, a
+   * 2025 session declared them in `initialize`.
+   */
+  function hostCapabilities(
+    server: Server,
+    era: Era,
+    ctx: { mcpReq: { envelope?: object } },
+  ): HostCapabilities | undefined {
+    if (era === 'modern') {
+      return (ctx.mcpReq.envelope as Record<string, unknown> | undefined)?.[CLIENT_CAPABILITIES_META_KEY] as
+        HostCapabilities | undefined;
+    }
+    return server.getClientCapabilities() as HostCapabilities | undefined;
+  }
+
   /** One `Server` for either era: the same handlers serve both (the SDK encodes per era). */
-  function newServer(): Server {
+  function newServer(era: Era): Server {
     const capabilities = {
       tools: { listChanged: true },
       logging: {},
@@ -276,33 +299,64 @@ export function createUpstreamServer<F extends PreparedForward>(deps: UpstreamDe
     };
     // E2: modern list results and server/discover carry cache hints (the SDK puts them on 2026
     // answers only). The lists are the same for every caller, so shared caches may keep them.
-    const server = new Server(serverInfo, { capabilities, cacheHints: CACHE_HINTS });
+    // Q3: our requestState is verified before any handler runs (-32602 when tampered with).
+    const server = new Server(serverInfo, {
+      capabilities,
+      cacheHints: CACHE_HINTS,
+      requestState: { verify: rounds.verify },
+    });
     if (deps.features !== undefined) registerFeatureHandlers(server, deps.features, cancellationSignal);
     // T6, T10: the list comes from memory; no downstream is asked.
     server.setRequestHandler('tools/list', async () => ({
       tools: [...(await backend.listTools())],
     }));
-    server.setRequestHandler('tools/call', (request, ctx) => {
-      const progressToken = ctx.mcpReq._meta?.progressToken;
-      const sendProgress: SendProgress = (update, token) =>
-        ctx.mcpReq.notify({
-          method: 'notifications/progress',
-          params: {
-            progressToken: token,
-            progress: update.progress,
-            ...(update.total !== undefined ? { total: update.total } : {}),
-            ...(update.message !== undefined ? { message: update.message } : {}),
-          },
-        });
-      const pending = answer(
-        request.params.name,
-        request.params.arguments,
-        // The SDK's per-request signal goes down as it is (one AbortController per call, the
-        // SDK's own): whatever a cancelled call rejects with is classified `cancelled` (R3). It
-        // fires on `notifications/cancelled` (legacy, modern stdio) and when a modern HTTP
-        // client closes the call's response stream (P3, E3).
-        { signal: ctx.mcpReq.signal, requestId: ctx.mcpReq.id, progressToken },
-        sendProgress,
+    server.setRequestHandler('tools/call', (request, ctx): Promise<CallToolResult | InputRequiredResult> => {
+      const token = ctx.mcpReq._meta?.progressToken;
+      const requestId = ctx.mcpReq.id;
+      const name = request.params.name;
+      // P3: forward progress only when the upstream asked for it, with ITS token.
+      const onProgress: ProgressSink =
+        token === undefined
+          ? undefined
+          : (update) => {
+              ctx.mcpReq
+                .notify({
+                  method: 'notifications/progress',
+                  params: {
+                    progressToken: token,
+                    progress: update.progress,
+                    ...(update.total !== undefined ? { total: update.total } : {}),
+                    ...(update.message !== undefined ? { message: update.message } : {}),
+                  },
+                })
+                .catch((error: unknown) => {
+                  logger.debug({ err: error, requestId }, 'progress notification not delivered');
+                });
+            };
+      const pending = rounds.handle(
+        {
+          name,
+          state: ctx.mcpReq.requestState<RoundState>(),
+          responses: ctx.mcpReq.inputResponses,
+          // Q1: the upstream client is this server instance: a 2025 session, a stdio
+          // connection, or (2026 HTTP builds one per request) the request itself.
+          callerKey: server,
+          capabilities: hostCapabilities(server, era, ctx),
+          // The SDK's per-request signal goes down as it is: whatever a cancelled call rejects
+          // with is classified `cancelled` (R3). It fires on `notifications/cancelled` (legacy,
+          // modern stdio) and when a modern HTTP client closes the call's response stream (P3, E3).
+          signal: ctx.mcpReq.signal,
+          onProgress,
+        },
+        (run) =>
+          answer(name, request.params.arguments, {
+            signal: run.signal,
+            requestId,
+            onProgress: run.onProgress,
+            caller: run.caller,
+            reply: run.reply,
+          }),
+        render,
       );
       calls.add(pending);
       void pending.finally(() => calls.delete(pending));
@@ -322,11 +376,11 @@ export function createUpstreamServer<F extends PreparedForward>(deps: UpstreamDe
   }
 
   return {
-    factory: () => newServer(),
+    factory: ({ era }) => newServer(era),
     bus: notifier.bus,
     track,
     async connect(transport) {
-      const server = track(newServer(), 'legacy');
+      const server = track(newServer('legacy'), 'legacy');
       try {
         await server.connect(transport);
       } catch (error) {

@@ -63,14 +63,21 @@ afterEach(() => {
 });
 
 describe('Connection', () => {
-  it('P8: the downstream client advertises no capabilities (no roots, sampling or elicitation)', async () => {
-    const server = echoServer();
-    const { connection } = setup(() => server);
-    await connection.start();
-    expect(connection.state).toBe('ready');
-    expect(server.server.getClientCapabilities()).toEqual({});
-    await connection.close();
-  });
+  it.each([
+    [[], {}],
+    [['elicitation', 'sampling'], { elicitation: { form: {}, url: {} }, sampling: {} }],
+    [['roots'], { roots: {} }],
+  ] as const)(
+    'P8: a 2025 downstream is told exactly the client features its config allows (%j)',
+    async (clientFeatures, advertised) => {
+      const server = echoServer();
+      const { connection } = setup(() => server, { clientFeatures, protocol: 'legacy' });
+      await connection.start();
+      expect(connection.state).toBe('ready');
+      expect(server.server.getClientCapabilities()).toEqual(advertised);
+      await connection.close();
+    },
+  );
 
   it('T12: one malformed tool is withheld with a warning naming it; the rest are served', async () => {
     const raw = rawServer(() => ({

@@ -32,7 +32,8 @@ export type FixtureName =
   | 'http'
   | 'prompts-resources'
   | 'modern'
-  | 'probe-exit';
+  | 'probe-exit'
+  | 'asking';
 
 /**
  * The command that runs fixture `name` over stdio. Throws when dist is missing, naming the fix.
@@ -71,6 +72,8 @@ export function serverConfig(
     withholdAfterMs: 300_000,
     inbandErrors: true,
     protocol: 'auto',
+    clientFeatures: ['elicitation', 'sampling'],
+    isolateCallers: false,
     expose: 'all',
     instructions: {},
     tools: { include: [], exclude: [], rename: {}, overrides: {}, stripPrefix: false },
@@ -129,6 +132,7 @@ export function runtimeConfig(servers: ServerConfig[], overrides: Partial<Config
       sessionIdleMs: 1_800_000,
       maxSessions: 1000,
     },
+    inputRequired: { roundTimeoutMs: 300_000, maxRounds: 10 },
     servers,
     redactKeys: [],
     secrets: [],

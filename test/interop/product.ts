@@ -46,6 +46,9 @@ export function writeProductConfig(dir: string, servers: Readonly<Record<string,
     // The envelope schema is advertised here (it is off by default, T6) so that the SDK client's
     // strict callTool checks every envelope of the suite against it.
     output: { format: 'results', media: 'artifacts', advertise_schema: true },
+    // The suites compare each server's listing and answers with a direct client that advertises
+    // no capabilities (P8); a server offered elicitation or sampling lists more tools (Q2).
+    defaults: { client_features: [] },
     servers: entries,
   };
   const file = join(dir, 'config.yaml');

@@ -1,0 +1,330 @@
+/**
+ * Input rounds (Q3): a call whose downstream asks its client for something is answered
+ * `input_required`, and the host's retry carries the answers. One mechanism serves every cell of
+ * the two eras:
+ *
+ * - a 2026-07-28 downstream answers `input_required` itself: its requests are relayed as they
+ *   are, under our own signed `requestState` that wraps its state (nothing is kept here, so the
+ *   retry may reach any replica that shares the key);
+ * - a 2025 downstream pushes a request while its call runs: the call is parked here, the request
+ *   goes to the host as a round, and the retry's answer is given to the waiting push (the retry
+ *   must reach this process; one that cannot find its call gets a clear failure).
+ *
+ * Toward a 2025 host the SDK's legacy shim turns each round into pushed requests on the host's
+ * session and calls the handler again with the answers, so both host eras take the same path.
+ * The state is HMAC-signed with `input_required.state_key` (SDK `createRequestStateCodec`): a
+ * tampered or expired one is refused by the SDK with -32602 before any handler runs.
+ */
+import { randomBytes, randomUUID } from 'node:crypto';
+import { createRequestStateCodec } from '@modelcontextprotocol/server';
+import type { CallToolResult, InputRequiredResult, ServerContext } from '@modelcontextprotocol/server';
+import type { Logger } from 'pino';
+import type { Caller, ClientAsk, HostCapabilities, InputReply, InputRound } from '../core/input.js';
+import { isInputRound } from '../core/input.js';
+import { failure, type FailureResult } from '../core/result.js';
+
+/** What our `requestState` says (signed, not encrypted: it holds no secret). */
+export type RoundState =
+  /** A relayed 2026 round: the exposed tool, the downstream's own state, the rounds so far. */
+  | { readonly k: 'relay'; readonly n: string; readonly s?: string; readonly r: number }
+  /** A parked 2025 call: the exposed tool, the parked call's id, the rounds so far. */
+  | { readonly k: 'park'; readonly n: string; readonly id: string; readonly r: number };
+
+/** Options of {@link createInputRounds}. */
+export interface InputRoundsOptions {
+  /** HMAC key (≥ 32 bytes); undefined: random per process (one process must serve every round). */
+  readonly key?: string;
+  /** How long a parked call waits for the host's retry. */
+  readonly roundTimeoutMs: number;
+  /** The most rounds one call may take. */
+  readonly maxRounds: number;
+  readonly logger: Logger;
+}
+
+/** A progress sink of the request currently serving a call (rounds change requests). */
+export type ProgressSink =
+  ((update: { progress: number; total?: number; message?: string }) => void) | undefined;
+
+/** Starts the downstream call of a tools/call request. */
+export type StartCall = (run: {
+  readonly caller: Caller;
+  readonly reply: InputReply | undefined;
+  readonly signal: AbortSignal;
+  readonly onProgress: ProgressSink;
+}) => Promise<CallToolResult | InputRound>;
+
+/** One tools/call request as the rounds see it. */
+export interface RoundRequest {
+  /** The exposed tool name. */
+  readonly name: string;
+  /** The verified state of a retry (the SDK ran our `verify`), else undefined. */
+  readonly state: RoundState | undefined;
+  readonly responses: Record<string, unknown> | undefined;
+  /** Q1: who is calling (a session, a stdio connection, a 2026 HTTP request). */
+  readonly callerKey: object;
+  readonly capabilities: HostCapabilities | undefined;
+  readonly signal: AbortSignal;
+  readonly onProgress: ProgressSink;
+}
+
+/** Input rounds for every upstream server instance of the process. */
+export interface InputRounds {
+  /** For `ServerOptions.requestState.verify`. */
+  readonly verify: (state: string, ctx: ServerContext) => Promise<RoundState>;
+  /** Answers one tools/call request: a new call, a relayed round's retry or a parked call's. */
+  handle(
+    request: RoundRequest,
+    start: StartCall,
+    render: (result: FailureResult) => CallToolResult,
+  ): Promise<CallToolResult | InputRequiredResult>;
+  /** Parked calls waiting for their host now. */
+  parked(): number;
+}
+
+interface Pending {
+  readonly key: string;
+  readonly ask: ClientAsk;
+  readonly resolve: (answer: Record<string, unknown>) => void;
+  readonly reject: (reason: Error) => void;
+}
+
+type Step = { readonly done: CallToolResult | InputRound } | { readonly asks: readonly Pending[] };
+
+/** A call whose downstream may push requests while it runs (Q1, Q3). */
+class Parked {
+  #id: string | undefined;
+  readonly controller = new AbortController();
+  rounds = 0;
+  progress: ProgressSink;
+  timer: NodeJS.Timeout | undefined;
+  outcome!: Promise<CallToolResult | InputRound>;
+  #asked = 0;
+  #pending: Pending[] = [];
+  #sent: Pending[] = [];
+  #wake: (() => void) | undefined;
+  #unlink: (() => void) | undefined;
+
+  /** True once the call was parked (it has an id). */
+  get named(): boolean {
+    return this.#id !== undefined;
+  }
+
+  /** Made when the call is first parked (most calls never are). */
+  get id(): string {
+    this.#id ??= randomUUID();
+    return this.#id;
+  }
+
+  ask(ask: ClientAsk): Promise<Record<string, unknown>> {
+    return new Promise((resolve, reject) => {
+      this.#pending.push({ key: `ask_${++this.#asked}`, ask, resolve, reject });
+      this.#wake?.();
+    });
+  }
+
+  /** The call's end, or the next requests for the host (all that arrived meanwhile). */
+  async next(): Promise<Step> {
+    if (this.#pending.length === 0) {
+      const woken = new Promise<'ask'>((resolve) => (this.#wake = () => resolve('ask')));
+      const first = await Promise.race([this.outcome, woken]);
+      this.#wake = undefined;
+      if (first !== 'ask') return { done: first };
+    }
+    // Requests pushed in the same moment travel in one round.
+    await new Promise((resolve) => setImmediate(resolve));
+    const asks = this.#pending;
+    this.#pending = [];
+    this.#sent = asks;
+    return { asks };
+  }
+
+  /** The host's answers to the last round; a request it left unanswered fails. */
+  deliver(responses: Record<string, unknown>): void {
+    for (const sent of this.#sent) {
+      const answer = responses[sent.key];
+      if (typeof answer === 'object' && answer !== null) sent.resolve(answer as Record<string, unknown>);
+      else sent.reject(new Error(`the client sent no answer to ${sent.ask.method}`));
+    }
+    this.#sent = [];
+  }
+
+  /** The upstream request serving the call now: its cancellation cancels the call. */
+  link(signal: AbortSignal, progress: ProgressSink): void {
+    this.#unlink?.();
+    this.progress = progress;
+    const abort = (): void => this.controller.abort(signal.reason);
+    if (signal.aborted) abort();
+    signal.addEventListener('abort', abort, { once: true });
+    this.#unlink = () => signal.removeEventListener('abort', abort);
+  }
+
+  /** The request answered (a round went out): it no longer speaks for the call. */
+  unlink(): void {
+    this.#unlink?.();
+    this.#unlink = undefined;
+    this.progress = undefined;
+  }
+
+  /** Ends the call: every open request fails and the downstream call is cancelled. */
+  abandon(reason: string): void {
+    const error = new Error(reason);
+    for (const open of [...this.#sent, ...this.#pending]) open.reject(error);
+    this.#sent = [];
+    this.#pending = [];
+    this.unlink();
+    this.controller.abort(new DOMException(reason, 'AbortError'));
+  }
+}
+
+/** How many expired call ids are remembered, to tell "expired" from "unknown" (bounded). */
+const REMEMBERED_EXPIRED = 1000;
+
+/**
+ * Builds the input rounds of one process.
+ * @example const rounds = createInputRounds({ roundTimeoutMs: 300_000, maxRounds: 10, logger });
+ */
+export function createInputRounds(options: InputRoundsOptions): InputRounds {
+  const { roundTimeoutMs, maxRounds, logger } = options;
+  const codec = createRequestStateCodec<RoundState>({
+    key: options.key ?? randomBytes(32),
+    ttlSeconds: Math.ceil(roundTimeoutMs / 1000),
+  });
+  const parked = new Map<string, Parked>();
+  const expired = new Set<string>();
+
+  function remember(id: string): void {
+    expired.add(id);
+    if (expired.size > REMEMBERED_EXPIRED) expired.delete(expired.values().next().value!);
+  }
+
+  function tooMany(name: string, rounds: number): FailureResult {
+    return failure(
+      'downstream_error',
+      `"${name}" asked its client for input ${rounds} times; input_required.max_rounds is ${maxRounds}`,
+      {
+        errorData: { reason: 'input_rounds_exceeded', max_rounds: maxRounds },
+        instruction: 'Tell the user the tool kept asking for input and was stopped; do not retry.',
+      },
+    );
+  }
+
+  async function step(
+    call: Parked,
+    name: string,
+    render: (result: FailureResult) => CallToolResult,
+  ): Promise<CallToolResult | InputRequiredResult> {
+    const next = await call.next();
+    call.unlink();
+    if ('done' in next) {
+      if (call.named) parked.delete(call.id);
+      if (!isInputRound(next.done)) return next.done;
+      // A 2026 downstream's own round: relayed with its state wrapped in ours.
+      const rounds = call.rounds + 1;
+      if (rounds > maxRounds) return render(tooMany(name, rounds));
+      const state: RoundState = {
+        k: 'relay',
+        n: name,
+        r: rounds,
+        ...(next.done.requestState !== undefined ? { s: next.done.requestState } : {}),
+      };
+      return {
+        resultType: 'input_required',
+        inputRequests: next.done.inputRequests as InputRequiredResult['inputRequests'],
+        requestState: await codec.mint(state),
+      };
+    }
+    call.rounds++;
+    if (call.rounds > maxRounds) {
+      call.abandon(`input_required.max_rounds (${maxRounds}) reached`);
+      parked.delete(call.id);
+      return render(tooMany(name, call.rounds));
+    }
+    // A 2025 downstream's push: the call waits here for the host's retry.
+    parked.set(call.id, call);
+    clearTimeout(call.timer);
+    call.timer = setTimeout(() => {
+      if (parked.get(call.id) !== call) return;
+      parked.delete(call.id);
+      remember(call.id);
+      logger.info({ tool: name, roundTimeoutMs }, 'no answer to an input round in time: call cancelled');
+      call.abandon(`the client did not answer within input_required.round_timeout_ms (${roundTimeoutMs} ms)`);
+    }, roundTimeoutMs);
+    call.timer.unref();
+    const inputRequests = Object.fromEntries(next.asks.map((pending) => [pending.key, pending.ask]));
+    return {
+      resultType: 'input_required',
+      inputRequests: inputRequests as InputRequiredResult['inputRequests'],
+      requestState: await codec.mint({ k: 'park', n: name, id: call.id, r: call.rounds }),
+    };
+  }
+
+  function begin(
+    request: RoundRequest,
+    start: StartCall,
+    reply: InputReply | undefined,
+    rounds: number,
+  ): Parked {
+    const call = new Parked();
+    call.rounds = rounds;
+    call.link(request.signal, request.onProgress);
+    const caller: Caller = {
+      key: request.callerKey,
+      capabilities: request.capabilities,
+      ask: (ask) => call.ask(ask),
+    };
+    call.outcome = start({
+      caller,
+      reply,
+      signal: call.controller.signal,
+      // P3: progress only for a call whose request asked for it (a later round's request speaks
+      // for it then); none at all is cheaper downstream.
+      onProgress: request.onProgress === undefined ? undefined : (update) => call.progress?.(update),
+    });
+    return call;
+  }
+
+  return {
+    verify: (state, ctx) => codec.verify(state, ctx),
+    parked: () => parked.size,
+    async handle(request, start, render) {
+      const { state, name } = request;
+      if (state === undefined) return step(begin(request, start, undefined, 0), name, render);
+      if (state.n !== name) {
+        return render(
+          failure('invalid_arguments', `This requestState belongs to a call of "${state.n}", not "${name}"`, {
+            errorData: { reason: 'input_state_mismatch' },
+            instruction: 'Call the tool again without requestState.',
+          }),
+        );
+      }
+      if (state.k === 'relay') {
+        const reply: InputReply = {
+          inputResponses: request.responses ?? {},
+          ...(state.s !== undefined ? { requestState: state.s } : {}),
+        };
+        return step(begin(request, start, reply, state.r), name, render);
+      }
+      const call = parked.get(state.id);
+      if (call === undefined) {
+        const gone = expired.has(state.id);
+        return render(
+          failure(
+            gone ? 'timeout' : 'downstream_unavailable',
+            gone
+              ? `The call of "${name}" waiting for this answer ended: no answer came within input_required.round_timeout_ms (${roundTimeoutMs} ms)`
+              : `The call of "${name}" waiting for this answer is not in this mcp-normalizer process: it ended, or another replica holds it (route every round of a call to one replica)`,
+            {
+              errorData: { reason: gone ? 'input_round_expired' : 'input_round_unknown' },
+              instruction: 'Call the tool again from the start.',
+            },
+          ),
+        );
+      }
+      clearTimeout(call.timer);
+      parked.delete(call.id);
+      call.link(request.signal, request.onProgress);
+      call.deliver(request.responses ?? {});
+      return step(call, name, render);
+    },
+  };
+}
