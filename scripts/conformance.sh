@@ -9,7 +9,8 @@
 #
 # The gateway serves the fixture over stdio with prefix "" (the suite calls fixed tool names
 # such as test_simple_text) and output.media: passthrough (the suite looks for image and resource
-# blocks, which the default media mode carries as file fields). Everything listens on 127.0.0.1.
+# blocks, which the default media mode carries as file fields) and client_features with roots (the
+# suite's roots scenarios; roots are opt-in, Q4). Everything listens on 127.0.0.1.
 # Results: one summary per run in $OUT (default: a temp folder), and a side-by-side table.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -63,6 +64,8 @@ servers:
     command: $(command -v node)
     args: [$ROOT/dist/fixtures/servers/conformance.js]
     prefix: ""
+    # The suite's roots scenarios need roots, which a server is offered only when asked (Q4).
+    client_features: [elicitation, sampling, roots]
 YAML
 node dist/src/cli/main.js serve --http --port 0 --config "$OUT/gateway.yaml" 2> "$OUT/gateway.log" &
 pids+=($!)

@@ -13,6 +13,7 @@ import { ProtocolErrorCode } from '@modelcontextprotocol/server';
 import type { CompleteRequestParams, LoggingMessageNotification } from '@modelcontextprotocol/server';
 import {
   CompleteResultSchema,
+  EmptyResultSchema,
   GetPromptResultSchema,
   ReadResourceResultSchema,
 } from '@modelcontextprotocol/core';
@@ -186,7 +187,77 @@ export function createFeatures(deps: FeatureDeps): Features {
         return { completion: { values: [], hasMore: false } };
       return unwrap(result, CompleteResultSchema, 'completion/complete');
     },
+    async subscribe(uri, subscriber, { signal }) {
+      await deps.afterStart(() => undefined);
+      const route = current.resolveUri(uri);
+      if (!route) throw unknown('resource', uri, current.suggestUris(uri));
+      const key = subscriptionKey(route.server, route.uri);
+      let subscription = subscriptions.get(key);
+      if (subscription === undefined) {
+        // The first subscriber subscribes downstream; a failure there is this request's error.
+        const result = await pool.subscribe(route.server, route.uri, { signal });
+        unwrap(result, EmptyResultSchema, 'resources/subscribe');
+        subscription = subscriptions.get(key) ?? {
+          server: route.server,
+          uri: route.uri,
+          exposed: uri,
+          subscribers: new Set(),
+        };
+        subscriptions.set(key, subscription);
+      }
+      subscription.subscribers.add(subscriber);
+    },
+    async unsubscribe(uri, subscriber) {
+      const route = current.resolveUri(uri);
+      const subscription = route && subscriptions.get(subscriptionKey(route.server, route.uri));
+      if (subscription?.subscribers.delete(subscriber) === true) await release(subscription);
+    },
+    forget(subscriber) {
+      for (const subscription of subscriptions.values())
+        if (subscription.subscribers.delete(subscriber)) void release(subscription);
+    },
   };
+
+  /** Q5: one downstream subscription and the upstream clients that asked for it. */
+  interface Subscription {
+    readonly server: string;
+    /** The downstream's own URI. */
+    readonly uri: string;
+    /** The URI the upstream clients subscribed to. */
+    readonly exposed: string;
+    readonly subscribers: Set<{ notify(uri: string): void }>;
+  }
+  const subscriptions = new Map<string, Subscription>();
+  const subscriptionKey = (server: string, uri: string): string => `${server}\n${uri}`;
+
+  /** The last subscriber left: the downstream subscription ends (a failure is only logged). */
+  async function release(subscription: Subscription): Promise<void> {
+    if (subscription.subscribers.size > 0) return;
+    subscriptions.delete(subscriptionKey(subscription.server, subscription.uri));
+    const result = await pool.unsubscribe(subscription.server, subscription.uri);
+    if (!result.success)
+      logger.warn(
+        { server: subscription.server, uri: subscription.uri, error: result.error },
+        'unsubscribe failed',
+      );
+  }
+
+  pool.on('resourceUpdated', (server, uri) => {
+    const subscription = subscriptions.get(subscriptionKey(server, uri));
+    for (const subscriber of subscription?.subscribers ?? []) subscriber.notify(subscription!.exposed);
+  });
+
+  // A restarted server has forgotten its subscriptions: they are made again once it is back.
+  pool.on('stateChanged', (server, state) => {
+    if (state !== 'ready') return;
+    for (const subscription of subscriptions.values()) {
+      if (subscription.server !== server) continue;
+      void pool.subscribe(server, subscription.uri).then((result) => {
+        if (!result.success)
+          logger.warn({ server, uri: subscription.uri, error: result.error }, 'resubscribe failed');
+      });
+    }
+  });
 
   /** U5: completions route by reference: a prompt by exposed name, a template by exposed URI. */
   function route(params: CompleteRequestParams): { server: string; params: CompleteRequestParams } {

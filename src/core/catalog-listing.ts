@@ -35,12 +35,6 @@ function checkTool(raw: Record<string, unknown>, compiler: SchemaCompiler): stri
     const issue = shape.error.issues[0];
     return `does not match the MCP Tool schema (${issue ? `${issue.path.join('.') || 'tool'}: ${issue.message}` : 'invalid'})`;
   }
-  // A tool that only runs as a task (MCP 2025-11-25 `execution.taskSupport: "required"`) rejects
-  // every plain tools/call, and we do not make task-augmented calls: listing it would offer the
-  // agent a tool that can never succeed.
-  if (isRecord(raw['execution']) && raw['execution']['taskSupport'] === 'required') {
-    return 'it can only be called as a task (execution.taskSupport: "required"), which mcp-normalizer does not support';
-  }
   const input = compiler.check(raw['inputSchema'] as Record<string, unknown>);
   if (!input.ok) return `its inputSchema does not compile (${input.dialect}): ${input.error}`;
   if (isRecord(raw['outputSchema'])) {

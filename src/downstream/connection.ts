@@ -46,6 +46,8 @@ import {
   stableJson,
   type DroppedTool,
 } from './tool-list.js';
+import { ResourceWatches } from './resource-watches.js';
+import { runAsTask, taskOnly, type SendRequest } from './task-runner.js';
 import { defaultTransportFactory, type TransportFactory } from './transport.js';
 
 /** Where a downstream is in its life cycle. */
@@ -105,6 +107,8 @@ export type ConnectionEvents = {
   featuresChanged: [capability: FeatureCapability];
   /** U5: a `notifications/message` (logging) from the downstream. */
   log: [params: LoggingMessageNotification['params']];
+  /** Q5: `notifications/resources/updated` for a URI we subscribed to (its own URI). */
+  resourceUpdated: [uri: string];
 };
 
 /** How many times one listing is repeated when `tools/list_changed` keeps arriving meanwhile. */
@@ -186,6 +190,8 @@ export class Connection {
   #verdict: Verdict | undefined;
   /** SEP-2243: the `x-mcp-header` declarations of the listed tools that have any. */
   #paramHeaders = new Map<string, readonly ParamHeader[]>();
+  /** Q6: the listed tools that only run as tasks. */
+  #taskTools = new Set<string>();
   #era: DownstreamEra | undefined;
   #protocolVersion: string | undefined;
   #nextAttemptAt: number | undefined;
@@ -195,6 +201,7 @@ export class Connection {
   #listDirty = false;
   readonly #inflight = new Set<(error: Error) => void>();
   readonly #callers = new CallerRoute();
+  readonly #watches = new ResourceWatches();
   readonly #features: FeatureListing;
   readonly #server: ServerConfig;
   readonly #logger: Logger;
@@ -287,6 +294,12 @@ export class Connection {
     const declared = this.#era === 'modern' ? this.#paramHeaders.get(tool) : undefined;
     const withHeaders =
       declared === undefined ? options : { ...options, headers: paramHeaders(declared, args) };
+    // Q6: a task-only tool of a 2025 server runs as a task.
+    if (this.#era === 'legacy' && this.#taskTools.has(tool)) {
+      const timeoutMs = options.timeoutMs ?? this.#server.timeoutMs;
+      const send: SendRequest = (method, params, o) => this.request(method, params, { ...options, ...o });
+      return runAsTask(send, tool, args, { ...options, timers: this.#timers, timeoutMs });
+    }
     const reply = options.reply;
     const params =
       reply === undefined
@@ -318,6 +331,9 @@ export class Connection {
     // The caller's signal goes to the SDK as it is (the upstream's per-request signal; SDK v2
     // removes its abort listener when the request settles). A forwarding controller per call here
     // cost ~8 µs of CPU per call (docs/performance.md).
+    // Q5: a 2026 server hears of subscriptions on listen streams.
+    if (this.#era === 'modern' && (method === 'resources/subscribe' || method === 'resources/unsubscribe'))
+      return this.#watches.apply(client, method, String(params['uri']));
     let fail!: (error: Error) => void;
     // Q1: while the call runs, what the server pushes to its client belongs to this caller.
     const leave = options.caller !== undefined ? this.#callers.enter(options.caller) : undefined;
@@ -427,6 +443,7 @@ export class Connection {
       this.#pid = undefined;
       this.#client = client;
       this.#transport = transport;
+      this.#watches.clear();
       const own = client;
       own.onclose = () => this.#onClientClosed(own);
       own.onerror = (error) => this.#logger.warn({ err: error }, 'downstream transport error');
@@ -440,6 +457,9 @@ export class Connection {
       );
       own.setNotificationHandler('notifications/message', (notification) => {
         if (own === this.#client) this.events.emit('log', notification.params);
+      });
+      own.setNotificationHandler('notifications/resources/updated', (notification) => {
+        if (own === this.#client) this.events.emit('resourceUpdated', notification.params.uri);
       });
       // Q1, Q2: what a 2025 server asks its client goes to the caller of the call in flight.
       for (const feature of this.#server.clientFeatures) {
@@ -709,6 +729,7 @@ export class Connection {
     this.#tools = tools;
     this.#fingerprint = fingerprint;
     this.#paramHeaders = new Map();
+    this.#taskTools = new Set(tools.filter(taskOnly).map((tool) => tool.name));
     for (const tool of tools) {
       const declared = paramHeaderDeclarations(tool.inputSchema);
       if (declared.length > 0) this.#paramHeaders.set(tool.name, declared);

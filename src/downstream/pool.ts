@@ -96,6 +96,8 @@ export type PoolEvents = {
   featuresChanged: [server: string, capability: FeatureCapability];
   /** U5: a logging notification from a server. */
   log: [server: string, params: LoggingMessageNotification['params']];
+  /** Q5: a server's resource we subscribed to changed (its own URI). */
+  resourceUpdated: [server: string, uri: string];
 };
 
 /** Options of the U5 requests ({@link Pool.getPrompt}, {@link Pool.readResource}, {@link Pool.complete}). */
@@ -148,6 +150,9 @@ export class Pool {
         this.#events.emit('featuresChanged', server.name, capability),
       );
       connection.events.on('log', (params) => this.#events.emit('log', server.name, params));
+      connection.events.on('resourceUpdated', (uri) =>
+        this.#events.emit('resourceUpdated', server.name, uri),
+      );
       this.#entries.set(server.name, {
         server,
         connection,
@@ -246,6 +251,16 @@ export class Pool {
   /** U5: `resources/read` of the downstream's own `uri` on `server`; as {@link getPrompt}. */
   readResource(server: string, uri: string, options: RequestOptions = {}): Promise<Result> {
     return this.#request(server, 'resources/read', { uri }, uri, options);
+  }
+
+  /** Q5: `resources/subscribe` to the downstream's own `uri` on `server`; as {@link getPrompt}. */
+  subscribe(server: string, uri: string, options: RequestOptions = {}): Promise<Result> {
+    return this.#request(server, 'resources/subscribe', { uri }, uri, options);
+  }
+
+  /** Q5: `resources/unsubscribe`; as {@link subscribe}. */
+  unsubscribe(server: string, uri: string, options: RequestOptions = {}): Promise<Result> {
+    return this.#request(server, 'resources/unsubscribe', { uri }, uri, options);
   }
 
   /** U5: `completion/complete` on `server` with the downstream's own reference; as {@link getPrompt}. */

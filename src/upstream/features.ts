@@ -23,6 +23,11 @@ export interface FeatureRequestOptions {
   readonly signal: AbortSignal;
 }
 
+/** Q5: one upstream client's resource subscriptions, told of updates by exposed URI. */
+export interface Subscriber {
+  notify(uri: string): void;
+}
+
 /** What the server needs for U5; the composition root wires the index and the pool behind it. */
 export interface FeatureBackend {
   /** prompts/list, from memory. May wait for the first connection round, like tools/list. */
@@ -41,16 +46,30 @@ export interface FeatureBackend {
   readResource(uri: string, options: FeatureRequestOptions): Promise<ReadResourceResult>;
   /** completion/complete by exposed reference; throws a JSON-RPC error for an unknown one. */
   complete(params: CompleteRequestParams, options: FeatureRequestOptions): Promise<CompleteResult>;
+  /** Q5: resources/subscribe by exposed URI; throws like {@link readResource}. */
+  subscribe(uri: string, subscriber: Subscriber, options: FeatureRequestOptions): Promise<void>;
+  /** Q5: resources/unsubscribe by exposed URI; never throws for a URI not subscribed. */
+  unsubscribe(uri: string, subscriber: Subscriber): Promise<void>;
+  /** Q5: the subscriber's session ended: all of its subscriptions go. */
+  forget(subscriber: Subscriber): void;
 }
 
 /**
  * U5: the capabilities the server announces for {@link FeatureBackend}: only what is built (P8's
- * spirit upstream): list_changed for both lists, completions, and no resource `subscribe`.
+ * spirit upstream): list_changed for both lists, completions, and (Q5) resource `subscribe` to a
+ * 2025 client only; the 2026 listen stream's `resourceSubscriptions` are not built.
  */
-export const FEATURE_CAPABILITIES: ServerCapabilities = Object.freeze({
+export function featureCapabilities(era: 'legacy' | 'modern'): ServerCapabilities {
+  return era === 'legacy' ? LEGACY_CAPABILITIES : MODERN_CAPABILITIES;
+}
+const MODERN_CAPABILITIES: ServerCapabilities = Object.freeze({
   prompts: { listChanged: true },
   resources: { listChanged: true },
   completions: {},
+});
+const LEGACY_CAPABILITIES: ServerCapabilities = Object.freeze({
+  ...MODERN_CAPABILITIES,
+  resources: { listChanged: true, subscribe: true },
 });
 
 /**
@@ -61,7 +80,27 @@ export function registerFeatureHandlers(
   server: Server,
   backend: FeatureBackend,
   signalOf: (signal: AbortSignal) => AbortSignal,
+  era: 'legacy' | 'modern',
 ): void {
+  if (era === 'legacy') {
+    // Q5: this server is one session; its subscriptions end with it.
+    const subscriber: Subscriber = {
+      notify: (uri) => void server.sendResourceUpdated({ uri }).catch(() => {}),
+    };
+    server.setRequestHandler('resources/subscribe', async (request, ctx) => {
+      await backend.subscribe(request.params.uri, subscriber, { signal: signalOf(ctx.mcpReq.signal) });
+      return {};
+    });
+    server.setRequestHandler('resources/unsubscribe', async (request) => {
+      await backend.unsubscribe(request.params.uri, subscriber);
+      return {};
+    });
+    const previous = server.onclose;
+    server.onclose = () => {
+      backend.forget(subscriber);
+      previous?.();
+    };
+  }
   server.setRequestHandler('prompts/list', async () => ({
     prompts: [...(await backend.listPrompts())],
   }));

@@ -24,7 +24,7 @@ import { isInputRound } from '../core/input.js';
 import type { FailureResult, Result } from '../core/result.js';
 import { failure } from '../core/result.js';
 import { scrubDeep, type Scrubber } from '../core/secrets.js';
-import { FEATURE_CAPABILITIES, registerFeatureHandlers } from './features.js';
+import { featureCapabilities, registerFeatureHandlers } from './features.js';
 import type { FeatureBackend } from './features.js';
 import { renderCallToolResult } from './render.js';
 import type { RenderOptions } from './render.js';
@@ -295,7 +295,7 @@ export function createUpstreamServer<F extends PreparedForward>(deps: UpstreamDe
     const capabilities = {
       tools: { listChanged: true },
       logging: {},
-      ...(deps.features !== undefined ? FEATURE_CAPABILITIES : {}),
+      ...(deps.features !== undefined ? featureCapabilities(era) : {}),
     };
     // E2: modern list results and server/discover carry cache hints (the SDK puts them on 2026
     // answers only). The lists are the same for every caller, so shared caches may keep them.
@@ -305,7 +305,7 @@ export function createUpstreamServer<F extends PreparedForward>(deps: UpstreamDe
       cacheHints: CACHE_HINTS,
       requestState: { verify: rounds.verify },
     });
-    if (deps.features !== undefined) registerFeatureHandlers(server, deps.features, cancellationSignal);
+    if (deps.features !== undefined) registerFeatureHandlers(server, deps.features, cancellationSignal, era);
     // T6, T10: the list comes from memory; no downstream is asked.
     server.setRequestHandler('tools/list', async () => ({
       tools: [...(await backend.listTools())],

@@ -97,11 +97,11 @@ async function started(servers: ServerConfig[], builders: Record<string, () => M
 }
 
 describe('prompts and resources through the proxy', () => {
-  it('U5: announces prompts and resources with listChanged, completions, and no subscribe', async () => {
+  it('U5/Q5: announces prompts and resources with listChanged, completions, and subscribe (to a 2025 client)', async () => {
     const { client } = await started([memory('notes')], { notes: notesServer });
     const capabilities = client.getServerCapabilities();
     expect(capabilities?.prompts).toEqual({ listChanged: true });
-    expect(capabilities?.resources).toEqual({ listChanged: true });
+    expect(capabilities?.resources).toEqual({ listChanged: true, subscribe: true });
     expect(capabilities?.completions).toEqual({});
   });
 

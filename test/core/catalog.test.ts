@@ -383,12 +383,6 @@ describe('catalog', () => {
       /outputSchema does not compile/,
     ],
     [
-      'execution.taskSupport "required" (it could never succeed through a plain call)',
-      { name: 'bad', inputSchema: { type: 'object' }, execution: { taskSupport: 'required' } },
-      'bad',
-      /can only be called as a task/,
-    ],
-    [
       'annotations of the wrong type',
       { name: 'bad', inputSchema: { type: 'object' }, annotations: { readOnlyHint: 'yes' } },
       'bad',
@@ -410,6 +404,20 @@ describe('catalog', () => {
       expect(catalog.problems[0]?.message).toMatch(message);
     },
   );
+
+  it('Q6/T12: a task-only tool is served, without its execution field (the gateway runs it as a task)', () => {
+    const catalog = buildCatalog(
+      [
+        server('s', [
+          { name: 'research', inputSchema: { type: 'object' }, execution: { taskSupport: 'required' } },
+        ]),
+      ],
+      options,
+    );
+    expect(catalog.problems).toEqual([]);
+    expect(catalog.definitions).toEqual([expect.objectContaining({ name: 's_research' })]);
+    expect(catalog.definitions[0]).not.toHaveProperty('execution');
+  });
 
   it.each([
     [

@@ -325,8 +325,8 @@ describe('downstream eras', () => {
     );
     const check = await runCli(['check', '--config', file]);
     expect(check.code).toBe(0);
-    expect(check.stdout).toMatch(/modern\s+ready\s+modern 2026-07-28\s+7/);
-    expect(check.stdout).toMatch(/modernhttp\s+ready\s+modern 2026-07-28\s+7/);
+    expect(check.stdout).toMatch(/modern\s+ready\s+modern 2026-07-28\s+8/);
+    expect(check.stdout).toMatch(/modernhttp\s+ready\s+modern 2026-07-28\s+8/);
     expect(check.stdout).toMatch(/legacy\s+ready\s+legacy 2025-\d\d-\d\d\s+1/);
     expect(check.stdout).toMatch(/rusty\s+ready\s+legacy 2025-06-18\s+3/);
 

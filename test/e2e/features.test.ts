@@ -3,7 +3,10 @@
  * prompts-resources fixture as a child process: prompts, resources, a template read, a
  * completion, and a downstream log message forwarded with the server's name.
  */
-import { LoggingMessageNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+import {
+  LoggingMessageNotificationSchema,
+  ResourceUpdatedNotificationSchema,
+} from '@modelcontextprotocol/sdk/types.js';
 import type { LoggingMessageNotification } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { StdioSession } from './cli-process.js';
@@ -52,5 +55,61 @@ describe('e2e: prompts and resources over stdio', () => {
     await client.callTool({ name: 'notes_log', arguments: { text: 'hello from below', level: 'notice' } });
     await vi.waitFor(() => expect(logs).toHaveLength(1));
     expect(logs[0]).toEqual({ level: 'notice', logger: 'notes/fixture', data: 'hello from below' });
+  });
+});
+
+describe('e2e: resource subscriptions over stdio', () => {
+  it("Q5: a 2025 client subscribes by exposed URI, hears the server's update with it, and unsubscribing ends the downstream subscription", async () => {
+    const session = await connectStdio(
+      writeConfig(`servers:\n${fixtureEntry('notes', 'prompts-resources')}\n`),
+    );
+    const { client } = session;
+    try {
+      const updated: string[] = [];
+      client.setNotificationHandler(
+        ResourceUpdatedNotificationSchema,
+        (n) => void updated.push(n.params.uri),
+      );
+      expect(client.getServerCapabilities()?.resources).toEqual({ listChanged: true, subscribe: true });
+      await client.subscribeResource({ uri: 'notes+notes://readme' });
+      // The fixture's own view (its JSON text is the envelope's results, N3).
+      const downstream = async (): Promise<unknown> =>
+        (
+          (await client.callTool({ name: 'notes_subscriptions', arguments: {} })).structuredContent as {
+            results: unknown;
+          }
+        ).results;
+      expect(await downstream()).toEqual(['notes://readme']);
+      await client.callTool({ name: 'notes_edit_readme', arguments: { text: 'changed' } });
+      await vi.waitFor(() => expect(updated).toEqual(['notes+notes://readme']));
+      expect((await client.readResource({ uri: 'notes+notes://readme' })).contents[0]).toMatchObject({
+        text: 'changed',
+      });
+      await client.unsubscribeResource({ uri: 'notes+notes://readme' });
+      expect(await downstream()).toEqual([]);
+      await expect(client.subscribeResource({ uri: 'nobody+notes://readme' })).rejects.toThrow(
+        /Unknown resource/,
+      );
+    } finally {
+      await client.close();
+    }
+  });
+
+  it("Q5: a 2025 client subscribes to a 2026 server's resource: the gateway listens for it, and the update arrives with the exposed URI", async () => {
+    const session = await connectStdio(writeConfig(`servers:\n${fixtureEntry('modern', 'modern')}\n`));
+    const { client } = session;
+    try {
+      const updated: string[] = [];
+      client.setNotificationHandler(
+        ResourceUpdatedNotificationSchema,
+        (n) => void updated.push(n.params.uri),
+      );
+      await client.subscribeResource({ uri: 'modern+fixture://counter' });
+      await client.callTool({ name: 'modern_touch', arguments: {} });
+      await vi.waitFor(() => expect(updated).toEqual(['modern+fixture://counter']));
+      await client.unsubscribeResource({ uri: 'modern+fixture://counter' });
+    } finally {
+      await client.close();
+    }
   });
 });

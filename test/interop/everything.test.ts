@@ -43,9 +43,9 @@ const TEST_TIMEOUT_MS = 2 * CALL_TIMEOUT_MS;
 type Capability = 'roots' | 'sampling' | 'elicitation' | 'tasks';
 
 /**
- * Tools listed to a client WITHOUT capabilities that cannot be exercised without one: only
+ * Tools listed to a client WITHOUT capabilities that the cases below do not call plainly: only
  * `simulate-research-query`, whose listing says `execution.taskSupport: "required"` (a client
- * must send task-augmented calls; mcp-normalizer does not, P8). Its failure is checked below.
+ * must send task-augmented calls). mcp-normalizer runs it as a task (Q6), checked below.
  */
 const LISTED_BUT_NEEDS: Readonly<Record<string, Capability>> = { 'simulate-research-query': 'tasks' };
 
@@ -307,11 +307,7 @@ describe.each(['stdio', 'http'] as const)(
       for (const key of TRANSPORTS) {
         listed.set(key, (await (direct.get(key) as DirectClient).client.listTools()).tools);
       }
-      const names = TRANSPORTS.flatMap((key) =>
-        (listed.get(key) ?? [])
-          .filter((tool) => LISTED_BUT_NEEDS[tool.name] !== 'tasks')
-          .map((tool) => `${key}_${tool.name}`),
-      );
+      const names = TRANSPORTS.flatMap((key) => (listed.get(key) ?? []).map((tool) => `${key}_${tool.name}`));
       exposed = await product.waitForTools(names);
     }, START_TIMEOUT_MS);
 
@@ -342,7 +338,8 @@ describe.each(['stdio', 'http'] as const)(
     it.each(TRANSPORTS)(
       'T6/U1: over %s, mcp-normalizer lists each tool with its name prefixed and its schema, title and annotations kept',
       (key) => {
-        const servable = (listed.get(key) ?? []).filter((tool) => LISTED_BUT_NEEDS[tool.name] !== 'tasks');
+        // Q6: the task-only tool is served too (the gateway runs it as a task).
+        const servable = listed.get(key) ?? [];
         for (const tool of servable) {
           const mine = exposed.get(`${key}_${tool.name}`);
           expect(mine, `${key}_${tool.name} is listed`).toBeDefined();
@@ -376,15 +373,20 @@ describe.each(['stdio', 'http'] as const)(
       TEST_TIMEOUT_MS,
     );
 
-    it.each(TRANSPORTS)(
-      'T12: over %s, the task-only simulate-research-query is withheld: directly it fails as a plain call, so mcp-normalizer never offers it',
-      async (key) => {
-        const raw = await callRaw(client(key), 'simulate-research-query', { topic: 'interop' });
+    it(
+      'Q6: the task-only simulate-research-query fails directly as a plain call, and through mcp-normalizer (which runs it as a task) returns its normalized report',
+      async () => {
+        const raw = await callRaw(client('ev'), 'simulate-research-query', { topic: 'interop' });
         expect(raw['isError']).toBe(true);
-        expect(exposed.has(`${key}_simulate-research-query`)).toBe(false);
-        const proxied = await product.call(`${key}_simulate-research-query`, { topic: 'interop' });
-        const envelope = proxied.structuredContent as { meta_data: Record<string, unknown> };
-        expect(envelope.meta_data['error_type']).toBe('unknown_tool');
+        expect(exposed.get('ev_simulate-research-query')?.execution).toBeUndefined();
+        const proxied = await product.call('ev_simulate-research-query', { topic: 'interop' });
+        const envelope = proxied.structuredContent as {
+          results: unknown;
+          meta_data: Record<string, unknown>;
+        };
+        expect(proxied.isError).toBe(false);
+        expect(envelope.results).toEqual(expect.stringContaining('# Research Report: interop'));
+        expect(envelope.meta_data).toMatchObject({ server: 'ev', tool: 'simulate-research-query' });
       },
       TEST_TIMEOUT_MS,
     );

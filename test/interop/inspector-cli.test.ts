@@ -95,10 +95,8 @@ beforeAll(async () => {
   configDir = tempDir('inspector');
   config = writeProductConfig(configDir, { ev: everything() });
   [serve, direct] = await Promise.all([serveHttp(config), connectStdio(everything())]);
-  // T12: task-only tools (execution.taskSupport "required") are withheld by mcp-normalizer.
-  directTools = (await direct.client.listTools()).tools.filter(
-    (tool) => (tool.execution as { taskSupport?: string } | undefined)?.taskSupport !== 'required',
-  );
+  // Q6: every tool is exposed, task-only ones included (mcp-normalizer runs them as tasks).
+  directTools = (await direct.client.listTools()).tools;
 }, START_TIMEOUT_MS);
 
 afterAll(async () => {
