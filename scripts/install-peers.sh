@@ -1,10 +1,27 @@
 #!/usr/bin/env bash
-# Installs the real third-party peers the tests run that npm does not bring: the Python MCP SDK
-# and FastMCP, pinned in fixtures/python/requirements.txt, into .peers/python (a venv, ignored by
-# git). Idempotent: a venv that already has the pinned versions is left alone. Uses pip's own
-# configuration (index, mirror); `--retries 0` keeps an unreachable index from stalling it.
+# Installs the real third-party peers the tests run that npm does not bring: nginx from Debian
+# (the replica tests, test/e2e/replicas.test.ts) when it is missing, and the Python MCP SDK and
+# FastMCP, pinned in fixtures/python/requirements.txt, into .peers/python (a venv, ignored by
+# git). Idempotent: an installed nginx and a venv that already has the pinned versions are left
+# alone. Uses pip's own configuration (index, mirror); `--retries 0` keeps an unreachable index
+# from stalling it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+if ! command -v nginx >/dev/null && [ ! -x /usr/sbin/nginx ]; then
+  if [ "$(id -u)" = 0 ]; then
+    sudo=()
+  elif command -v sudo >/dev/null; then
+    sudo=(sudo)
+  else
+    echo "install-peers: nginx is missing and this user cannot install it: apt-get install nginx" >&2
+    exit 1
+  fi
+  # No service is started: the tests run their own nginx on a free port of 127.0.0.1.
+  "${sudo[@]}" apt-get install -y --no-install-recommends nginx >/dev/null 2>&1 ||
+    { "${sudo[@]}" apt-get update >/dev/null && "${sudo[@]}" apt-get install -y --no-install-recommends nginx >/dev/null; }
+  echo "install-peers: $(/usr/sbin/nginx -v 2>&1)" >&2
+fi
 venv=.peers/python
 requirements=fixtures/python/requirements.txt
 stamp="$venv/.requirements"

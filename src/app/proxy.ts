@@ -50,6 +50,9 @@ export interface ServerHealth {
   readonly era?: string;
   /** E5: the protocol revision negotiated, e.g. `2026-07-28` or `2025-06-18`. */
   readonly protocol_version?: string;
+  /** P2: calls running on the server now, and waiting for a slot. */
+  readonly in_flight: number;
+  readonly queued: number;
   readonly error?: string;
 }
 
@@ -251,24 +254,36 @@ export function createProxy(config: Config, options: ProxyOptions): Proxy {
       tools: exposed.get(snapshot.name) ?? 0,
       ...(snapshot.era !== undefined ? { era: snapshot.era } : {}),
       ...(snapshot.protocolVersion !== undefined ? { protocol_version: snapshot.protocolVersion } : {}),
+      in_flight: snapshot.inFlight,
+      queued: snapshot.queued,
       ...(snapshot.state !== 'ready' && snapshot.lastError !== undefined
         ? { error: snapshot.lastError }
         : {}),
     }));
   }
 
+  /**
+   * Readiness (`/healthz`): 503 `starting` until the first connection round is over (a replica
+   * that would answer a partial tools/list gets no traffic yet), 503 `stopping` once stopping,
+   * else 200, even degraded: the proxy answers every call (a down server's calls fail fast with
+   * downstream_unavailable); per-server state is in the body.
+   */
   function health(): HealthReport {
     const list = servers();
+    const starting = started === undefined || !firstRoundDone;
     const status = stopping
       ? 'stopping'
-      : list.every((server) => server.state === 'ready')
-        ? 'ok'
-        : 'degraded';
-    // 200 while serving, even degraded: the proxy is alive and answers every call (a down
-    // server's calls fail fast with downstream_unavailable); per-server state is in the body.
+      : starting
+        ? 'starting'
+        : list.every((server) => server.state === 'ready')
+          ? 'ok'
+          : 'degraded';
     const body = { status, servers: list };
     // L2: a server's last error can echo an interpolated secret.
-    return { status: stopping ? 503 : 200, body: scrub === undefined ? body : scrubDeep(body, scrub) };
+    return {
+      status: stopping || starting ? 503 : 200,
+      body: scrub === undefined ? body : scrubDeep(body, scrub),
+    };
   }
 
   return {
@@ -308,6 +323,8 @@ export function createProxy(config: Config, options: ProxyOptions): Proxy {
           allowedHosts: config.http.allowedHosts,
           sessionIdleMs: config.http.sessionIdleMs,
           maxSessions: config.http.maxSessions,
+          legacy: config.http.legacy,
+          ...(config.http.replicaId !== undefined ? { replicaId: config.http.replicaId } : {}),
           ...(config.http.token !== undefined ? { token: config.http.token } : {}),
           ...overrides,
           health,

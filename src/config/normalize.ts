@@ -167,6 +167,10 @@ export function normalizeConfig(
       allowedHosts: written.http.allowed_hosts,
       sessionIdleMs: written.http.session_idle_ms,
       maxSessions: written.http.max_sessions,
+      legacy: written.http.legacy,
+      ...(written.http.replica_id !== undefined && written.http.replica_id !== ''
+        ? { replicaId: written.http.replica_id }
+        : {}),
     },
     inputRequired: {
       ...(stateKey !== undefined ? { stateKey } : {}),

@@ -366,6 +366,19 @@ export const HttpSchema = z
       .describe(
         'Our addition: an MCP session with no request open (no call, no GET stream) for this long is closed, as if the client had sent DELETE; its id then gets 404 and the client initializes again. 0: never.',
       ),
+    legacy: z
+      .enum(['sessions', 'stateless'])
+      .default('sessions')
+      .describe(
+        '2025-era clients: sessions (pushed notifications, the GET stream, input rounds; behind a load balancer a session must reach its replica, see replica_id) or stateless (no session: any replica answers, nothing is pushed).',
+      ),
+    replica_id: z
+      .string()
+      .regex(/^[A-Za-z0-9_.-]{0,63}$/, { message: 'expected up to 63 of A-Z a-z 0-9 _ . -' })
+      .optional()
+      .describe(
+        "This replica's name, put in front of every 2025 session id (`<replica_id>.<uuid>`), so that a load balancer can send a session's requests to the replica that holds it. Use ${HOSTNAME} in Kubernetes; empty: none.",
+      ),
     max_sessions: z
       .number()
       .int()

@@ -136,6 +136,10 @@ export interface HttpConfig {
   readonly sessionIdleMs: number;
   /** Most legacy sessions open at once; the one idle longest is closed for a new one. @default 1000 */
   readonly maxSessions: number;
+  /** 2025-era clients: sessions, or stateless (any replica answers). @default 'sessions' */
+  readonly legacy: 'sessions' | 'stateless';
+  /** Prefix of every session id, for session-aware load balancing; undefined: none. */
+  readonly replicaId?: string;
 }
 
 /** Output settings (F, N9, T6). */

@@ -30,6 +30,9 @@ import type { Logger } from 'pino';
 import { createRequestGuard } from './http-guard.js';
 import type { UpstreamServer } from './server.js';
 
+/** `/livez` when the composition root gives none: the process answers, so it is alive. */
+const LIVE: HealthReport = { status: 200, body: { status: 'alive' } };
+
 /** The `/healthz` answer: HTTP status and JSON body. */
 export interface HealthReport {
   readonly status: number;
@@ -79,6 +82,16 @@ export interface HttpOptions {
   readonly maxSessions?: number;
   /** The socket bounds ({@link SOCKET_LIMITS}), for tests that cannot wait 10 s. */
   readonly socketLimits?: Partial<SocketLimits>;
+  /**
+   * 2025-era clients: `sessions` (today) or `stateless` (the SDK's per-request legacy serving:
+   * no session, no GET stream, nothing pushed; any replica answers).
+   * @default 'sessions'
+   */
+  readonly legacy?: 'sessions' | 'stateless';
+  /** Put in front of every session id (`<replicaId>.<uuid>`) for session-aware load balancing. */
+  readonly replicaId?: string;
+  /** Liveness (`/livez`): 200 while the process serves; `/healthz` is readiness. */
+  readonly live?: () => HealthReport;
   /** Builds the `/healthz` answer on each request. */
   readonly health: () => HealthReport;
 }
@@ -145,7 +158,16 @@ export async function listenHttp(
   const onerror = (error: Error): void => logger.debug({ err: error }, 'modern HTTP request');
   // E1: the modern leg. `legacy: 'reject'`: 2025 traffic never reaches it (the sessions leg below
   // serves it); the bus is the upstream's, so listen streams see every list change (E4).
-  const modern = createMcpHandler(upstream.factory, { legacy: 'reject', bus: upstream.bus, onerror });
+  // With `http.legacy: stateless` the SDK's handler serves 2025 requests too, one Server per
+  // request (no session: nothing pushed, no GET stream; any replica can answer).
+  const stateless = options.legacy === 'stateless';
+  const modern = createMcpHandler(upstream.factory, {
+    legacy: stateless ? 'stateless' : 'reject',
+    bus: upstream.bus,
+    onerror,
+  });
+  const newSessionId =
+    options.replicaId === undefined ? randomUUID : (): string => `${options.replicaId}.${randomUUID()}`;
   const serveModern = toNodeHandler(modern, { onerror });
 
   /** Counts `res` as open on `session` until it ends or its socket closes. */
@@ -208,7 +230,7 @@ export async function listenHttp(
       );
     }
     const transport: NodeStreamableHTTPServerTransport = new NodeStreamableHTTPServerTransport({
-      sessionIdGenerator: randomUUID,
+      sessionIdGenerator: newSessionId,
       onsessioninitialized: (id) => {
         const session: Session = { transport, open: 0, lastActive: Date.now() };
         sessions.set(id, session);
@@ -226,6 +248,19 @@ export async function listenHttp(
   }
 
   async function handleMcp(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    if (stateless) {
+      const body = req.method === 'POST' ? await readJsonBody(req, maxBodyBytes) : undefined;
+      if (body?.kind === 'too_large') {
+        return sendJsonRpcError(
+          res,
+          413,
+          -32000,
+          `Payload Too Large: request body must not exceed ${maxBodyBytes} bytes`,
+        );
+      }
+      if (body?.kind === 'invalid') return sendJsonRpcError(res, 400, -32700, 'Parse error: Invalid JSON');
+      return serveModern(req, res, body?.value);
+    }
     const sessionHeader = req.headers['mcp-session-id'];
     const sessionId = Array.isArray(sessionHeader) ? sessionHeader[0] : sessionHeader;
     const session = sessionId === undefined ? undefined : sessions.get(sessionId);
@@ -273,6 +308,15 @@ export async function listenHttp(
       origin: req.headers.origin,
       authorization: req.headers.authorization,
     });
+    const path = (req.url ?? '/').split('?')[0];
+    if ((path === '/healthz' || path === '/livez') && (req.method === 'GET' || req.method === 'HEAD')) {
+      // U7: an orchestrator's probes send a pod address as Host and no token. Liveness and the
+      // readiness status are theirs; the per-server report only behind the U2 checks.
+      const report = path === '/livez' ? (options.live?.() ?? LIVE) : options.health();
+      if (verdict.ok || path === '/livez') return sendJson(res, report.status, report.body);
+      const { status } = report.body as { status?: unknown };
+      return sendJson(res, report.status, { status });
+    }
     if (!verdict.ok) {
       logger.warn(
         { status: verdict.status, host: req.headers.host, origin: req.headers.origin },
@@ -281,12 +325,7 @@ export async function listenHttp(
       if (verdict.status === 401) res.setHeader('WWW-Authenticate', 'Bearer realm="mcp-normalizer"');
       return sendJsonRpcError(res, verdict.status, -32000, verdict.message);
     }
-    const path = (req.url ?? '/').split('?')[0];
     if (path === '/mcp') return handleMcp(req, res);
-    if (path === '/healthz' && (req.method === 'GET' || req.method === 'HEAD')) {
-      const report = options.health();
-      return sendJson(res, report.status, report.body);
-    }
     return sendJson(res, 404, { error: 'Not found: MCP is served at /mcp, health at /healthz' });
   }
 

@@ -136,7 +136,17 @@ describe('createProxy', () => {
       body: {
         status: 'ok',
         // E5: an SDK v1 server answers the probe with "method not found": the 2025 protocol.
-        servers: [{ name: 'a', state: 'ready', tools: 1, era: 'legacy', protocol_version: '2025-11-25' }],
+        servers: [
+          {
+            name: 'a',
+            state: 'ready',
+            tools: 1,
+            era: 'legacy',
+            protocol_version: '2025-11-25',
+            in_flight: 0,
+            queued: 0,
+          },
+        ],
       },
     });
     await proxy.stop({ graceMs: 0 });

@@ -58,6 +58,7 @@ describe('loadConfig on the valid fixtures', () => {
       allowedHosts: ['localhost', '127.0.0.1'],
       sessionIdleMs: 1_800_000,
       maxSessions: 1000,
+      legacy: 'sessions',
     });
     expect(config.instructions.timeout).toMatch(/retry at most once/);
     expect(config.secrets).toEqual(expect.arrayContaining(['remote-secret-token', '/home/test']));

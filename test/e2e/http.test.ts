@@ -77,9 +77,11 @@ describe('e2e over Streamable HTTP on config/default.yaml', () => {
     await expect.poll(() => children.filter(alive), { timeout: 10_000 }).toEqual([]);
   });
 
-  it('U2: with MCP_NORMALIZER_TOKEN set, requests without the token get 401 and with it they are served', async () => {
+  it('U2: with MCP_NORMALIZER_TOKEN set, requests without the token get 401 and with it they are served; /healthz shows only its status without it', async () => {
     const serve = await start({ MCP_NORMALIZER_TOKEN: 'e2e-secret' });
-    expect((await fetch(serve.healthUrl)).status).toBe(401);
+    const bare = await fetch(serve.healthUrl);
+    expect([bare.status, await bare.json()]).toEqual([200, { status: 'ok' }]);
+    expect((await fetch(serve.url, { method: 'POST', body: '{}' })).status).toBe(401);
     await expect(connect(serve.url)).rejects.toThrow();
     const client = await connect(serve.url, 'e2e-secret');
     expect((await client.listTools()).tools.length).toBeGreaterThan(0);

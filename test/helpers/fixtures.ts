@@ -131,6 +131,7 @@ export function runtimeConfig(servers: ServerConfig[], overrides: Partial<Config
       allowedHosts: ['127.0.0.1'],
       sessionIdleMs: 1_800_000,
       maxSessions: 1000,
+      legacy: 'sessions',
     },
     inputRequired: { roundTimeoutMs: 300_000, maxRounds: 10 },
     servers,

@@ -248,10 +248,15 @@ describe('U1/U2: Streamable HTTP endpoint', () => {
     expect(tools).toEqual([ECHO_TOOL]);
   });
 
-  it('U4: GET /healthz answers the health report as JSON, behind the token when one is set', async () => {
+  it('U4/U7: GET /healthz answers the health report as JSON behind the token; without it, or from a foreign Host (a probe), only its status', async () => {
     const { port } = await start({ token: 'tok-123' });
     const denied = await raw(port, '/healthz', { host: `127.0.0.1:${port}` });
-    expect(denied.status).toBe(401);
+    expect(denied.status).toBe(200);
+    expect(JSON.parse(denied.body)).toEqual({ status: (HEALTH as { status: string }).status });
+    const probe = await raw(port, '/healthz', { host: `10.1.2.3:${port}` });
+    expect(JSON.parse(probe.body)).toEqual({ status: (HEALTH as { status: string }).status });
+    const live = await raw(port, '/livez', { host: `10.1.2.3:${port}` });
+    expect([live.status, JSON.parse(live.body)]).toEqual([200, { status: 'alive' }]);
     const res = await raw(port, '/healthz', { host: `127.0.0.1:${port}`, authorization: 'Bearer tok-123' });
     expect(res.status).toBe(200);
     expect(res.headers['content-type']).toBe('application/json');

@@ -3,6 +3,7 @@
  * their states and tool counts, the exposed-tool table, every collision and failure; exit 1 on
  * any problem (T4), 3 when the config itself is invalid.
  */
+import { createHash } from 'node:crypto';
 import type { CliIO } from '../common.js';
 import { EXIT, parseCommandArgs, withStartedProxy } from '../common.js';
 import { formatProblems, formatServerTable, formatToolTable } from '../report.js';
@@ -42,7 +43,7 @@ export async function run(args: readonly string[], io: CliIO): Promise<number> {
       const servers = proxy.servers();
       const disabled = proxy.config.servers
         .filter((server) => !server.enabled)
-        .map((server) => ({ name: server.name, state: 'disabled', tools: 0 }));
+        .map((server) => ({ name: server.name, state: 'disabled', tools: 0, in_flight: 0, queued: 0 }));
       const failures = servers
         .filter((server) => server.state !== 'ready')
         .map(
@@ -85,6 +86,8 @@ export async function run(args: readonly string[], io: CliIO): Promise<number> {
           formatToolTable(catalog.tools),
           '',
           ...(problems.length > 0 ? [...problems, ''] : []),
+          // E2, replicas: the same config and downstreams give the same hash on every replica.
+          `Catalog: sha256 ${createHash('sha256').update(JSON.stringify(catalog.definitions)).digest('hex')} (tools/list, ${catalog.tools.length} tools)`,
           errors === 0
             ? `OK: ${catalog.tools.length} tools from ${servers.length} servers, no problems.`
             : `FAILED: ${errors} ${errors === 1 ? 'problem' : 'problems'}.`,
