@@ -347,6 +347,7 @@ export function createUpstreamServer<F extends PreparedForward>(deps: UpstreamDe
           // modern stdio) and when a modern HTTP client closes the call's response stream (P3, E3).
           signal: ctx.mcpReq.signal,
           onProgress,
+          detach: era === 'modern',
         },
         (run) =>
           answer(name, request.params.arguments, {

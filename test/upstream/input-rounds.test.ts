@@ -33,6 +33,7 @@ function request(name: string, state?: RoundState, responses?: Record<string, un
     capabilities: { elicitation: {} },
     signal: new AbortController().signal,
     onProgress: undefined,
+    detach: false,
   };
 }
 
@@ -119,12 +120,10 @@ describe('input rounds', () => {
     expect(r.parked()).toBe(0);
   });
 
-  it('Q3: a parked call whose host does not answer in time is cancelled; its retry gets timeout', async () => {
+  it('Q3: a parked call whose host does not answer in time is abandoned (its push fails); its retry gets timeout', async () => {
     const r = rounds(1000);
     let pushFailed: unknown;
-    let cancelled = false;
-    const start: StartCall = async ({ caller, signal }) => {
-      signal.addEventListener('abort', () => (cancelled = true));
+    const start: StartCall = async ({ caller }) => {
       try {
         await caller.ask({ method: 'elicitation/create', params: {} });
       } catch (error) {
@@ -135,7 +134,6 @@ describe('input rounds', () => {
     const state = await stateOf(r, await r.handle(request('t'), start, render));
     await vi.advanceTimersByTimeAsync(1001);
     expect(String(pushFailed)).toContain('round_timeout_ms');
-    expect(cancelled).toBe(true);
     expect(r.parked()).toBe(0);
     const late = await r.handle(request('t', state, { ask_1: { action: 'accept' } }), start, render);
     expect((late as CallToolResult).structuredContent).toEqual({
@@ -180,5 +178,29 @@ describe('input rounds', () => {
         {} as never,
       ),
     ).rejects.toThrow();
+  });
+
+  it("Q3: a 2026 request's call runs under its own controller: the first answer ends nothing, a later request's cancellation cancels it", async () => {
+    const r = rounds();
+    let downstream: AbortSignal | undefined;
+    const start: StartCall = async ({ caller, signal }) => {
+      downstream = signal;
+      await caller.ask({ method: 'elicitation/create', params: {} }).catch(() => undefined);
+      return { content: [] };
+    };
+    const first = new AbortController();
+    const answer = await r.handle({ ...request('t'), signal: first.signal, detach: true }, start, render);
+    first.abort(new Error('the response stream closed'));
+    expect(downstream).not.toBe(first.signal);
+    expect(downstream?.aborted).toBe(false);
+    const retry = new AbortController();
+    const resumed = r.handle(
+      { ...request('t', await stateOf(r, answer), {}), signal: retry.signal, detach: true },
+      async () => ({ content: [] }),
+      render,
+    );
+    retry.abort(new Error('stop'));
+    await resumed;
+    expect(downstream?.aborted).toBe(true);
   });
 });
