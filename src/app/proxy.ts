@@ -18,6 +18,7 @@ import type { PoolOptions, ServerSnapshot } from '../downstream/pool.js';
 import { ENVELOPE_OUTPUT_SCHEMAS, typedEnvelopeSchema } from '../upstream/envelope-schema.js';
 import type { HealthReport, HttpHandle, HttpOptions } from '../upstream/http.js';
 import { createInputRounds } from '../upstream/input-rounds.js';
+import { createMetrics } from './metrics.js';
 import { createUpstreamServer } from '../upstream/server.js';
 import type { UpstreamServer } from '../upstream/server.js';
 import { serveStdio } from '../upstream/stdio.js';
@@ -81,6 +82,10 @@ export interface Proxy {
   stop(options?: { graceMs?: number }): Promise<void>;
   /** P5, forced exit only: SIGKILL every downstream child process now. */
   killAll(): void;
+  /** O1: the Prometheus exposition (what `GET /metrics` answers). */
+  metrics(): Promise<{ contentType: string; body: string }>;
+  /** O1: `GET /metrics` alone on 127.0.0.1:`port` (for `serve` over stdio, `--metrics-port`). */
+  listenMetrics(port: number): Promise<{ url: string; close(): Promise<void> }>;
 }
 
 /**
@@ -228,7 +233,14 @@ export function createProxy(config: Config, options: ProxyOptions): Proxy {
     });
   });
 
-  const backend = createToolBackend({ config, pool, logger, catalog: () => current, afterStart });
+  // O1: Prometheus metrics, read from the pool and the catalog when scraped.
+  let sessions: () => number = () => 0;
+  const metrics = createMetrics({
+    pool,
+    catalogSize: () => current.tools.length,
+    sessions: () => sessions(),
+  });
+  const backend = createToolBackend({ config, pool, logger, catalog: () => current, afterStart, metrics });
 
   const upstream = createUpstreamServer({
     backend,
@@ -236,6 +248,8 @@ export function createProxy(config: Config, options: ProxyOptions): Proxy {
     logger,
     features: features.backend,
     serverInfo: { name: PACKAGE_NAME, version: packageVersion() },
+    onRequest: (era, method) => metrics.request(era, method),
+    onForward: (kind) => metrics.forwarded(kind),
     rounds: createInputRounds({
       ...(config.inputRequired.stateKey !== undefined ? { key: config.inputRequired.stateKey } : {}),
       roundTimeoutMs: config.inputRequired.roundTimeoutMs,
@@ -326,6 +340,8 @@ export function createProxy(config: Config, options: ProxyOptions): Proxy {
           legacy: config.http.legacy,
           ...(config.http.replicaId !== undefined ? { replicaId: config.http.replicaId } : {}),
           ...(config.http.token !== undefined ? { token: config.http.token } : {}),
+          metrics: () => metrics.scrape(),
+          onSessions: (count) => (sessions = count),
           ...overrides,
           health,
         },
@@ -345,6 +361,13 @@ export function createProxy(config: Config, options: ProxyOptions): Proxy {
       await Promise.allSettled(endpoints.map((endpoint) => endpoint.close()));
       await upstream.close();
       await pool.close({ graceMs: Math.max(0, graceMs - (Date.now() - began)) });
+    },
+    metrics: () => metrics.scrape(),
+    async listenMetrics(port) {
+      const { listenMetrics } = await import('./metrics-endpoint.js');
+      const handle = await listenMetrics(port, () => metrics.scrape());
+      endpoints.push(handle);
+      return handle;
     },
     killAll() {
       pool.killAll();

@@ -19,6 +19,7 @@ import { failure, type FailureResult, type Result } from '../core/result.js';
 import { logCallEnd } from '../log/call-log.js';
 import { serverLogger } from '../log/logger.js';
 import type { Pool } from '../downstream/pool.js';
+import type { Metrics } from './metrics.js';
 import type { ToolBackend } from '../upstream/server.js';
 
 /** What {@link createToolBackend} needs from the proxy. */
@@ -30,6 +31,8 @@ export interface ToolDeps {
   catalog(): Catalog;
   /** Runs `read` now, or once the first connection round is done (P1). */
   afterStart<T>(read: () => T): T | Promise<T>;
+  /** O1: every answer is counted here, where it is logged. */
+  readonly metrics?: Metrics;
 }
 
 /**
@@ -70,6 +73,8 @@ export function createToolBackend(deps: ToolDeps): ToolBackend<PreparedCall> {
     call: { exposedName: string; requestId: string | number | undefined },
   ): R {
     const answered = applyInstruction<R>(result, layers(entry, result.meta.server ?? entry?.server));
+    // O1: label values come from the catalog (never the name an agent sent).
+    deps.metrics?.callEnded(entry?.server ?? answered.meta.server, entry?.tool, answered);
     try {
       logCallEnd(loggerOf(answered.meta.server ?? entry?.server), answered, call);
     } catch {

@@ -56,6 +56,8 @@ export interface GuardOptions {
 
 /** The subset of request headers the guard reads (node lower-cases header names). */
 export interface GuardHeaders {
+  /** O1: check the token only, not Host and Origin (a scraper sends a pod address as Host). */
+  readonly tokenOnly?: boolean;
   readonly host?: string | undefined;
   readonly origin?: string | undefined;
   readonly authorization?: string | undefined;
@@ -75,14 +77,14 @@ export function createRequestGuard(options: GuardOptions): (headers: GuardHeader
   const expected = options.token !== undefined && options.token !== '' ? digest(options.token) : undefined;
   return (headers) => {
     const host = hostName(headers.host);
-    if (host === undefined || !allowed.has(host)) {
+    if (headers.tokenOnly !== true && (host === undefined || !allowed.has(host))) {
       return {
         ok: false,
         status: 403,
         message: `Forbidden: Host ${JSON.stringify(headers.host ?? '')} is not allowed`,
       };
     }
-    if (headers.origin !== undefined) {
+    if (headers.tokenOnly !== true && headers.origin !== undefined) {
       const origin = originHostName(headers.origin);
       if (origin === undefined || !allowed.has(origin)) {
         return {

@@ -28,16 +28,10 @@ import { classifyInboundRequest, createMcpHandler, isInitializeRequest } from '@
 import { NodeStreamableHTTPServerTransport, toNodeHandler } from '@modelcontextprotocol/node';
 import type { Logger } from 'pino';
 import { createRequestGuard } from './http-guard.js';
+import { answerProbe, sendJson, sendJsonRpcError, type HealthReport } from './http-probes.js';
 import type { UpstreamServer } from './server.js';
 
-/** `/livez` when the composition root gives none: the process answers, so it is alive. */
-const LIVE: HealthReport = { status: 200, body: { status: 'alive' } };
-
-/** The `/healthz` answer: HTTP status and JSON body. */
-export interface HealthReport {
-  readonly status: number;
-  readonly body: Readonly<Record<string, unknown>>;
-}
+export type { HealthReport } from './http-probes.js';
 
 /** Options of {@link listenHttp}. */
 export interface HttpOptions {
@@ -92,6 +86,10 @@ export interface HttpOptions {
   readonly replicaId?: string;
   /** Liveness (`/livez`): 200 while the process serves; `/healthz` is readiness. */
   readonly live?: () => HealthReport;
+  /** O1: the Prometheus exposition for `GET /metrics`; undefined: no such path. */
+  readonly metrics?: () => Promise<{ contentType: string; body: string }>;
+  /** Open 2025 sessions, for the metrics; called by {@link listenHttp} with its counter. */
+  readonly onSessions?: (count: () => number) => void;
   /** Builds the `/healthz` answer on each request. */
   readonly health: () => HealthReport;
 }
@@ -155,6 +153,7 @@ export async function listenHttp(
   const sessionIdleMs = options.sessionIdleMs ?? DEFAULT_SESSION_IDLE_MS;
   const maxSessions = options.maxSessions ?? DEFAULT_MAX_SESSIONS;
   const sessions = new Map<string, Session>();
+  options.onSessions?.(() => sessions.size);
   const onerror = (error: Error): void => logger.debug({ err: error }, 'modern HTTP request');
   // E1: the modern leg. `legacy: 'reject'`: 2025 traffic never reaches it (the sessions leg below
   // serves it); the bus is the upstream's, so listen streams see every list change (E4).
@@ -309,14 +308,8 @@ export async function listenHttp(
       authorization: req.headers.authorization,
     });
     const path = (req.url ?? '/').split('?')[0];
-    if ((path === '/healthz' || path === '/livez') && (req.method === 'GET' || req.method === 'HEAD')) {
-      // U7: an orchestrator's probes send a pod address as Host and no token. Liveness and the
-      // readiness status are theirs; the per-server report only behind the U2 checks.
-      const report = path === '/livez' ? (options.live?.() ?? LIVE) : options.health();
-      if (verdict.ok || path === '/livez') return sendJson(res, report.status, report.body);
-      const { status } = report.body as { status?: unknown };
-      return sendJson(res, report.status, { status });
-    }
+    // U7, O1: the paths an orchestrator and a scraper ask for.
+    if (await answerProbe(req, res, path, verdict, guard, options)) return;
     if (!verdict.ok) {
       logger.warn(
         { status: verdict.status, host: req.headers.host, origin: req.headers.origin },
@@ -349,21 +342,20 @@ export async function listenHttp(
   const idleBeforeRequest = options.socketLimits?.headersTimeout ?? SOCKET_LIMITS.headersTimeout;
   // (The parser reads the socket's handle directly, so 'data' is never emitted: the first
   // 'request' is what ends the wait.)
-  const waiting = new WeakMap<Socket, () => void>();
+  // A timer of our own rather than socket.setTimeout, which Node's HTTP server may set again for
+  // its own timeouts (a CI run under load once saw such a socket stay open past 30 s).
+  const waiting = new WeakMap<Socket, NodeJS.Timeout>();
   server.on('connection', (socket: Socket) => {
-    const onTimeout = (): void => {
-      socket.destroy();
-    };
-    waiting.set(socket, onTimeout);
-    socket.setTimeout(idleBeforeRequest);
-    socket.once('timeout', onTimeout);
+    const timer = setTimeout(() => socket.destroy(), idleBeforeRequest);
+    timer.unref();
+    waiting.set(socket, timer);
+    socket.once('close', () => clearTimeout(timer));
   });
   server.on('request', (req: IncomingMessage) => {
-    const onTimeout = waiting.get(req.socket);
-    if (onTimeout === undefined) return;
+    const timer = waiting.get(req.socket);
+    if (timer === undefined) return;
     waiting.delete(req.socket);
-    req.socket.off('timeout', onTimeout);
-    req.socket.setTimeout(0);
+    clearTimeout(timer);
   });
 
   await new Promise<void>((resolve, reject) => {
@@ -479,16 +471,6 @@ function readJsonBody(req: IncomingMessage, limit: number): Promise<BodyRead> {
     });
     req.on('error', reject);
   });
-}
-
-function sendJson(res: ServerResponse, status: number, body: unknown): void {
-  const text = JSON.stringify(body);
-  res.writeHead(status, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(text) });
-  res.end(text);
-}
-
-function sendJsonRpcError(res: ServerResponse, status: number, code: number, message: string): void {
-  sendJson(res, status, { jsonrpc: '2.0', error: { code, message }, id: null });
 }
 
 function formatHost(host: string): string {

@@ -117,6 +117,10 @@ export interface UpstreamDeps<F extends PreparedForward = PreparedForward> {
    * @default { name: 'mcp-normalizer', version: '0.0.0' }
    */
   readonly serverInfo?: Implementation;
+  /** O1: one upstream request of `era` for `method` (a handler of ours was reached). */
+  readonly onRequest?: (era: Era, method: string) => void;
+  /** O1: one notification sent upstream. */
+  readonly onForward?: (kind: 'progress' | 'log' | 'list_changed') => void;
   /**
    * Q3: input rounds (the signing key, the round timeout and cap).
    * @default rounds with a random key, 300 s per round, 10 rounds
@@ -305,6 +309,19 @@ export function createUpstreamServer<F extends PreparedForward>(deps: UpstreamDe
       cacheHints: CACHE_HINTS,
       requestState: { verify: rounds.verify },
     });
+    const onRequest = deps.onRequest;
+    if (onRequest !== undefined) {
+      // O1: every handler registered below counts its requests, by era and method.
+      const register = server.setRequestHandler.bind(server) as (
+        method: string,
+        handler: (request: unknown, ctx: unknown) => unknown,
+      ) => void;
+      (server as unknown as { setRequestHandler: typeof register }).setRequestHandler = (method, handler) =>
+        register(method, (request, ctx) => {
+          onRequest(era, method);
+          return handler(request, ctx);
+        });
+    }
     if (deps.features !== undefined) registerFeatureHandlers(server, deps.features, cancellationSignal, era);
     // T6, T10: the list comes from memory; no downstream is asked.
     server.setRequestHandler('tools/list', async () => ({
@@ -319,6 +336,7 @@ export function createUpstreamServer<F extends PreparedForward>(deps: UpstreamDe
         token === undefined
           ? undefined
           : (update) => {
+              deps.onForward?.('progress');
               ctx.mcpReq
                 .notify({
                   method: 'notifications/progress',
@@ -391,10 +409,22 @@ export function createUpstreamServer<F extends PreparedForward>(deps: UpstreamDe
       }
       return server;
     },
-    notifyToolsChanged: notifier.toolsChanged,
-    notifyPromptsChanged: notifier.promptsChanged,
-    notifyResourcesChanged: notifier.resourcesChanged,
-    sendLog: notifier.log,
+    notifyToolsChanged() {
+      deps.onForward?.('list_changed');
+      notifier.toolsChanged();
+    },
+    notifyPromptsChanged() {
+      deps.onForward?.('list_changed');
+      notifier.promptsChanged();
+    },
+    notifyResourcesChanged() {
+      deps.onForward?.('list_changed');
+      notifier.resourcesChanged();
+    },
+    sendLog(params) {
+      deps.onForward?.('log');
+      notifier.log(params);
+    },
     stopAccepting() {
       accepting = false;
     },

@@ -18,7 +18,7 @@ import {
 import { formatToolTable } from '../report.js';
 
 /** `serve --help`. */
-export const HELP = `Usage: mcp-normalizer serve [--config FILE] [--http] [--host HOST] [--port PORT]
+export const HELP = `Usage: mcp-normalizer serve [--config FILE] [--http] [--host HOST] [--port PORT] [--metrics-port PORT]
 
 Serve every configured downstream server's tools as one MCP server.
 
@@ -27,6 +27,8 @@ Options:
       --http            serve Streamable HTTP at /mcp instead of stdio
       --host HOST       HTTP interface to bind (default: http.host, 127.0.0.1)
       --port PORT       HTTP port, 0 for any free one (default: http.port, 3333)
+      --metrics-port PORT  also serve Prometheus metrics at http://127.0.0.1:PORT/metrics
+                        (with --http they are at /metrics on the MCP port as well)
       --log-level LEVEL trace | debug | info | warn | error | silent (default: log_level)
   -h, --help            show this help
 
@@ -37,6 +39,7 @@ const OPTIONS = {
   http: { type: 'boolean' },
   host: { type: 'string' },
   port: { type: 'string' },
+  'metrics-port': { type: 'string' },
   'log-level': { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } as const;
@@ -49,6 +52,7 @@ export async function run(args: readonly string[], io: CliIO): Promise<number> {
     return EXIT.ok;
   }
   const port = parsePort(values['port']);
+  const metricsPort = parsePort(values['metrics-port'], '--metrics-port');
   const file = resolveConfigPath(values['config'] as string | undefined, process.env, process.cwd());
   const config = await loadConfigOrFail(file, io);
   // L2: the banner's server errors and tool descriptions come from downstreams.
@@ -57,6 +61,16 @@ export async function run(args: readonly string[], io: CliIO): Promise<number> {
   const proxy = createProxy(config, { logger });
   // Cold start: the downstreams spawn now, in parallel with our own endpoint coming up.
   const started = proxy.start();
+  if (metricsPort !== undefined) {
+    try {
+      const metrics = await proxy.listenMetrics(metricsPort);
+      logger.info({ url: metrics.url }, 'serving Prometheus metrics');
+    } catch (error) {
+      await proxy.stop({ graceMs: 0 });
+      const message = error instanceof Error ? error.message : String(error);
+      throw new CliError(`Cannot listen on 127.0.0.1:${metricsPort} for metrics: ${message}`, EXIT.runtime);
+    }
+  }
 
   if (values['http'] !== true) {
     const stdio = await proxy.serveStdio();
@@ -106,11 +120,11 @@ export async function run(args: readonly string[], io: CliIO): Promise<number> {
   return new Promise<number>(() => undefined);
 }
 
-function parsePort(value: string | boolean | undefined): number | undefined {
+function parsePort(value: string | boolean | undefined, flag = '--port'): number | undefined {
   if (value === undefined || typeof value === 'boolean') return undefined;
   const port = Number(value);
   if (!/^\d+$/.test(value) || port > 65535) {
-    throw new CliError(`serve: --port must be a number from 0 to 65535, got "${value}"`, EXIT.usage);
+    throw new CliError(`serve: ${flag} must be a number from 0 to 65535, got "${value}"`, EXIT.usage);
   }
   return port;
 }
