@@ -147,12 +147,29 @@ export function createMetrics(sources: MetricsSources): Metrics {
     },
   });
 
+  // Each label set's child, made once: prom-client hashes the labels on every labelled call
+  // (bench:inproc saw it), and the label sets are few and bounded.
+  const callChildren = new Map<string, { inc(): void }>();
+  const durationChildren = new Map<string, { observe(value: number): void }>();
   return {
-    callEnded(server, tool, result) {
+    callEnded(server = '', tool = '', result) {
       const outcome = result.success ? 'ok' : result.errorType;
-      calls.inc({ server: server ?? '', tool: tool ?? '', outcome });
+      const key = `${server}\n${tool}\n${outcome}`;
+      let counter = callChildren.get(key);
+      if (counter === undefined) {
+        counter = calls.labels({ server, tool, outcome });
+        callChildren.set(key, counter);
+      }
+      counter.inc();
       const elapsedMs = result.meta.elapsedMs;
-      if (elapsedMs !== undefined) duration.observe({ server: server ?? '', outcome }, elapsedMs / 1000);
+      if (elapsedMs === undefined) return;
+      const durationKey = `${server}\n${outcome}`;
+      let histogram = durationChildren.get(durationKey);
+      if (histogram === undefined) {
+        histogram = duration.labels({ server, outcome });
+        durationChildren.set(durationKey, histogram);
+      }
+      histogram.observe(elapsedMs / 1000);
     },
     request(era, method) {
       requests.inc({ era, method: METHODS.has(method) ? method : 'other' });

@@ -96,6 +96,8 @@ export interface ConnectionCallOptions {
   readonly caller?: Caller;
   /** Q3: the retry of a relayed `input_required` round (2026-07-28 servers). */
   readonly reply?: InputReply;
+  /** O2: `_meta` keys for the request (the W3C trace context). */
+  readonly meta?: Record<string, unknown>;
 }
 
 /** Events of a {@link Connection}. */
@@ -300,16 +302,11 @@ export class Connection {
       const send: SendRequest = (method, params, o) => this.request(method, params, { ...options, ...o });
       return runAsTask(send, tool, args, { ...options, timers: this.#timers, timeoutMs });
     }
-    const reply = options.reply;
-    const params =
-      reply === undefined
-        ? { name: tool, arguments: args }
-        : {
-            name: tool,
-            arguments: args,
-            inputResponses: reply.inputResponses,
-            ...(reply.requestState !== undefined ? { requestState: reply.requestState } : {}),
-          };
+    const params: Record<string, unknown> = { name: tool, arguments: args };
+    // Q3: the retry of a relayed round carries the host's answers and the server's own state.
+    if (options.reply !== undefined) params['inputResponses'] = options.reply.inputResponses;
+    if (options.reply?.requestState !== undefined) params['requestState'] = options.reply.requestState;
+    if (options.meta !== undefined) params['_meta'] = options.meta;
     return this.request('tools/call', params, withHeaders);
   }
 

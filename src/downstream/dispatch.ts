@@ -6,6 +6,7 @@
  */
 import { isInputRequiredResult } from '@modelcontextprotocol/client';
 import type { Progress } from '@modelcontextprotocol/server';
+import type { Context } from '@opentelemetry/api';
 import type { Logger } from 'pino';
 import type { ServerConfig } from '../config/types.js';
 import { classifyError } from '../core/classify.js';
@@ -13,6 +14,7 @@ import { normalizeCallToolResult } from '../core/normalize.js';
 import { isInputRound, type Caller, type InputReply, type InputRound } from '../core/input.js';
 import { failure, ok, withMeta, type Result } from '../core/result.js';
 import { logCallStart } from '../log/call-log.js';
+import { endSpan, startDownstreamSpan, traceMeta } from '../log/trace.js';
 import type { CallerLane } from './callers.js';
 import type { Connection } from './connection.js';
 import type { CallSlots } from './slots.js';
@@ -35,6 +37,8 @@ export interface CallOptions {
   readonly caller?: Caller;
   /** Q3: the retry of a relayed `input_required` round. */
   readonly reply?: InputReply;
+  /** O2: the upstream call's trace context; the downstream call's span is its child. */
+  readonly trace?: Context;
 }
 
 /** What a call with a caller ends in: a Result, or a 2026 server's input round to relay (Q3). */
@@ -159,6 +163,7 @@ async function run(
   args: Record<string, unknown>,
   options: CallOptions,
   startedAt: number,
+  meta: Record<string, unknown> | undefined,
 ): Promise<CallOutcome> {
   const { server, connection, slots } = target;
   const refused = admit(context, target, tool);
@@ -187,6 +192,7 @@ async function run(
         ...(queued !== undefined ? { timeoutMs: Math.max(1, server.timeoutMs - waitedMs) } : {}),
         ...(options.caller !== undefined ? { caller: options.caller } : {}),
         ...(options.reply !== undefined ? { reply: options.reply } : {}),
+        ...(meta !== undefined ? { meta } : {}),
       });
       return { raw };
     }, queued?.signal ?? options.signal);
@@ -245,9 +251,11 @@ export async function dispatchCall(
   const exposedName = options.exposedName ?? `${target.server.name}/${tool}`;
   const requestId = options.requestId;
   let result: CallOutcome;
+  // O2: one span per downstream call, its trace context in the request's `_meta`.
+  const traced = startDownstreamSpan(options.trace, target.server.name, tool, target.connection.era);
   try {
     logCallStart(target.logger, { exposedName, server: target.server.name, tool, requestId, args });
-    result = await run(context, target, tool, args, options, startedAt);
+    result = await run(context, target, tool, args, options, startedAt, traceMeta(traced));
   } catch (error) {
     // Only a bug of ours gets here (normalize and classify are total); still an answer (R3).
     result = failure('normalization_error', `Internal error while calling "${tool}": ${String(error)}`, {
@@ -255,6 +263,7 @@ export async function dispatchCall(
       exception: error,
     });
   }
+  endSpan(traced.span, isInputRound(result) || result.success ? undefined : result.errorType);
   // The caller owns the outcome: instructions (R4) and the end line in the log (L1).
   if (isInputRound(result)) return result;
   return withMeta(result, { elapsedMs: context.timers.now() - startedAt });

@@ -24,6 +24,8 @@ import { isInputRound } from '../core/input.js';
 import type { FailureResult, Result } from '../core/result.js';
 import { failure } from '../core/result.js';
 import { scrubDeep, type Scrubber } from '../core/secrets.js';
+import { endSpan, startCallSpan } from '../log/trace.js';
+import type { Context } from '@opentelemetry/api';
 import { featureCapabilities, registerFeatureHandlers } from './features.js';
 import type { FeatureBackend } from './features.js';
 import { renderCallToolResult } from './render.js';
@@ -91,6 +93,8 @@ export interface ForwardOptions {
   readonly caller?: Caller;
   /** Q3: the retry of a relayed round. */
   readonly reply?: InputReply;
+  /** O2: the upstream call's trace context. */
+  readonly trace?: Context;
 }
 
 /** Options of {@link createUpstreamServer}. */
@@ -194,6 +198,9 @@ interface CallExtra {
   readonly onProgress: ProgressSink;
   readonly caller: Caller;
   readonly reply: InputReply | undefined;
+  /** O2: the span's context; the outcome's error type is written back for the span's end. */
+  readonly trace: Context;
+  readonly outcome: { errorType?: string };
 }
 
 /**
@@ -249,6 +256,7 @@ export function createUpstreamServer<F extends PreparedForward>(deps: UpstreamDe
         instruction: 'Tell the user the tool could not be called because of an internal error; do not retry.',
       });
     }
+    if (!isInputRound(result) && !result.success) extra.outcome.errorType = result.errorType;
     return isInputRound(result) ? result : render(result);
   }
 
@@ -272,6 +280,7 @@ export function createUpstreamServer<F extends PreparedForward>(deps: UpstreamDe
       exposedName: name,
       requestId: extra.requestId,
       caller: extra.caller,
+      trace: extra.trace,
       ...(extra.reply !== undefined ? { reply: extra.reply } : {}),
       // P3: forward progress only when the upstream asked for it, with ITS token.
       ...(extra.onProgress !== undefined ? { onProgress: extra.onProgress } : {}),
@@ -351,6 +360,9 @@ export function createUpstreamServer<F extends PreparedForward>(deps: UpstreamDe
                   logger.debug({ err: error, requestId }, 'progress notification not delivered');
                 });
             };
+      // O2: a span per upstream call, parented to the request's `traceparent`.
+      const traced = startCallSpan(name, ctx.mcpReq._meta as Record<string, unknown> | undefined, era);
+      const outcome: { errorType?: string } = {};
       const pending = rounds.handle(
         {
           name,
@@ -374,11 +386,16 @@ export function createUpstreamServer<F extends PreparedForward>(deps: UpstreamDe
             onProgress: run.onProgress,
             caller: run.caller,
             reply: run.reply,
+            trace: traced.context,
+            outcome,
           }),
         render,
       );
       calls.add(pending);
-      void pending.finally(() => calls.delete(pending));
+      void pending.finally(() => {
+        calls.delete(pending);
+        endSpan(traced.span, outcome.errorType);
+      });
       return pending;
     });
     return server;

@@ -15,6 +15,7 @@ import {
   parseLogLevel,
   resolveConfigPath,
 } from '../common.js';
+import { startTracingFromEnv } from '../../log/trace.js';
 import { formatToolTable } from '../report.js';
 
 /** `serve --help`. */
@@ -58,7 +59,15 @@ export async function run(args: readonly string[], io: CliIO): Promise<number> {
   // L2: the banner's server errors and tool descriptions come from downstreams.
   const out = scrubbedIO(io, config);
   const logger = cliLogger(config, parseLogLevel(values['log-level'] as string | undefined, config.logLevel));
+  // O2: traces only when the OTEL_* variables ask for them (the SDK reads them itself).
+  const stopTracing = await startTracingFromEnv(process.env, values['http'] !== true, (message) =>
+    logger.warn(message),
+  );
   const proxy = createProxy(config, { logger });
+  const stop = async (graceMs: number): Promise<void> => {
+    await proxy.stop({ graceMs });
+    await stopTracing();
+  };
   // Cold start: the downstreams spawn now, in parallel with our own endpoint coming up.
   const started = proxy.start();
   if (metricsPort !== undefined) {
@@ -75,7 +84,7 @@ export async function run(args: readonly string[], io: CliIO): Promise<number> {
   if (values['http'] !== true) {
     const stdio = await proxy.serveStdio();
     installShutdown({
-      stop: (graceMs) => proxy.stop({ graceMs }),
+      stop,
       forceKill: () => proxy.killAll(),
       logger,
       inputEnded: stdio.ended,
@@ -99,7 +108,7 @@ export async function run(args: readonly string[], io: CliIO): Promise<number> {
       EXIT.runtime,
     );
   }
-  installShutdown({ stop: (graceMs) => proxy.stop({ graceMs }), forceKill: () => proxy.killAll(), logger });
+  installShutdown({ stop, forceKill: () => proxy.killAll(), logger });
   await started;
   const catalog = proxy.catalog();
   const servers = proxy.servers();

@@ -1,11 +1,16 @@
 /**
- * Prometheus metrics (O1) of a real `serve --http` after a scripted run of calls: successes,
- * each error type a run can produce, a downstream crash and its restart. `/metrics` is parsed
- * with a Prometheus text-format parser and every family is checked against what the run implies.
+ * Operating signals of real processes: Prometheus metrics (O1) of a `serve --http` after a
+ * scripted run of calls (successes, each error type a run can produce, a downstream crash and its
+ * restart), parsed with a Prometheus text-format parser and checked family by family; metrics of
+ * `serve` over stdio; and traces (O2) exported over OTLP to a collector on 127.0.0.1 when the
+ * `OTEL_*` variables ask for them.
  */
 import { Client as LegacyClient } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport as LegacyStdioTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport as LegacyHttpTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { CallToolResultSchema } from '@modelcontextprotocol/sdk/types.js';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import parsePrometheusTextFormat from 'parse-prometheus-text-format';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { ROOT } from '../helpers/fixtures.js';
@@ -188,6 +193,66 @@ describe('metrics when serving stdio', { timeout: 60_000 }, () => {
       );
     } finally {
       await stdio.close();
+    }
+  });
+});
+
+describe('traces exported by the OTEL_* variables', { timeout: 60_000 }, () => {
+  it("O2: with OTEL_EXPORTER_OTLP_ENDPOINT set, serve over stdio exports the call spans over OTLP, under the caller's traceparent", async () => {
+    const posts: { path: string; body: string }[] = [];
+    const collector = createServer((req, res) => {
+      let body = '';
+      req.on('data', (chunk: Buffer) => (body += chunk.toString('utf8')));
+      req.on('end', () => {
+        posts.push({ path: req.url ?? '', body });
+        res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
+      });
+    });
+    await new Promise<void>((resolve) => collector.listen(0, '127.0.0.1', resolve));
+    const { port } = collector.address() as AddressInfo;
+    const transport = new LegacyStdioTransport({
+      command: process.execPath,
+      args: [CLI, 'serve', '--config', writeConfig(`servers:\n${fixtureEntry('echo', 'echo')}\n`)],
+      env: childEnv({
+        OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${port}`,
+        OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
+        OTEL_TRACES_EXPORTER: 'otlp',
+        OTEL_METRICS_EXPORTER: 'none',
+        OTEL_LOGS_EXPORTER: 'none',
+        OTEL_BSP_SCHEDULE_DELAY: '100',
+      }),
+      cwd: ROOT,
+      stderr: 'pipe',
+    });
+    const stdio = new LegacyClient({ name: 'otlp', version: '1.0.0' });
+    await stdio.connect(transport);
+    try {
+      const traceId = '4bf92f3577b34da6a3ce929d0e0e4736';
+      await stdio.request(
+        {
+          method: 'tools/call',
+          params: {
+            name: 'echo_echo',
+            arguments: { text: 'x' },
+            _meta: { traceparent: `00-${traceId}-00f067aa0ba902b7-01` },
+          },
+        },
+        CallToolResultSchema,
+      );
+      await vi.waitFor(() => expect(posts.map((post) => post.path)).toContain('/v1/traces'), {
+        timeout: 20_000,
+        interval: 100,
+      });
+      const exported = posts
+        .filter((post) => post.path === '/v1/traces')
+        .map((post) => post.body)
+        .join('\n');
+      expect(exported).toContain(traceId);
+      expect(exported).toContain('tools/call echo_echo');
+      expect(exported).toContain('tools/call echo/echo');
+    } finally {
+      await stdio.close();
+      collector.close();
     }
   });
 });

@@ -1,0 +1,93 @@
+/**
+ * OpenTelemetry traces (O2) in process: an SDK tracer provider with an in-memory exporter is
+ * registered for the test, as `OTEL_*` would register one in production; one tools/call with a
+ * `traceparent` in its `_meta` gives one trace: the upstream span parented to the caller's, the
+ * downstream span its child, and the downstream request carries that span's `traceparent`.
+ */
+import { propagation, trace } from '@opentelemetry/api';
+import { W3CTraceContextPropagator } from '@opentelemetry/core';
+import { InMemorySpanExporter, SimpleSpanProcessor, TracerProvider } from '@opentelemetry/sdk-trace';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
+import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { CallToolResultSchema } from '@modelcontextprotocol/sdk/types.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createProxy } from '../../src/app/proxy.js';
+import { memoryConfig, runtimeConfig } from '../helpers/fixtures.js';
+import { captureLogger, MemoryTransports } from '../helpers/memory-servers.js';
+
+const exporter = new InMemorySpanExporter();
+beforeAll(() => {
+  trace.setGlobalTracerProvider(
+    new TracerProvider({ spanProcessors: [new SimpleSpanProcessor({ exporter })] }),
+  );
+  propagation.setGlobalPropagator(new W3CTraceContextPropagator());
+});
+afterAll(() => {
+  trace.disable();
+  propagation.disable();
+});
+
+const TRACE_ID = '4bf92f3577b34da6a3ce929d0e0e4736';
+const PARENT_ID = '00f067aa0ba902b7';
+
+/** A downstream whose `meta` tool answers with the `_meta` its request carried. */
+function metaServer(): McpServer {
+  const server = new McpServer({ name: 'meta', version: '1.0.0' });
+  server.registerTool('meta', { description: 'Returns the request _meta.' }, (extra) => ({
+    content: [{ type: 'text', text: JSON.stringify(extra._meta ?? {}) }],
+  }));
+  return server;
+}
+
+describe('traces', () => {
+  it('O2: one trace per call: the upstream span under the incoming traceparent, the downstream span its child, passed on in _meta', async () => {
+    const { logger } = captureLogger();
+    const proxy = createProxy(runtimeConfig([memoryConfig('m', { protocol: 'legacy' })]), {
+      logger,
+      pool: { transports: new MemoryTransports({ m: metaServer }) },
+    });
+    await proxy.start();
+    const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+    await proxy.upstream.connect(serverSide);
+    const client = new Client({ name: 'trace-test', version: '1.0.0' });
+    await client.connect(clientSide);
+    try {
+      exporter.reset();
+      const result = await client.request(
+        {
+          method: 'tools/call',
+          params: { name: 'm_meta', arguments: {}, _meta: { traceparent: `00-${TRACE_ID}-${PARENT_ID}-01` } },
+        },
+        CallToolResultSchema,
+      );
+      const received = (result.structuredContent as { results: { traceparent?: string } }).results;
+      const spans = exporter.getFinishedSpans();
+      const upstream = spans.find((span) => span.name === 'tools/call m_meta');
+      const downstream = spans.find((span) => span.name === 'tools/call m/meta');
+      expect(upstream?.spanContext().traceId).toBe(TRACE_ID);
+      expect(upstream?.parentSpanContext?.spanId).toBe(PARENT_ID);
+      expect(downstream?.spanContext().traceId).toBe(TRACE_ID);
+      expect(downstream?.parentSpanContext?.spanId).toBe(upstream?.spanContext().spanId);
+      expect(downstream?.attributes).toMatchObject({
+        'mcp.server': 'm',
+        'mcp.tool.name': 'meta',
+        'mcp.era': 'legacy',
+      });
+      expect(received.traceparent).toBe(`00-${TRACE_ID}-${downstream?.spanContext().spanId}-01`);
+
+      // A failure ends both spans with its error type.
+      exporter.reset();
+      await client.request(
+        { method: 'tools/call', params: { name: 'm_nothing', arguments: {} } },
+        CallToolResultSchema,
+      );
+      const refused = exporter.getFinishedSpans();
+      expect(refused).toHaveLength(1);
+      expect(refused[0]?.attributes['error.type']).toBe('unknown_tool');
+    } finally {
+      await client.close();
+      await proxy.stop({ graceMs: 0 });
+    }
+  });
+});
