@@ -111,6 +111,7 @@ class Parked {
   #step: ((step: Step) => void) | undefined;
   #batching = false;
   #unlink: (() => void) | undefined;
+  #abandoned: string | undefined;
 
   /**
    * For a 2026 request, whose own signal the SDK aborts once its answer is sent (a modern HTTP
@@ -142,6 +143,8 @@ class Parked {
   }
 
   ask(ask: ClientAsk): Promise<Record<string, unknown>> {
+    // An abandoned call's server gets its refusal at once, not at its own request timeout.
+    if (this.#abandoned !== undefined) return Promise.reject(new Error(this.#abandoned));
     return new Promise((resolve, reject) => {
       this.#pending.push({ key: `ask_${++this.#asked}`, ask, resolve, reject });
       if (this.#batching) return;
@@ -207,6 +210,7 @@ class Parked {
 
   /** Ends the call: every open request fails (the server then ends its call). */
   abandon(reason: string): void {
+    this.#abandoned ??= reason;
     const error = new Error(reason);
     for (const open of [...this.#sent, ...this.#pending]) open.reject(error);
     this.#sent = [];
