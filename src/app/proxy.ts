@@ -244,7 +244,7 @@ export function createProxy(config: Config, options: ProxyOptions): Proxy {
 
   const upstream = createUpstreamServer({
     backend,
-    output: { format: config.output.format, media: config.output.media },
+    output: { format: config.output.format, media: config.output.media, text: config.output.text },
     logger,
     features: features.backend,
     serverInfo: { name: PACKAGE_NAME, version: packageVersion() },

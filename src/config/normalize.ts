@@ -154,6 +154,7 @@ export function normalizeConfig(
       maxInlineBytes: written.output.max_inline_bytes,
       describeArguments: written.output.describe_arguments,
       advertiseSchema: written.output.advertise_schema,
+      text: written.output.text,
     },
     explicitDestructive: written.explicit_destructive,
     strictArguments: written.strict_arguments,

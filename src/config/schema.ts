@@ -303,6 +303,12 @@ export const OutputSchema = z
       .boolean()
       .default(false)
       .describe("Append a markdown list of the arguments to each tool's description (T6)."),
+    text: z
+      .enum(['json', 'toon'])
+      .default('json')
+      .describe(
+        'F6: the text block the model reads: json, or toon (Token-Oriented Object Notation) where it is shorter than the JSON; structuredContent stays the JSON envelope either way.',
+      ),
     advertise_schema: z
       .boolean()
       .default(false)

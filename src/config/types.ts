@@ -154,6 +154,8 @@ export interface OutputConfig {
   readonly describeArguments: boolean;
   /** T6: exposed tools carry the envelope's outputSchema. @default false */
   readonly advertiseSchema: boolean;
+  /** F6: the text block: the envelope's JSON, or TOON where that is shorter. @default 'json' */
+  readonly text: 'json' | 'toon';
 }
 
 /** The whole runtime configuration. */

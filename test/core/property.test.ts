@@ -5,6 +5,7 @@
  */
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { CallToolResultSchema } from '@modelcontextprotocol/sdk/types.js';
+import { decode as decodeToon } from '@toon-format/toon';
 import fc from 'fast-check';
 import { describe, it } from 'vitest';
 import { normalizeCallToolResult } from '../../src/core/normalize.js';
@@ -171,5 +172,36 @@ describe('normalize → render over arbitrary input', () => {
       }),
       { numRuns: 10_000 },
     );
+  });
+});
+
+describe('the TOON text block over arbitrary input', () => {
+  it('F6: for 10,000 arbitrary inputs, in every format, the text block decodes to exactly the envelope, and is TOON only where that is shorter than its JSON', () => {
+    let toonChosen = 0;
+    fc.assert(
+      fc.property(raw, (input) => {
+        const result = normalizeCallToolResult(input, OPTIONS);
+        for (const format of OUTPUT_FORMATS) {
+          const rendered = renderCallToolResult(result, { format, media: 'artifacts', text: 'toon' });
+          const first = rendered.content[0];
+          if (first?.type !== 'text') throw new Error('content[0] is not a text block');
+          const { returned_file_contents: _bodies, ...withoutBodies } = (rendered.structuredContent ??
+            {}) as Record<string, unknown>;
+          const json = JSON.stringify(withoutBodies);
+          if (first.text === json) continue;
+          toonChosen++;
+          if (first.text.length >= json.length) throw new Error(`${format}: TOON chosen but not shorter`);
+          const decoded = JSON.stringify(decodeToon(first.text));
+          if (decoded !== JSON.stringify(JSON.parse(json))) {
+            throw new Error(
+              `${format}: TOON does not decode to the envelope:\n${first.text}\n${decoded}\n${json}`,
+            );
+          }
+        }
+      }),
+      { numRuns: 10_000 },
+    );
+    // The property is not vacuous: TOON was chosen for some of them.
+    if (toonChosen === 0) throw new Error('TOON was never chosen');
   });
 });

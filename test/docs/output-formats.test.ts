@@ -63,6 +63,17 @@ const count = ok(
 );
 
 const empty = ok(null, { meta: { server: 'db', tool: 'vacuum', source: 'empty', elapsedMs: 5 } });
+/** F6: a table of five users, whose text block becomes TOON with `output.text: toon`. */
+const table = ok(
+  Array.from({ length: 5 }, (_, i) => ({
+    id: i + 1,
+    name: `user${i}`,
+    email: `user${i}@example.com`,
+    active: i % 2 === 0,
+    score: (i * 7) % 100,
+  })),
+  { meta: { server: 'db', tool: 'list_users', source: 'structured', elapsedMs: 12 } },
+);
 
 /** An ADR-002 `{status: "ERROR", error: {code: "NOT_FOUND", ...}}` sent as JSON text (N8). */
 const notFound = failure('tool_error', 'No table named "ordrs"', {
@@ -92,7 +103,7 @@ interface Example {
   /** The marker id in the doc. */
   readonly id: string;
   /** The contract rule the example shows. */
-  readonly rule: 'F1' | 'F2' | 'F3' | 'F4' | 'F5';
+  readonly rule: 'F1' | 'F2' | 'F3' | 'F4' | 'F5' | 'F6';
   readonly result: Result;
   readonly format: OutputFormat;
   readonly media: MediaMode;
@@ -120,6 +131,7 @@ const EXAMPLES: readonly Example[] = [
   envelope('response/empty', 'F4', empty),
   envelope('response/failure', 'F3', notFound),
   envelope('response/files', 'F3', screenshot),
+  envelope('results/table', 'F6', table),
   {
     id: 'call/passthrough',
     rule: 'F5',
@@ -183,4 +195,15 @@ describe('docs/output-formats.md', () => {
   it.each(byRule('F3'))('F3: docs/output-formats.md %s example is what the renderer produces', checkRow);
   it.each(byRule('F4'))('F4: docs/output-formats.md %s example is what the renderer produces', checkRow);
   it.each(byRule('F5'))('F5: docs/output-formats.md %s example is what the renderer produces', checkRow);
+  it.each(byRule('F6'))('F6: docs/output-formats.md %s example is what the renderer produces', checkRow);
+
+  it('F6: the TOON block after the table example is the text block the renderer writes with output.text: toon', () => {
+    const text = readFileSync(DOC, 'utf8');
+    // The untagged block that follows the tagged JSON one.
+    const after = text.slice(text.indexOf('and with `output.text: toon`'));
+    const toon = /\n```\n([\s\S]*?)\n```/.exec(after)?.[1];
+    const first = renderCallToolResult(table, { format: 'results', media: 'artifacts', text: 'toon' })
+      .content[0];
+    expect(first?.type === 'text' ? first.text : undefined).toBe(toon);
+  });
 });

@@ -120,6 +120,7 @@ export function runtimeConfig(servers: ServerConfig[], overrides: Partial<Config
       maxInlineBytes: 65536,
       describeArguments: false,
       advertiseSchema: true,
+      text: 'json',
     },
     explicitDestructive: true,
     strictArguments: false,
