@@ -40,6 +40,7 @@ export interface MetricsSources {
 
 /** Methods counted by name; anything else is counted as `other` (bounded label values). */
 const METHODS = new Set([
+  'server/discover',
   'tools/list',
   'tools/call',
   'prompts/list',
