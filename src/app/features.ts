@@ -30,6 +30,8 @@ import type { FeatureBackend } from '../upstream/features.js';
 /** What {@link createFeatures} needs from the proxy. */
 export interface FeatureDeps {
   readonly config: Config;
+  /** O3: the servers now (a reload replaces them); `config.servers` is the first list. */
+  readonly servers?: () => readonly Config['servers'][number][];
   readonly pool: Pool;
   readonly logger: Logger;
   /** Runs `read` now, or once the first connection round is done (bounded), like tools/list. */
@@ -102,7 +104,20 @@ const PINO_LEVEL: Readonly<Record<string, 'debug' | 'info' | 'warn' | 'error'>> 
  */
 export function createFeatures(deps: FeatureDeps): Features {
   const { config, pool, logger } = deps;
-  const prefixes = new Map(config.servers.map((server) => [server.name, server.prefix]));
+  const serverList = deps.servers ?? ((): Config['servers'] => config.servers);
+  let listed: Config['servers'] | undefined;
+  let byName = new Map<string, string>();
+  /** Each server's prefix now (rebuilt only when a reload replaced the list). */
+  const prefixes = {
+    get(name: string): string | undefined {
+      const list = serverList();
+      if (list !== listed) {
+        listed = list;
+        byName = new Map(list.map((server) => [server.name, server.prefix]));
+      }
+      return byName.get(name);
+    },
+  };
   const options: { globalPrefix?: string; separator: string; nameMaxLength: number } = {
     ...(config.prefix !== undefined ? { globalPrefix: config.prefix } : {}),
     separator: config.separator,

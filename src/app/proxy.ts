@@ -82,6 +82,13 @@ export interface Proxy {
   stop(options?: { graceMs?: number }): Promise<void>;
   /** P5, forced exit only: SIGKILL every downstream child process now. */
   killAll(): void;
+  /**
+   * O3: applies a new config's servers: removed and changed servers stop after their in-flight
+   * calls (up to `graceMs`), added and changed ones start, unchanged ones are not touched; the
+   * catalog is rebuilt and list changes announced. Settings other than `servers` are not applied
+   * live: resolves with the keys that differ, which need a restart.
+   */
+  reload(next: Config, graceMs?: number): Promise<{ readonly restartNeeded: readonly string[] }>;
   /** O1: the Prometheus exposition (what `GET /metrics` answers). */
   metrics(): Promise<{ contentType: string; body: string }>;
   /** O1: `GET /metrics` alone on 127.0.0.1:`port` (for `serve` over stdio, `--metrics-port`). */
@@ -96,7 +103,10 @@ export function createProxy(config: Config, options: ProxyOptions): Proxy {
   const { logger } = options;
   const scrub = secretScrubber(config.secrets);
   const startupWaitMs = options.startupWaitMs ?? 10_000;
-  const serverConfigs = new Map<string, ServerConfig>(config.servers.map((server) => [server.name, server]));
+  // O3: replaced by a reload; everything that reads a server's settings reads them here.
+  let serverConfigs = new Map<string, ServerConfig>(config.servers.map((server) => [server.name, server]));
+  let serverArray: readonly ServerConfig[] = config.servers;
+  const serverList = (): readonly ServerConfig[] => serverArray;
   const pool = new Pool({
     ...(scrub !== undefined ? { scrub } : {}),
     maxInlineBytes: config.output.maxInlineBytes,
@@ -130,9 +140,11 @@ export function createProxy(config: Config, options: ProxyOptions): Proxy {
   const endpoints: { close(): Promise<void> }[] = [];
 
   function catalogInputs(): CatalogServerInput[] {
-    return pool.snapshot().flatMap((snapshot) => {
-      const server = serverConfigs.get(snapshot.name);
-      if (server === undefined) return [];
+    // Config order (E2), whatever order a reload started the servers in.
+    const snapshots = new Map(pool.snapshot().map((snapshot) => [snapshot.name, snapshot]));
+    return serverList().flatMap((server) => {
+      const snapshot = snapshots.get(server.name);
+      if (snapshot === undefined) return [];
       return [
         {
           server: server.name,
@@ -214,6 +226,7 @@ export function createProxy(config: Config, options: ProxyOptions): Proxy {
   // U5: prompts, resources and templates, rebuilt on their own events like the catalog (T10).
   const features = createFeatures({
     config,
+    servers: serverList,
     pool,
     logger,
     afterStart,
@@ -240,7 +253,15 @@ export function createProxy(config: Config, options: ProxyOptions): Proxy {
     catalogSize: () => current.tools.length,
     sessions: () => sessions(),
   });
-  const backend = createToolBackend({ config, pool, logger, catalog: () => current, afterStart, metrics });
+  const backend = createToolBackend({
+    config,
+    servers: serverList,
+    pool,
+    logger,
+    catalog: () => current,
+    afterStart,
+    metrics,
+  });
 
   const upstream = createUpstreamServer({
     backend,
@@ -361,6 +382,41 @@ export function createProxy(config: Config, options: ProxyOptions): Proxy {
       await Promise.allSettled(endpoints.map((endpoint) => endpoint.close()));
       await upstream.close();
       await pool.close({ graceMs: Math.max(0, graceMs - (Date.now() - began)) });
+    },
+    async reload(next, graceMs = 5000) {
+      const same = (a: ServerConfig, b: ServerConfig): boolean => {
+        const { source: _a, ...left } = a;
+        const { source: _b, ...right } = b;
+        return JSON.stringify(left) === JSON.stringify(right);
+      };
+      const before = serverConfigs;
+      const after = new Map(next.servers.map((server) => [server.name, server]));
+      const stopped = [...before.values()].filter((old) => {
+        const now = after.get(old.name);
+        return now === undefined || !same(old, now);
+      });
+      const startedNow = next.servers.filter((now) => {
+        const old = before.get(now.name);
+        return old === undefined || !same(old, now);
+      });
+      serverConfigs = after;
+      serverArray = next.servers;
+      logger.info(
+        { stopping: stopped.map((s) => s.name), starting: startedNow.map((s) => s.name) },
+        'config reloaded',
+      );
+      await Promise.all(stopped.map((server) => pool.remove(server.name, graceMs)));
+      await Promise.all(startedNow.map((server) => pool.add(server)));
+      rebuild();
+      features.rebuild();
+      const { servers: _old, secrets: _s1, ...globalsBefore } = config;
+      const { servers: _new, secrets: _s2, ...globalsAfter } = next;
+      const restartNeeded = Object.keys({ ...globalsBefore, ...globalsAfter }).filter(
+        (key) =>
+          JSON.stringify((globalsBefore as Record<string, unknown>)[key]) !==
+          JSON.stringify((globalsAfter as Record<string, unknown>)[key]),
+      );
+      return { restartNeeded };
     },
     metrics: () => metrics.scrape(),
     async listenMetrics(port) {

@@ -54,6 +54,8 @@ export interface DispatchTarget {
   readonly logger: Logger;
   /** Q1: present when the server has `isolate_callers`. */
   readonly lane?: CallerLane;
+  /** O3: true once a reload removes the server: new calls fail at once. */
+  removing?: boolean;
 }
 
 /** Pool-wide settings of the dispatcher. */
@@ -93,6 +95,7 @@ function withRetryAfter(result: Result, target: DispatchTarget): Result {
 function admit(context: DispatchContext, target: DispatchTarget, tool: string): Result | undefined {
   const { server, connection, slots } = target;
   if (context.closing()) return unavailable(target, tool, 'is shutting down');
+  if (target.removing === true) return unavailable(target, tool, 'is being removed by a config reload');
   if (connection.state !== 'ready') return unavailable(target, tool, `is ${connection.state}`);
   if (!slots.hasFreeSlot && slots.waiting >= server.maxQueue) {
     return failure(

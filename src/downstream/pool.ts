@@ -117,6 +117,7 @@ export class Pool {
   readonly #context: DispatchContext;
   readonly #timers: Timers;
   readonly #logger: Logger;
+  #options!: PoolOptions;
   #closing = false;
   #closed: Promise<void> | undefined;
 
@@ -129,38 +130,84 @@ export class Pool {
       maxInlineBytes: options.maxInlineBytes ?? 65536,
       closing: () => this.#closing,
     };
+    this.#options = options;
     for (const server of options.servers) {
       if (!server.enabled) continue;
       if (this.#entries.has(server.name))
         throw new Error(`Expected unique server names, got "${server.name}" twice`);
-      const logger = serverLogger(options.logger, server.name);
-      const connection = new Connection({
-        server,
-        logger,
-        transports: options.transports,
-        timers: options.timers,
-        random: options.random,
-        backoff: options.backoff,
-        clientInfo: options.clientInfo,
-        ...(options.scrub !== undefined ? { scrub: options.scrub } : {}),
-      });
-      connection.events.on('stateChanged', (state) => this.#events.emit('stateChanged', server.name, state));
-      connection.events.on('toolsChanged', () => this.#events.emit('toolsChanged', server.name));
-      connection.events.on('featuresChanged', (capability) =>
-        this.#events.emit('featuresChanged', server.name, capability),
-      );
-      connection.events.on('log', (params) => this.#events.emit('log', server.name, params));
-      connection.events.on('resourceUpdated', (uri) =>
-        this.#events.emit('resourceUpdated', server.name, uri),
-      );
-      this.#entries.set(server.name, {
-        server,
-        connection,
-        logger,
-        slots: new CallSlots(server.concurrency),
-        ...(server.isolateCallers ? { lane: new CallerLane() } : {}),
-      });
+      this.#entries.set(server.name, this.#entry(server));
     }
+  }
+
+  #entry(server: ServerConfig): Entry {
+    const options = this.#options;
+    const logger = serverLogger(options.logger, server.name);
+    const connection = new Connection({
+      server,
+      logger,
+      transports: options.transports,
+      timers: options.timers,
+      random: options.random,
+      backoff: options.backoff,
+      clientInfo: options.clientInfo,
+      ...(options.scrub !== undefined ? { scrub: options.scrub } : {}),
+    });
+    // Events of a connection that was replaced (O3) are not the server's any more.
+    const own = (): boolean => this.#entries.get(server.name)?.connection === connection;
+    connection.events.on('stateChanged', (state) => {
+      if (own()) this.#events.emit('stateChanged', server.name, state);
+    });
+    connection.events.on('toolsChanged', () => {
+      if (own()) this.#events.emit('toolsChanged', server.name);
+    });
+    connection.events.on('featuresChanged', (capability) => {
+      if (own()) this.#events.emit('featuresChanged', server.name, capability);
+    });
+    connection.events.on('log', (params) => this.#events.emit('log', server.name, params));
+    connection.events.on('resourceUpdated', (uri) => {
+      if (own()) this.#events.emit('resourceUpdated', server.name, uri);
+    });
+    return {
+      server,
+      connection,
+      logger,
+      slots: new CallSlots(server.concurrency),
+      ...(server.isolateCallers ? { lane: new CallerLane() } : {}),
+    };
+  }
+
+  /**
+   * O3 (reload): starts `server` (a new one, or a changed one replacing its old self, which
+   * {@link remove} stopped first). Resolves once its first attempt ended, like {@link start}.
+   */
+  async add(server: ServerConfig): Promise<void> {
+    if (!server.enabled || this.#closing) return;
+    if (this.#entries.has(server.name)) throw new Error(`Server "${server.name}" is already running`);
+    const entry = this.#entry(server);
+    this.#entries.set(server.name, entry);
+    await entry.connection.start();
+    // A server whose first listing is empty (or that failed) changed nothing the events said.
+    this.#events.emit('toolsChanged', server.name);
+  }
+
+  /**
+   * O3 (reload): stops `name`: new calls fail with `downstream_unavailable` at once, calls in
+   * flight and queued may finish for up to `graceMs`, then the client is closed and the server's
+   * tools leave the catalog.
+   */
+  async remove(name: string, graceMs = 5000): Promise<void> {
+    const entry = this.#entries.get(name);
+    if (entry === undefined) return;
+    entry.removing = true;
+    let timer: TimerHandle | undefined;
+    const grace = new Promise<void>((resolve) => (timer = this.#timers.setTimeout(resolve, graceMs)));
+    await Promise.race([entry.slots.onIdle(), grace]);
+    this.#timers.clearTimeout(timer);
+    this.#entries.delete(name);
+    await entry.connection.close();
+    this.#events.emit('toolsChanged', name);
+    this.#events.emit('featuresChanged', name, 'prompts');
+    this.#events.emit('featuresChanged', name, 'resources');
   }
 
   /** Subscribes to an event; returns the unsubscribe function. */

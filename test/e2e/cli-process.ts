@@ -118,12 +118,17 @@ export function serveHttp(
   config: string,
   env: Record<string, string> = {},
   timeoutMs = 20_000,
+  extraArgs: readonly string[] = [],
 ): Promise<HttpServe> {
-  const child = spawn(process.execPath, [CLI, 'serve', '--http', '--port', '0', '--config', config], {
-    cwd: ROOT,
-    env: childEnv(env),
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child = spawn(
+    process.execPath,
+    [CLI, 'serve', '--http', '--port', '0', '--config', config, ...extraArgs],
+    {
+      cwd: ROOT,
+      env: childEnv(env),
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   let stderr = '';
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   return new Promise((resolve, reject) => {

@@ -16,10 +16,11 @@ import {
   resolveConfigPath,
 } from '../common.js';
 import { startTracingFromEnv } from '../../log/trace.js';
+import { installReload } from '../reload.js';
 import { formatToolTable } from '../report.js';
 
 /** `serve --help`. */
-export const HELP = `Usage: mcp-normalizer serve [--config FILE] [--http] [--host HOST] [--port PORT] [--metrics-port PORT]
+export const HELP = `Usage: mcp-normalizer serve [--config FILE] [--http] [--host HOST] [--port PORT] [--watch] [--metrics-port PORT]
 
 Serve every configured downstream server's tools as one MCP server.
 
@@ -28,6 +29,7 @@ Options:
       --http            serve Streamable HTTP at /mcp instead of stdio
       --host HOST       HTTP interface to bind (default: http.host, 127.0.0.1)
       --port PORT       HTTP port, 0 for any free one (default: http.port, 3333)
+      --watch           re-read the config when the file changes (SIGHUP re-reads it too)
       --metrics-port PORT  also serve Prometheus metrics at http://127.0.0.1:PORT/metrics
                         (with --http they are at /metrics on the MCP port as well)
       --log-level LEVEL trace | debug | info | warn | error | silent (default: log_level)
@@ -41,6 +43,7 @@ const OPTIONS = {
   host: { type: 'string' },
   port: { type: 'string' },
   'metrics-port': { type: 'string' },
+  watch: { type: 'boolean' },
   'log-level': { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } as const;
@@ -89,6 +92,7 @@ export async function run(args: readonly string[], io: CliIO): Promise<number> {
       logger,
       inputEnded: stdio.ended,
     });
+    installReload({ proxy, file, logger, watchFile: values['watch'] === true });
     logger.info({ file }, 'serving MCP on stdio');
     return new Promise<number>(() => undefined);
   }
@@ -109,6 +113,7 @@ export async function run(args: readonly string[], io: CliIO): Promise<number> {
     );
   }
   installShutdown({ stop, forceKill: () => proxy.killAll(), logger });
+  installReload({ proxy, file, logger, watchFile: values['watch'] === true });
   await started;
   const catalog = proxy.catalog();
   const servers = proxy.servers();
