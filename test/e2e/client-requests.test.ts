@@ -117,13 +117,17 @@ describe('requests from a downstream to its client', { timeout: 60_000 }, () => 
     }
   });
 
-  it('Q2: a host without the capability: the 2025 server is refused at once and the host gets tool_error with an instruction', async () => {
-    const host = legacyHost({}, answersAs('none'), cleanup);
-    await host.connect(new LegacyStdioTransport({ ...gatewayStdio(config()), stderr: 'pipe' }));
-    const result = envelope(await host.callTool({ name: 'asking_ask', arguments: { question: 'Name?' } }));
-    expect(result.error_type).toBe('tool_error');
-    expect(result.error).toContain('does not support elicitation/create');
-    expect(result.instruction).toEqual(expect.any(String));
+  it('Q2: a host without the capability, of either era: the 2025 server is refused at once and the host gets tool_error with an instruction', async () => {
+    const legacy = legacyHost({}, answersAs('none'), cleanup);
+    await legacy.connect(new LegacyStdioTransport({ ...gatewayStdio(config()), stderr: 'pipe' }));
+    const modern = modernHost(answersAs('none'), cleanup, {});
+    await modern.connect(new StdioClientTransport({ ...gatewayStdio(config()), stderr: 'pipe' }));
+    for (const host of [legacy, modern]) {
+      const result = envelope(await host.callTool({ name: 'asking_ask', arguments: { question: 'Name?' } }));
+      expect(result.error_type).toBe('tool_error');
+      expect(result.error).toContain('does not support elicitation/create');
+      expect(result.instruction).toEqual(expect.any(String));
+    }
   });
 
   it('Q2: a 2026 server sees only the capabilities of the host behind the call (none here), and the host gets a clear failure', async () => {
