@@ -391,22 +391,27 @@ export function createProxy(config: Config, options: ProxyOptions): Proxy {
       };
       const before = serverConfigs;
       const after = new Map(next.servers.map((server) => [server.name, server]));
-      const stopped = [...before.values()].filter((old) => {
-        const now = after.get(old.name);
-        return now === undefined || !same(old, now);
-      });
-      const startedNow = next.servers.filter((now) => {
+      const removed = [...before.values()].filter((old) => !after.has(old.name));
+      const changed = next.servers.filter((now) => {
         const old = before.get(now.name);
-        return old === undefined || !same(old, now);
+        return old !== undefined && !same(old, now);
       });
+      const added = next.servers.filter((now) => !before.has(now.name));
       serverConfigs = after;
       serverArray = next.servers;
       logger.info(
-        { stopping: stopped.map((s) => s.name), starting: startedNow.map((s) => s.name) },
+        {
+          removing: removed.map((s) => s.name),
+          changing: changed.map((s) => s.name),
+          adding: added.map((s) => s.name),
+        },
         'config reloaded',
       );
-      await Promise.all(stopped.map((server) => pool.remove(server.name, graceMs)));
-      await Promise.all(startedNow.map((server) => pool.add(server)));
+      await Promise.all([
+        ...removed.map((server) => pool.remove(server.name, graceMs)),
+        ...changed.map((server) => pool.replace(server, graceMs)),
+        ...added.map((server) => pool.add(server)),
+      ]);
       rebuild();
       features.rebuild();
       const { servers: _old, secrets: _s1, ...globalsBefore } = config;

@@ -198,16 +198,40 @@ export class Pool {
   async remove(name: string, graceMs = 5000): Promise<void> {
     const entry = this.#entries.get(name);
     if (entry === undefined) return;
+    await this.#drain(entry, graceMs);
+    this.#entries.delete(name);
+    this.#events.emit('toolsChanged', name);
+    this.#events.emit('featuresChanged', name, 'prompts');
+    this.#events.emit('featuresChanged', name, 'resources');
+  }
+
+  /**
+   * O3 (reload): a changed server: the old one drains and stops as in {@link remove}, and the
+   * new one takes its place at once, so that the server is never missing (its calls meanwhile
+   * fail with `downstream_unavailable`, never `unknown_tool`).
+   */
+  async replace(server: ServerConfig, graceMs = 5000): Promise<void> {
+    const old = this.#entries.get(server.name);
+    if (old !== undefined) await this.#drain(old, graceMs);
+    if (!server.enabled || this.#closing) {
+      this.#entries.delete(server.name);
+      this.#events.emit('toolsChanged', server.name);
+      return;
+    }
+    const entry = this.#entry(server);
+    this.#entries.set(server.name, entry);
+    await entry.connection.start();
+    this.#events.emit('toolsChanged', server.name);
+  }
+
+  /** New calls fail at once; those in flight and queued get up to `graceMs`; then it closes. */
+  async #drain(entry: Entry, graceMs: number): Promise<void> {
     entry.removing = true;
     let timer: TimerHandle | undefined;
     const grace = new Promise<void>((resolve) => (timer = this.#timers.setTimeout(resolve, graceMs)));
     await Promise.race([entry.slots.onIdle(), grace]);
     this.#timers.clearTimeout(timer);
-    this.#entries.delete(name);
     await entry.connection.close();
-    this.#events.emit('toolsChanged', name);
-    this.#events.emit('featuresChanged', name, 'prompts');
-    this.#events.emit('featuresChanged', name, 'resources');
   }
 
   /** Subscribes to an event; returns the unsubscribe function. */
