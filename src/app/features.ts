@@ -26,12 +26,13 @@ import type { Result } from '../core/result.js';
 import { namespaceUri, uriPrefix } from '../core/uri-namespace.js';
 import type { Pool } from '../downstream/pool.js';
 import type { FeatureBackend } from '../upstream/features.js';
+import { fixedServers, type ServerSource } from './servers.js';
 
 /** What {@link createFeatures} needs from the proxy. */
 export interface FeatureDeps {
   readonly config: Config;
-  /** O3: the servers now (a reload replaces them); `config.servers` is the first list. */
-  readonly servers?: () => readonly Config['servers'][number][];
+  /** O3: the servers now (a reload replaces them). @default `config.servers` */
+  readonly servers?: ServerSource;
   readonly pool: Pool;
   readonly logger: Logger;
   /** Runs `read` now, or once the first connection round is done (bounded), like tools/list. */
@@ -104,20 +105,7 @@ const PINO_LEVEL: Readonly<Record<string, 'debug' | 'info' | 'warn' | 'error'>> 
  */
 export function createFeatures(deps: FeatureDeps): Features {
   const { config, pool, logger } = deps;
-  const serverList = deps.servers ?? ((): Config['servers'] => config.servers);
-  let listed: Config['servers'] | undefined;
-  let byName = new Map<string, string>();
-  /** Each server's prefix now (rebuilt only when a reload replaced the list). */
-  const prefixes = {
-    get(name: string): string | undefined {
-      const list = serverList();
-      if (list !== listed) {
-        listed = list;
-        byName = new Map(list.map((server) => [server.name, server.prefix]));
-      }
-      return byName.get(name);
-    },
-  };
+  const servers = deps.servers ?? fixedServers(config.servers);
   const options: { globalPrefix?: string; separator: string; nameMaxLength: number } = {
     ...(config.prefix !== undefined ? { globalPrefix: config.prefix } : {}),
     separator: config.separator,
@@ -128,7 +116,7 @@ export function createFeatures(deps: FeatureDeps): Features {
   function rebuild(): void {
     const inputs = pool.snapshot().map((snapshot) => ({
       server: snapshot.name,
-      prefix: prefixes.get(snapshot.name) ?? snapshot.name,
+      prefix: servers.get(snapshot.name)?.prefix ?? snapshot.name,
       ...snapshot.features,
     }));
     const next = buildFeatureIndex(inputs, options);
@@ -186,7 +174,7 @@ export function createFeatures(deps: FeatureDeps): Features {
       const result = await pool.readResource(route.server, route.uri, { signal });
       const read = unwrap(result, ReadResourceResultSchema, 'resources/read');
       // Contents name URIs as the client sees them: the one it asked for, others namespaced.
-      const prefix = uriPrefix(options.globalPrefix, prefixes.get(route.server) ?? route.server);
+      const prefix = uriPrefix(options.globalPrefix, servers.get(route.server)?.prefix ?? route.server);
       const exposed = (own: string): string => (own === route.uri ? uri : namespaceUri(prefix, own));
       return {
         ...read,

@@ -9,7 +9,7 @@
  */
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { Result } from '../core/result.js';
-import type { Pool } from '../downstream/pool.js';
+import type { Pool, ServerSnapshot } from '../downstream/pool.js';
 
 /** Buckets of the call-duration histogram (seconds): 5 ms to 2 min. */
 const DURATION_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120];
@@ -100,37 +100,32 @@ export function createMetrics(sources: MetricsSources): Metrics {
       }
     },
   });
-  new Gauge({
-    name: 'mcp_normalizer_downstream_up',
-    help: '1 while a downstream server is ready, else 0.',
-    labelNames: ['server'] as const,
-    registers: [registry],
-    collect() {
-      this.reset();
-      for (const server of sources.pool.snapshot())
-        this.set({ server: server.name }, server.state === 'ready' ? 1 : 0);
-    },
-  });
-  new Gauge({
-    name: 'mcp_normalizer_calls_in_flight',
-    help: 'Calls running on each downstream server now (P2).',
-    labelNames: ['server'] as const,
-    registers: [registry],
-    collect() {
-      this.reset();
-      for (const server of sources.pool.snapshot()) this.set({ server: server.name }, server.inFlight);
-    },
-  });
-  new Gauge({
-    name: 'mcp_normalizer_calls_queued',
-    help: 'Calls waiting for a slot on each downstream server now (P2).',
-    labelNames: ['server'] as const,
-    registers: [registry],
-    collect() {
-      this.reset();
-      for (const server of sources.pool.snapshot()) this.set({ server: server.name }, server.queued);
-    },
-  });
+  /** A gauge per server, read from the pool's snapshot at scrape time. */
+  const perServer = (name: string, help: string, read: (server: ServerSnapshot) => number): void => {
+    new Gauge({
+      name,
+      help,
+      labelNames: ['server'] as const,
+      registers: [registry],
+      collect() {
+        this.reset();
+        for (const server of sources.pool.snapshot()) this.set({ server: server.name }, read(server));
+      },
+    });
+  };
+  perServer('mcp_normalizer_downstream_up', '1 while a downstream server is ready, else 0.', (server) =>
+    server.state === 'ready' ? 1 : 0,
+  );
+  perServer(
+    'mcp_normalizer_calls_in_flight',
+    'Calls running on each downstream server now (P2).',
+    (server) => server.inFlight,
+  );
+  perServer(
+    'mcp_normalizer_calls_queued',
+    'Calls waiting for a slot on each downstream server now (P2).',
+    (server) => server.queued,
+  );
   new Gauge({
     name: 'mcp_normalizer_catalog_tools',
     help: 'Tools exposed upstream now.',
@@ -148,29 +143,12 @@ export function createMetrics(sources: MetricsSources): Metrics {
     },
   });
 
-  // Each label set's child, made once: prom-client hashes the labels on every labelled call
-  // (bench:inproc saw it), and the label sets are few and bounded.
-  const callChildren = new Map<string, { inc(): void }>();
-  const durationChildren = new Map<string, { observe(value: number): void }>();
   return {
     callEnded(server = '', tool = '', result) {
       const outcome = result.success ? 'ok' : result.errorType;
-      const key = `${server}\n${tool}\n${outcome}`;
-      let counter = callChildren.get(key);
-      if (counter === undefined) {
-        counter = calls.labels({ server, tool, outcome });
-        callChildren.set(key, counter);
-      }
-      counter.inc();
+      calls.inc({ server, tool, outcome });
       const elapsedMs = result.meta.elapsedMs;
-      if (elapsedMs === undefined) return;
-      const durationKey = `${server}\n${outcome}`;
-      let histogram = durationChildren.get(durationKey);
-      if (histogram === undefined) {
-        histogram = duration.labels({ server, outcome });
-        durationChildren.set(durationKey, histogram);
-      }
-      histogram.observe(elapsedMs / 1000);
+      if (elapsedMs !== undefined) duration.observe({ server, outcome }, elapsedMs / 1000);
     },
     request(era, method) {
       requests.inc({ era, method: METHODS.has(method) ? method : 'other' });

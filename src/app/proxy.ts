@@ -19,6 +19,7 @@ import { ENVELOPE_OUTPUT_SCHEMAS, typedEnvelopeSchema } from '../upstream/envelo
 import type { HealthReport, HttpHandle, HttpOptions } from '../upstream/http.js';
 import { createInputRounds } from '../upstream/input-rounds.js';
 import { createMetrics } from './metrics.js';
+import type { ServerSource } from './servers.js';
 import { createUpstreamServer } from '../upstream/server.js';
 import type { UpstreamServer } from '../upstream/server.js';
 import { serveStdio } from '../upstream/stdio.js';
@@ -107,6 +108,7 @@ export function createProxy(config: Config, options: ProxyOptions): Proxy {
   let serverConfigs = new Map<string, ServerConfig>(config.servers.map((server) => [server.name, server]));
   let serverArray: readonly ServerConfig[] = config.servers;
   const serverList = (): readonly ServerConfig[] => serverArray;
+  const configured: ServerSource = { list: serverList, get: (name) => serverConfigs.get(name) };
   const pool = new Pool({
     ...(scrub !== undefined ? { scrub } : {}),
     maxInlineBytes: config.output.maxInlineBytes,
@@ -226,7 +228,7 @@ export function createProxy(config: Config, options: ProxyOptions): Proxy {
   // U5: prompts, resources and templates, rebuilt on their own events like the catalog (T10).
   const features = createFeatures({
     config,
-    servers: serverList,
+    servers: configured,
     pool,
     logger,
     afterStart,
@@ -255,7 +257,7 @@ export function createProxy(config: Config, options: ProxyOptions): Proxy {
   });
   const backend = createToolBackend({
     config,
-    servers: serverList,
+    servers: configured,
     pool,
     logger,
     catalog: () => current,

@@ -20,13 +20,17 @@ import { logCallEnd } from '../log/call-log.js';
 import { serverLogger } from '../log/logger.js';
 import type { Pool } from '../downstream/pool.js';
 import type { Metrics } from './metrics.js';
+import { fixedServers, type ServerSource } from './servers.js';
 import type { ToolBackend } from '../upstream/server.js';
 
 /** What {@link createToolBackend} needs from the proxy. */
 export interface ToolDeps {
   readonly config: Config;
-  /** O3: the servers now (a reload replaces them); `config.servers` is the first list. */
-  readonly servers?: () => readonly ServerConfig[];
+  /**
+   * O3: the servers now, in config order, and one by name (a reload replaces them).
+   * @default `config.servers`
+   */
+  readonly servers?: ServerSource;
   readonly pool: Pool;
   readonly logger: Logger;
   /** The catalog now (it is rebuilt on every list change, T10). */
@@ -44,20 +48,7 @@ export interface ToolDeps {
  */
 export function createToolBackend(deps: ToolDeps): ToolBackend<PreparedCall> {
   const { config, pool, logger } = deps;
-  const serverList = deps.servers ?? ((): readonly ServerConfig[] => config.servers);
-  let listed: readonly ServerConfig[] | undefined;
-  let byName = new Map<string, ServerConfig>();
-  /** The server's settings now; the map is rebuilt only when a reload replaced the list. */
-  const servers = {
-    get(name: string): ServerConfig | undefined {
-      const list = serverList();
-      if (list !== listed) {
-        listed = list;
-        byName = new Map(list.map((server) => [server.name, server]));
-      }
-      return byName.get(name);
-    },
-  };
+  const servers = deps.servers ?? fixedServers(config.servers);
   /** One child logger per server, made once (a child per call would be an allocation per call). */
   const loggers = new Map<string, Logger>();
 
@@ -125,7 +116,7 @@ export function createToolBackend(deps: ToolDeps): ToolBackend<PreparedCall> {
    */
   function notUp(name: string): FailureResult | undefined {
     let best: { server: ServerConfig; prefix: string } | undefined;
-    for (const server of serverList()) {
+    for (const server of servers.list()) {
       // T1's name with an empty tool: `<global>_<server>_`, or "" for an unprefixed server.
       const prefix = composeName({
         globalPrefix: config.prefix,

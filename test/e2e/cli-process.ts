@@ -88,10 +88,14 @@ export interface StdioSession {
 }
 
 /** Spawns `serve --config <file>` over stdio and connects an SDK client to it. */
-export async function connectStdio(config: string, env: Record<string, string> = {}): Promise<StdioSession> {
+export async function connectStdio(
+  config: string,
+  env: Record<string, string> = {},
+  extraArgs: readonly string[] = [],
+): Promise<StdioSession> {
   const transport = new StdioClientTransport({
     command: process.execPath,
-    args: [CLI, 'serve', '--config', config],
+    args: [CLI, 'serve', '--config', config, ...extraArgs],
     env: childEnv(env),
     cwd: ROOT,
     stderr: 'pipe',

@@ -159,18 +159,31 @@ describe('requests from a downstream to its client', { timeout: 60_000 }, () => 
 });
 
 describe('routing between upstream clients', { timeout: 60_000 }, () => {
-  /** A 2025 HTTP session whose elicitation answer waits for `release` when `hold` is set. */
-  async function session(url: string, name: string, hold?: Promise<void>): Promise<LegacyClient> {
+  /** A 2025 HTTP session answering as `name`. */
+  async function session(url: string, name: string): Promise<LegacyClient> {
+    const client = legacyHost({ elicitation: {} }, answersAs(name), cleanup);
+    await client.connect(new LegacyHttpTransport(new URL(url)));
+    return client;
+  }
+
+  /** Alice's 2025 session, whose answers wait for `release`; `asked` counts her requests. */
+  async function heldSession(
+    url: string,
+  ): Promise<{ client: LegacyClient; asked: () => number; release: () => void }> {
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    let asked = 0;
     const client = legacyHost(
       { elicitation: {} },
       async (method, params) => {
-        if (hold !== undefined) await hold;
-        return answersAs(name)(method, params);
+        asked++;
+        await held;
+        return answersAs('alice')(method, params);
       },
       cleanup,
     );
     await client.connect(new LegacyHttpTransport(new URL(url)));
-    return client;
+    return { client, asked: () => asked, release };
   }
 
   async function serve(asking: Record<string, unknown>): Promise<string> {
@@ -183,23 +196,11 @@ describe('routing between upstream clients', { timeout: 60_000 }, () => {
 
   it('Q1: two sessions asking at the same moment on an isolate_callers server each get their own question and answer', async () => {
     const url = await serve({ isolate_callers: true });
-    let release!: () => void;
-    const held = new Promise<void>((resolve) => (release = resolve));
-    let asked = 0;
-    const a = legacyHost(
-      { elicitation: {} },
-      async (method, params) => {
-        asked++;
-        await held;
-        return answersAs('alice')(method, params);
-      },
-      cleanup,
-    );
-    await a.connect(new LegacyHttpTransport(new URL(url)));
+    const { client: a, asked, release } = await heldSession(url);
     const b = await session(url, 'bob');
     const first = a.callTool({ name: 'asking_ask', arguments: { question: 'for alice' } });
     first.catch(() => {}); // awaited below
-    await expect.poll(() => asked).toBe(1);
+    await expect.poll(asked).toBe(1);
     // Alice holds her answer while bob calls: his call waits for the lane instead of meeting
     // her request, whichever reaches the gateway first once she answers.
     const second = b.callTool({ name: 'asking_ask', arguments: { question: 'for bob' } });
@@ -219,23 +220,11 @@ describe('routing between upstream clients', { timeout: 60_000 }, () => {
 
   it('Q1: without isolate_callers, a request made while two clients have calls in flight is refused, never sent to either', async () => {
     const url = await serve({});
-    let release!: () => void;
-    const held = new Promise<void>((resolve) => (release = resolve));
-    let asked = 0;
-    const a = legacyHost(
-      { elicitation: {} },
-      async (method, params) => {
-        asked++;
-        await held;
-        return answersAs('alice')(method, params);
-      },
-      cleanup,
-    );
-    await a.connect(new LegacyHttpTransport(new URL(url)));
+    const { client: a, asked, release } = await heldSession(url);
     const b = await session(url, 'bob');
     const first = a.callTool({ name: 'asking_ask', arguments: { question: 'for alice' } });
     first.catch(() => {}); // awaited below; a failed assertion before then must not leave it unhandled
-    await expect.poll(() => asked).toBe(1);
+    await expect.poll(asked).toBe(1);
     // Alice's call is in flight, waiting for her answer: bob's request has two possible owners.
     const rb = envelope(await b.callTool({ name: 'asking_ask', arguments: { question: 'for bob' } }));
     expect(rb.error_type).toBe('tool_error');
@@ -246,7 +235,7 @@ describe('routing between upstream clients', { timeout: 60_000 }, () => {
       action: 'accept',
       answer: 'alice answers for alice',
     });
-    expect(asked).toBe(1);
+    expect(asked()).toBe(1);
   });
 
   it('Q3: a tampered requestState is refused with -32602, and a parked call asked for in another process is a clear failure', async () => {

@@ -58,18 +58,22 @@ describe('e2e: prompts and resources over stdio', () => {
   });
 });
 
+/** A stdio session in front of `entry`, and the resource URIs its updates named so far. */
+async function subscriber(entry: string): Promise<{ session: StdioSession; updated: string[] }> {
+  const session = await connectStdio(writeConfig(`servers:\n${entry}\n`));
+  const updated: string[] = [];
+  session.client.setNotificationHandler(
+    ResourceUpdatedNotificationSchema,
+    (n) => void updated.push(n.params.uri),
+  );
+  return { session, updated };
+}
+
 describe('e2e: resource subscriptions over stdio', () => {
   it("Q5: a 2025 client subscribes by exposed URI, hears the server's update with it, and unsubscribing ends the downstream subscription", async () => {
-    const session = await connectStdio(
-      writeConfig(`servers:\n${fixtureEntry('notes', 'prompts-resources')}\n`),
-    );
+    const { session, updated } = await subscriber(fixtureEntry('notes', 'prompts-resources'));
     const { client } = session;
     try {
-      const updated: string[] = [];
-      client.setNotificationHandler(
-        ResourceUpdatedNotificationSchema,
-        (n) => void updated.push(n.params.uri),
-      );
       expect(client.getServerCapabilities()?.resources).toEqual({ listChanged: true, subscribe: true });
       await client.subscribeResource({ uri: 'notes+notes://readme' });
       // The fixture's own view (its JSON text is the envelope's results, N3).
@@ -96,14 +100,9 @@ describe('e2e: resource subscriptions over stdio', () => {
   });
 
   it("Q5: a 2025 client subscribes to a 2026 server's resource: the gateway listens for it, and the update arrives with the exposed URI", async () => {
-    const session = await connectStdio(writeConfig(`servers:\n${fixtureEntry('modern', 'modern')}\n`));
+    const { session, updated } = await subscriber(fixtureEntry('modern', 'modern'));
     const { client } = session;
     try {
-      const updated: string[] = [];
-      client.setNotificationHandler(
-        ResourceUpdatedNotificationSchema,
-        (n) => void updated.push(n.params.uri),
-      );
       await client.subscribeResource({ uri: 'modern+fixture://counter' });
       await client.callTool({ name: 'modern_touch', arguments: {} });
       await vi.waitFor(() => expect(updated).toEqual(['modern+fixture://counter']));

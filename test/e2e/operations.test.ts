@@ -6,16 +6,14 @@
  * `OTEL_*` variables ask for them.
  */
 import { Client as LegacyClient } from '@modelcontextprotocol/sdk/client/index.js';
-import { StdioClientTransport as LegacyStdioTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport as LegacyHttpTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { CallToolResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import parsePrometheusTextFormat from 'parse-prometheus-text-format';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { ROOT } from '../helpers/fixtures.js';
 import type { HttpServe } from './cli-process.js';
-import { childEnv, CLI, fixtureEntry, serveHttp, writeConfig } from './cli-process.js';
+import { connectStdio, fixtureEntry, serveHttp, writeConfig } from './cli-process.js';
 
 interface Sample {
   readonly labels?: Record<string, string>;
@@ -161,28 +159,15 @@ describe('GET /metrics after a scripted run', { timeout: 60_000 }, () => {
 
 describe('metrics when serving stdio', { timeout: 60_000 }, () => {
   it('O1: serve --metrics-port answers GET /metrics on 127.0.0.1 while stdout stays the protocol', async () => {
-    const transport = new LegacyStdioTransport({
-      command: process.execPath,
-      args: [
-        CLI,
-        'serve',
-        '--config',
-        writeConfig(`servers:\n${fixtureEntry('echo', 'echo')}\n`),
-        '--metrics-port',
-        '0',
-      ],
-      env: childEnv(),
-      cwd: ROOT,
-      stderr: 'pipe',
-    });
-    let stderr = '';
-    transport.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
-    const stdio = new LegacyClient({ name: 'metrics-stdio', version: '1.0.0' });
-    await stdio.connect(transport);
+    const { client: stdio, stderr } = await connectStdio(
+      writeConfig(`servers:\n${fixtureEntry('echo', 'echo')}\n`),
+      {},
+      ['--metrics-port', '0'],
+    );
     try {
       await stdio.callTool({ name: 'echo_echo', arguments: { text: 'x' } });
       const url = await vi.waitFor(() => {
-        const found = /"url":"(http:\/\/127\.0\.0\.1:\d+\/metrics)"/.exec(stderr)?.[1];
+        const found = /"url":"(http:\/\/127\.0\.0\.1:\d+\/metrics)"/.exec(stderr())?.[1];
         if (found === undefined) throw new Error('no metrics URL yet');
         return found;
       });
@@ -210,22 +195,14 @@ describe('traces exported by the OTEL_* variables', { timeout: 60_000 }, () => {
     });
     await new Promise<void>((resolve) => collector.listen(0, '127.0.0.1', resolve));
     const { port } = collector.address() as AddressInfo;
-    const transport = new LegacyStdioTransport({
-      command: process.execPath,
-      args: [CLI, 'serve', '--config', writeConfig(`servers:\n${fixtureEntry('echo', 'echo')}\n`)],
-      env: childEnv({
-        OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${port}`,
-        OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
-        OTEL_TRACES_EXPORTER: 'otlp',
-        OTEL_METRICS_EXPORTER: 'none',
-        OTEL_LOGS_EXPORTER: 'none',
-        OTEL_BSP_SCHEDULE_DELAY: '100',
-      }),
-      cwd: ROOT,
-      stderr: 'pipe',
+    const { client: stdio } = await connectStdio(writeConfig(`servers:\n${fixtureEntry('echo', 'echo')}\n`), {
+      OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${port}`,
+      OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
+      OTEL_TRACES_EXPORTER: 'otlp',
+      OTEL_METRICS_EXPORTER: 'none',
+      OTEL_LOGS_EXPORTER: 'none',
+      OTEL_BSP_SCHEDULE_DELAY: '100',
     });
-    const stdio = new LegacyClient({ name: 'otlp', version: '1.0.0' });
-    await stdio.connect(transport);
     try {
       const traceId = '4bf92f3577b34da6a3ce929d0e0e4736';
       await stdio.request(
