@@ -14,7 +14,8 @@ import { isInputRound } from '../core/input.js';
 import { carriedMeta } from '../core/meta.js';
 import { composeName } from '../core/naming.js';
 import { uriPrefix } from '../core/uri-namespace.js';
-import { prepareCall, type PreparedCall } from '../core/prepare-call.js';
+import { isForward, prepareCall, type PreparedCall } from '../core/prepare-call.js';
+import { calledName, searchPairNames } from '../core/search.js';
 import { failure, type FailureResult, type Result } from '../core/result.js';
 import { logCallEnd } from '../log/call-log.js';
 import { serverLogger } from '../log/logger.js';
@@ -146,6 +147,16 @@ export function createToolBackend(deps: ToolDeps): ToolBackend<PreparedCall> {
   }
 
   return {
+    calledName(name, args) {
+      // From the config, not the catalog: a call may come before the first catalog is built.
+      if (!servers.list().some((server) => server.expose === 'search')) return name;
+      const pair = searchPairNames({
+        globalPrefix: config.prefix,
+        separator: config.separator,
+        nameMaxLength: config.nameMaxLength,
+      });
+      return calledName(pair, name, args);
+    },
     listTools() {
       return deps.afterStart(() => deps.catalog().definitions);
     },
@@ -153,12 +164,14 @@ export function createToolBackend(deps: ToolDeps): ToolBackend<PreparedCall> {
       return deps.afterStart(() => {
         const catalog = deps.catalog();
         const prepared = prepareCall(catalog, name, args);
-        if (!('success' in prepared)) return prepared;
+        if (isForward(prepared)) return prepared;
+        // S4: a refusal of the call `call_tool` named is that tool's (its name, its instructions).
+        const called = calledName(catalog.searchPair, name, args);
         // T9: a name of a server that never came up is that server's failure, not a typo.
         const refused =
-          (!prepared.success && prepared.errorType === 'unknown_tool' && notUp(name)) || prepared;
-        // T7, T8, T9: refused before any downstream sees it.
-        return outcome(refused, catalog.get(name), { exposedName: name, requestId });
+          (!prepared.success && prepared.errorType === 'unknown_tool' && notUp(called)) || prepared;
+        // T7, T8, T9: refused before any downstream sees it; S2: answered here.
+        return outcome(refused, catalog.get(called), { exposedName: called, requestId });
       });
     },
     async callTool(call, options) {
@@ -175,9 +188,11 @@ export function createToolBackend(deps: ToolDeps): ToolBackend<PreparedCall> {
         );
         return result;
       }
-      const forApp = call.entry.app !== undefined || options.exposedName !== call.entry.name;
+      // S4: a call through `call_tool` is the named tool's call.
+      const exposedName = call.exposedName ?? options.exposedName;
+      const forApp = call.entry.app !== undefined || exposedName !== call.entry.name;
       return outcome(exposeForApps(result, call.entry, forApp), call.entry, {
-        exposedName: options.exposedName,
+        exposedName,
         requestId: options.requestId,
       });
     },

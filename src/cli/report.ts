@@ -13,6 +13,8 @@ function flags(tool: ExposedTool): string {
   if (annotations?.readOnlyHint === true) out.push('read-only');
   if (annotations?.destructiveHint === true && annotations.readOnlyHint !== true) out.push('destructive');
   if (tool.gate !== undefined) out.push('explicit');
+  // S1: not in tools/list; found with search_tools, run with call_tool.
+  if (tool.searchOnly === true) out.push('search');
   return out.join(',');
 }
 

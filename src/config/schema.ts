@@ -72,7 +72,7 @@ export const InstructionsSchema = z
     `Agent instruction per error type (R4), e.g. { timeout: "Retry at most once." }. Keys: ${ERROR_TYPES.join(', ')}.`,
   );
 
-const exposeSchema = z.enum(['all', 'read_only']);
+const exposeSchema = z.enum(['all', 'read_only', 'search']);
 
 /** Per-tool overrides, keyed by the tool's name after `rename` (T5). */
 export const ToolOverrideSchema = z
@@ -159,7 +159,7 @@ const serverShape = {
     'E5: the protocol era spoken to this server: auto (probe with server/discover, fall back to initialize), legacy (2025 initialize, no probe) or "2026-07-28" (modern only). Default: defaults.protocol (auto).',
   ),
   expose: exposeSchema.describe(
-    'T11: all, or read_only (only tools annotated readOnlyHint). Default: global expose.',
+    'T11: all, or read_only (only tools annotated readOnlyHint); S1: search (not listed; found with search_tools, run with call_tool). Default: global expose.',
   ),
   client_features: clientFeaturesSchema.describe(
     'Q2: what this server may ask its client for (elicitation, sampling, roots), forwarded to the caller behind the call when that caller has it. Default: defaults.client_features ([elicitation, sampling]).',
@@ -439,7 +439,9 @@ export const ConfigSchema = z
       .describe('T8: reject arguments the inputSchema does not declare.'),
     expose: exposeSchema
       .default('all')
-      .describe('T11: all, or read_only (only tools annotated readOnlyHint).'),
+      .describe(
+        'T11: all, or read_only (only tools annotated readOnlyHint); S1: search (tools are not listed, the upstream sees search_tools and call_tool).',
+      ),
     instructions: InstructionsSchema.optional(),
     defaults: DefaultsSchema,
     input_required: InputRequiredSchema,

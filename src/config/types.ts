@@ -14,8 +14,8 @@ export type MediaMode = 'artifacts' | 'passthrough';
 /** pino level names accepted by `log_level`. */
 export type LogLevel = 'trace' | 'debug' | 'info' | 'warn' | 'error';
 
-/** Which tools are listed upstream (T11). */
-export type ExposeMode = 'all' | 'read_only';
+/** Which tools are listed upstream (T11), or found by search (S1). */
+export type ExposeMode = 'all' | 'read_only' | 'search';
 
 /** Agent instructions per error type (R4). */
 export type InstructionMap = Readonly<Partial<Record<ErrorType, string>>>;

@@ -17,6 +17,13 @@ import { createSchemaCompiler, type SchemaCompiler } from './schema-compiler.js'
 import { ownValue } from './json.js';
 import { closest } from './suggest.js';
 import { uriPrefix } from './uri-namespace.js';
+import {
+  createToolSearch,
+  searchPairDefinitions,
+  searchPairNames,
+  type SearchPair,
+  type ToolSearch,
+} from './search.js';
 
 /** Per-tool overrides, keyed by the tool's name after `rename` (T5). Config's `ToolOverride` fits. */
 export interface CatalogToolOverride {
@@ -36,8 +43,11 @@ export interface CatalogServerInput {
   readonly server: string;
   /** T1: the server prefix; `""` exposes its tools unprefixed. */
   readonly prefix: string;
-  /** T11: `read_only` lists only tools annotated `readOnlyHint: true`. @default 'all' */
-  readonly expose?: 'all' | 'read_only';
+  /**
+   * T11: `read_only` lists only tools annotated `readOnlyHint: true`. S1: `search` lists none of
+   * them; they are found with `search_tools` and run with `call_tool`. @default 'all'
+   */
+  readonly expose?: 'all' | 'read_only' | 'search';
   /** The downstream's `tools/list` entries, raw: each one is checked on its own (T12). */
   readonly tools: readonly unknown[];
   /** T5: globs over the downstream names; empty or absent means every tool. */
@@ -107,6 +117,8 @@ export interface ExposedTool {
   readonly validate: ArgumentValidator;
   /** U6: the tool's MCP Apps metadata (a UI, or a visibility), when it has any. */
   readonly app?: AppTool;
+  /** S1: its server is in search mode: not in tools/list, found with `search_tools`. */
+  readonly searchOnly?: true;
 }
 
 /** Something wrong with the catalog: `check` prints these and exits non-zero on an error (T4). */
@@ -133,8 +145,18 @@ export interface CatalogProblem {
 export interface Catalog {
   /** tools/list order: config order, then each downstream's listing order. */
   readonly tools: readonly ExposedTool[];
-  /** The tools/list answer, prebuilt: `tools[i].definition` for every i. */
+  /**
+   * The tools/list answer, prebuilt: every listed tool's definition in `tools` order, then the
+   * search pair's when a server is in search mode (S1).
+   */
   readonly definitions: readonly Tool[];
+  /** S1: the pair's exposed names, present when at least one server has `expose: search`. */
+  readonly searchPair?: SearchPair;
+  /**
+   * S2, S3: the best `limit` tools of servers in search mode for `query` (indexed on first use,
+   * once per build).
+   */
+  search(query: string, limit: number): readonly ExposedTool[];
   /**
    * T3: a Map lookup; names are never parsed. U6: a name that is no exposed name may be the
    * downstream name an MCP App calls its own server's tool by (see {@link Catalog.isAppName}).
@@ -218,6 +240,17 @@ export function buildCatalog(servers: readonly CatalogServerInput[], options: Ca
   const compiler = createSchemaCompiler(options.previous?.compiler);
   const problems: CatalogProblem[] = [];
   const byName = new Map<string, ExposedTool>();
+  const searched = servers.filter((server) => server.expose === 'search').map((server) => server.server);
+  const pair = searched.length > 0 ? searchPairNames(options) : undefined;
+  /** S1: the pair's names are the gateway's own; a downstream tool never takes them (T4). */
+  const reserved = new Map(
+    pair === undefined
+      ? []
+      : [
+          [pair.search, 'search_tools'],
+          [pair.call, 'call_tool'],
+        ],
+  );
   const tools: ExposedTool[] = [];
   // T5: each candidate with its name after `rename`, worked out once.
   const listed = servers.map((server) => ({
@@ -249,7 +282,9 @@ export function buildCatalog(servers: readonly CatalogServerInput[], options: Ca
         stripped !== undefined && !own.has(stripped) ? nameOf(server, stripped) : undefined;
       const name =
         strippedName !== undefined && !plain.has(strippedName) ? strippedName : nameOf(server, renamed);
-      const kept = byName.get(name);
+      const ownTool = reserved.get(name);
+      const kept =
+        byName.get(name) ?? (ownTool !== undefined ? { server: 'mcp-normalizer', tool: ownTool } : undefined);
       if (kept) {
         // T4: never shadow; the later one (config order, then listing order) is withheld.
         problems.push({
@@ -263,16 +298,24 @@ export function buildCatalog(servers: readonly CatalogServerInput[], options: Ca
         });
         continue;
       }
-      const tool = buildTool(candidate, renamed, name, options, compiler);
+      const built = buildTool(candidate, renamed, name, options, compiler);
+      const tool: ExposedTool = server.expose === 'search' ? { ...built, searchOnly: true } : built;
       byName.set(name, tool);
       tools.push(tool);
     }
   }
   const appNames = appAliases(tools, byName, problems);
   const names = [...byName.keys()];
+  let index: ToolSearch | undefined;
+  const shown = tools.filter((tool) => tool.searchOnly !== true).map((tool) => tool.definition);
   return {
     tools,
-    definitions: tools.map((tool) => tool.definition),
+    definitions: pair === undefined ? shown : [...shown, ...searchPairDefinitions(pair, searched)],
+    ...(pair !== undefined ? { searchPair: pair } : {}),
+    search(query, limit) {
+      index ??= createToolSearch(tools.filter((tool) => tool.searchOnly === true));
+      return index.search(query, limit);
+    },
     get: (exposed) => byName.get(exposed) ?? appNames.get(exposed),
     isAppName: (name) => !byName.has(name) && appNames.has(name),
     problems,
@@ -333,20 +376,29 @@ export interface CatalogDiff {
   readonly changed: readonly string[];
 }
 
-/** T10: names added, removed and changed from `before` to `after`; all empty means "no notification". */
+/**
+ * T10: names added, removed and changed in tools/list from `before` to `after`; all empty means
+ * "no notification". S1: a search-only tool is not listed, so its changes notify nobody (the next
+ * `search_tools` sees them).
+ */
 export function diffCatalogs(before: Catalog, after: Catalog): CatalogDiff {
+  const old = new Map(before.definitions.map((definition) => [definition.name, definition]));
   const added: string[] = [];
   const changed: string[] = [];
-  for (const tool of after.tools) {
-    const old = before.get(tool.name);
-    if (!old) added.push(tool.name);
+  const now = new Set<string>();
+  for (const definition of after.definitions) {
+    const name = definition.name;
+    now.add(name);
+    const was = old.get(name);
+    const [from, to] = [before.get(name), after.get(name)];
+    if (was === undefined) added.push(name);
     else if (
-      old.server !== tool.server ||
-      old.tool !== tool.tool ||
-      JSON.stringify(old.definition) !== JSON.stringify(tool.definition)
+      from?.server !== to?.server ||
+      from?.tool !== to?.tool ||
+      JSON.stringify(was) !== JSON.stringify(definition)
     )
-      changed.push(tool.name);
+      changed.push(name);
   }
-  const removed = before.tools.filter((tool) => !after.get(tool.name)).map((tool) => tool.name);
+  const removed = [...old.keys()].filter((name) => !now.has(name));
   return { added, removed, changed };
 }

@@ -1,11 +1,20 @@
 /**
  * The pure front half of tools/call (CONTRACT T3, T7, T8, T9): look the exposed name up, check
  * the explicit gate, validate the arguments. The order is fixed, lookup → explicit → arguments,
- * so a refused call says the most useful thing first and never reaches a downstream.
+ * so a refused call says the most useful thing first and never reaches a downstream. In search
+ * mode (S2, S4) `search_tools` is answered here, and `call_tool` is unwrapped into the call it
+ * names, which then goes through exactly the same steps.
  */
 import type { Catalog, ExposedTool } from './catalog.js';
 import { checkExplicit, stripExplicit } from './explicit.js';
-import { failure, type FailureResult } from './result.js';
+import { failure, ok, type FailureResult, type Result } from './result.js';
+import {
+  readCallArguments,
+  readSearchArguments,
+  searchMatch,
+  type PairIssue,
+  type SearchPair,
+} from './search.js';
 
 /** A call that may go downstream. Fits `upstream/server`'s `PreparedForward`. */
 export interface PreparedCall {
@@ -17,7 +26,12 @@ export interface PreparedCall {
   readonly tool: string;
   /** The arguments to forward: `explicit_action` removed (T7), every other key untouched. */
   readonly arguments: Record<string, unknown>;
+  /** S4: the exposed name `call_tool` named (the name the call is logged and answered under). */
+  readonly exposedName?: string;
 }
+
+/** What {@link prepareCall} reads of the catalog. */
+export type CallCatalog = Pick<Catalog, 'get' | 'suggest'> & Partial<Pick<Catalog, 'searchPair' | 'search'>>;
 
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
@@ -44,13 +58,55 @@ function deeperThan(value: unknown, max: number): boolean {
 const ISSUES_IN_MESSAGE = 3;
 
 /**
- * Decides whether a tools/call may be forwarded. Omitted arguments (`undefined`) count as `{}`,
- * as MCP allows; any other non-object is one `invalid_arguments` issue at the root.
+ * Decides whether a tools/call may be forwarded, or answers it here. Omitted arguments
+ * (`undefined`) count as `{}`, as MCP allows; any other non-object is one `invalid_arguments`
+ * issue at the root. A Result is the call's answer: a refusal (T7–T9), or `search_tools`' matches.
  * @example
  * const prepared = prepareCall(catalog, 'fs_read', { path: 'a.txt' });
- * if (isFailure(prepared)) return prepared; // unknown_tool, consent_required, invalid_arguments
+ * if (!isForward(prepared)) return prepared; // unknown_tool, consent_required, invalid_arguments
  */
-export function prepareCall(
+export function prepareCall(catalog: CallCatalog, exposedName: string, args: unknown): PreparedCall | Result {
+  const pair = catalog.searchPair;
+  if (pair !== undefined && (exposedName === pair.search || exposedName === pair.call))
+    return preparePair(catalog, pair, exposedName, args);
+  return prepareTool(catalog, exposedName, args);
+}
+
+/** S2, S4: the search pair's calls. */
+function preparePair(
+  catalog: CallCatalog,
+  pair: SearchPair,
+  exposedName: string,
+  args: unknown,
+): PreparedCall | Result {
+  const meta = { tool: exposedName, source: 'proxy' as const };
+  const invalid = (issues: readonly PairIssue[]): FailureResult =>
+    failure(
+      'invalid_arguments',
+      `Invalid arguments for "${exposedName}": ${issues.map((i) => `${i.path || '(arguments)'}: ${i.message}`).join('; ')}.`,
+      { meta, errorData: { issues } },
+    );
+  if (exposedName === pair.search) {
+    const read = readSearchArguments(args);
+    if ('issues' in read) return invalid(read.issues);
+    const matches = catalog.search?.(read.query, read.limit) ?? [];
+    return ok({ tools: matches.map(searchMatch) }, { meta });
+  }
+  const read = readCallArguments(args);
+  if ('issues' in read) return invalid(read.issues);
+  if (read.name === pair.search || read.name === pair.call)
+    return invalid([{ path: '/name', message: `call "${read.name}" directly, not through "${pair.call}"` }]);
+  const prepared = prepareTool(catalog, read.name, read.arguments);
+  return isForward(prepared) ? { ...prepared, exposedName: read.name } : prepared;
+}
+
+/** Whether {@link prepareCall} let the call through (else it is the call's answer). */
+export function isForward(prepared: PreparedCall | Result): prepared is PreparedCall {
+  return (prepared as { kind?: unknown }).kind === 'forward';
+}
+
+/** T3, T7, T8, T9 for one exposed tool. */
+function prepareTool(
   catalog: Pick<Catalog, 'get' | 'suggest'>,
   exposedName: string,
   args: unknown,

@@ -21,7 +21,7 @@ import type {
 import type { Logger } from 'pino';
 import type { HostCapabilities, Caller, InputReply, InputRound } from '../core/input.js';
 import { isInputRound } from '../core/input.js';
-import type { FailureResult, Result } from '../core/result.js';
+import type { Result } from '../core/result.js';
 import { failure } from '../core/result.js';
 import { scrubDeep, type Scrubber } from '../core/secrets.js';
 import { endSpan, startCallSpan } from '../log/trace.js';
@@ -62,21 +62,27 @@ export interface ToolBackend<F extends PreparedForward = PreparedForward> {
    */
   listTools(): readonly Tool[] | Promise<readonly Tool[]>;
   /**
-   * tools/call, step 1: lookup, explicit gate, argument check; a failure reaches no downstream.
-   * May be a promise for the same reason as {@link ToolBackend.listTools}: a call that arrives
+   * tools/call, step 1: lookup, explicit gate, argument check; a failure reaches no downstream,
+   * and neither does a call the gateway answers itself (`search_tools`, S2). May be a promise for the same reason as {@link ToolBackend.listTools}: a call that arrives
    * before the first connection round must not be answered `unknown_tool`.
    */
   prepareCall(
     name: string,
     args: Record<string, unknown> | undefined,
     requestId?: string | number,
-  ): F | FailureResult | Promise<F | FailureResult>;
+  ): F | Result | Promise<F | Result>;
   /**
    * tools/call, step 2: the downstream call. Never rejects (R3). The backend owns the outcome of
    * both steps: instructions (R4) and the call's end line in the log (L1). With a caller, a 2026
    * downstream's `input_required` comes back as an {@link InputRound} to relay (Q3).
    */
   callTool(call: F, options: ForwardOptions): Promise<Result | InputRound>;
+  /**
+   * S4: the exposed name a call is for: `call_tool`'s named tool, else `name`. Input rounds are
+   * bound to it (a requestState minted for one tool is refused for another) and the span is named
+   * after it. @default name
+   */
+  calledName?(name: string, args: Record<string, unknown> | undefined): string;
 }
 
 /** Per-call options of {@link ToolBackend.callTool}. */
@@ -216,7 +222,8 @@ const CACHE_HINTS = {
   'server/discover': LIST_HINT,
 } as const;
 
-function isRefused<F extends PreparedForward>(prepared: F | FailureResult): prepared is FailureResult {
+/** A Result from step 1 is the call's answer: a refusal (T7–T9) or the gateway's own (S2). */
+function isAnswered<F extends PreparedForward>(prepared: F | Result): prepared is Result {
   return (prepared as { kind?: unknown }).kind !== 'forward';
 }
 
@@ -273,8 +280,8 @@ export function createUpstreamServer<F extends PreparedForward>(deps: UpstreamDe
     // Synchronous once the first connection round is over: no extra await on the hot path.
     const preparing = backend.prepareCall(name, args, extra.requestId);
     const prepared = preparing instanceof Promise ? await preparing : preparing;
-    // T7, T8, T9: refused before any downstream sees it (the backend logged it, L1).
-    if (isRefused(prepared)) return prepared;
+    // T7, T8, T9: refused before any downstream sees it (the backend logged it, L1); S2 answered.
+    if (isAnswered(prepared)) return prepared;
     return backend.callTool(prepared, {
       signal: extra.signal,
       exposedName: name,
@@ -360,12 +367,13 @@ export function createUpstreamServer<F extends PreparedForward>(deps: UpstreamDe
                   logger.debug({ err: error, requestId }, 'progress notification not delivered');
                 });
             };
+      const called = backend.calledName?.(name, request.params.arguments) ?? name;
       // O2: a span per upstream call, parented to the request's `traceparent`.
-      const traced = startCallSpan(name, ctx.mcpReq._meta as Record<string, unknown> | undefined, era);
+      const traced = startCallSpan(called, ctx.mcpReq._meta as Record<string, unknown> | undefined, era);
       const outcome: { errorType?: string } = {};
       const pending = rounds.handle(
         {
-          name,
+          name: called,
           state: ctx.mcpReq.requestState<RoundState>(),
           responses: ctx.mcpReq.inputResponses,
           // Q1: the upstream client is this server instance: a 2025 session, a stdio

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { buildCatalog, type CatalogOptions } from '../../src/core/catalog.js';
-import { prepareCall, type PreparedCall } from '../../src/core/prepare-call.js';
-import { isFailure, type FailureResult } from '../../src/core/result.js';
+import { isForward, prepareCall, type PreparedCall } from '../../src/core/prepare-call.js';
+import { isFailure, type FailureResult, type Result } from '../../src/core/result.js';
 
 const options: CatalogOptions = {
   separator: '_',
@@ -34,15 +34,15 @@ const catalog = buildCatalog(
   options,
 );
 
-function refused(result: PreparedCall | FailureResult): FailureResult {
-  if (!isFailure(result as FailureResult))
+function refused(result: PreparedCall | Result): FailureResult {
+  if (isForward(result) || !isFailure(result))
     throw new Error(`expected a failure, got ${JSON.stringify(result)}`);
-  return result as FailureResult;
+  return result;
 }
 
-function forwarded(result: PreparedCall | FailureResult): PreparedCall {
-  if ('kind' in result) return result;
-  throw new Error(`expected a forward, got ${result.errorType}: ${result.error}`);
+function forwarded(result: PreparedCall | Result): PreparedCall {
+  if (isForward(result)) return result;
+  throw new Error(`expected a forward, got ${JSON.stringify(result)}`);
 }
 
 describe('prepareCall', () => {

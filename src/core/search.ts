@@ -1,0 +1,248 @@
+/**
+ * Search mode (CONTRACT S1–S4): the tools of servers with `expose: search` are not listed one by
+ * one; the upstream sees a fixed pair instead, `search_tools` (query → the best matches) and
+ * `call_tool` (exposed name + arguments → the call, exactly as a direct one). This module owns
+ * the pair's definitions, the ranking (MiniSearch's BM25+, never hand-written) and the reading of
+ * the pair's arguments. Pure: no I/O, the index is built from the catalog's tools.
+ */
+import MiniSearch from 'minisearch';
+import type { Tool } from '@modelcontextprotocol/server';
+import type { CatalogOptions, ExposedTool } from './catalog.js';
+import { exposedName } from './naming.js';
+
+/** The exposed names of the pair (T1: the global prefix applies, no server prefix). */
+export interface SearchPair {
+  readonly search: string;
+  readonly call: string;
+}
+
+/** S1: `search_tools` and `call_tool`, under the global prefix (T1) when there is one. */
+export function searchPairNames(
+  options: Pick<CatalogOptions, 'globalPrefix' | 'separator' | 'nameMaxLength'>,
+): SearchPair {
+  const name = (tool: string): string =>
+    exposedName({
+      globalPrefix: options.globalPrefix,
+      serverPrefix: '',
+      separator: options.separator,
+      tool,
+      maxLength: options.nameMaxLength,
+    });
+  return { search: name('search_tools'), call: name('call_tool') };
+}
+
+/** S2: how many matches `search_tools` returns unless asked, and at most. */
+export const SEARCH_DEFAULT_LIMIT = 5;
+export const SEARCH_MAX_LIMIT = 20;
+
+/** One match, as `search_tools` answers it: what an agent needs to call the tool. */
+export interface SearchMatch {
+  readonly name: string;
+  readonly title?: string;
+  readonly description?: string;
+  readonly input_schema: unknown;
+}
+
+/** The ranking over one catalog's searchable tools (rebuilt with the catalog, S3). */
+export interface ToolSearch {
+  /** The best `limit` tools for `query`, best first; ties keep catalog order (deterministic). */
+  search(query: string, limit: number): readonly ExposedTool[];
+}
+
+/** Splits `get_pull_requestFiles` / `API-post-search` into lower-case words. */
+function words(text: string): string[] {
+  return text
+    .replace(/([a-z0-9])([A-Z])/g, '$1 $2')
+    .toLowerCase()
+    .split(/[^a-z0-9]+/)
+    .filter((word) => word.length > 0);
+}
+
+/**
+ * Words too common in requests and tool descriptions to tell tools apart. BM25 weighs them low
+ * already; dropping them keeps "a tool that mentions 'the' five times" from outranking a match.
+ */
+const STOP_WORDS = new Set(
+  'a an and are as at be by can for from how i in into is it its me my of on or our please show that the their this to use using want we what which with you your'.split(
+    ' ',
+  ),
+);
+
+interface IndexedTool {
+  readonly id: number;
+  readonly name: string;
+  readonly server: string;
+  readonly title: string;
+  readonly description: string;
+  readonly args: string;
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** The top-level argument names and descriptions of a tool's inputSchema. */
+function argumentText(schema: unknown): string {
+  const properties = isRecord(schema) && isRecord(schema['properties']) ? schema['properties'] : {};
+  const parts: string[] = [];
+  for (const [key, value] of Object.entries(properties)) {
+    parts.push(key);
+    if (isRecord(value) && typeof value['description'] === 'string') parts.push(value['description']);
+  }
+  return parts.join(' ');
+}
+
+/**
+ * Indexes `tools` (S3). Field weights: the tool's own name and title say most about it, its
+ * server's name says which service, the description says the rest, argument names the least.
+ * @example createToolSearch(catalog.tools.filter((tool) => tool.searchOnly)).search('open an issue', 5)
+ */
+export function createToolSearch(tools: readonly ExposedTool[]): ToolSearch {
+  const index = new MiniSearch<IndexedTool>({
+    fields: ['name', 'server', 'title', 'description', 'args'],
+    tokenize: words,
+    processTerm: (term) => (STOP_WORDS.has(term) ? null : term),
+    searchOptions: {
+      boost: { name: 3, title: 2, server: 2, description: 1, args: 0.5 },
+      prefix: (term) => term.length >= 4,
+      fuzzy: (term) => (term.length >= 5 ? 0.2 : false),
+      combineWith: 'OR',
+    },
+  });
+  index.addAll(
+    tools.map((tool, id) => ({
+      id,
+      name: tool.tool,
+      server: tool.server,
+      title: typeof tool.definition.title === 'string' ? tool.definition.title : '',
+      description: tool.definition.description ?? '',
+      args: argumentText(tool.definition.inputSchema),
+    })),
+  );
+  return {
+    search(query, limit) {
+      const hits = index.search(query);
+      // MiniSearch sorts by score; equal scores keep catalog order so answers never vary.
+      hits.sort((a, b) => b.score - a.score || (a.id as number) - (b.id as number));
+      return hits.slice(0, limit).map((hit) => tools[hit.id as number] as ExposedTool);
+    },
+  };
+}
+
+/** What `search_tools` answers for one tool. */
+export function searchMatch(tool: ExposedTool): SearchMatch {
+  const { title, description, inputSchema } = tool.definition;
+  return {
+    name: tool.name,
+    ...(typeof title === 'string' ? { title } : {}),
+    ...(description !== undefined ? { description } : {}),
+    input_schema: inputSchema,
+  };
+}
+
+/** How many server names the `search_tools` description lists before "and N more". */
+const NAMED_SERVERS = 12;
+
+/**
+ * S1: the pair's definitions. They depend only on the config (the servers in search mode), never
+ * on how many tools those servers list, so tools/list stays small and the same for every client.
+ */
+export function searchPairDefinitions(pair: SearchPair, servers: readonly string[]): Tool[] {
+  const named = servers.slice(0, NAMED_SERVERS).join(', ');
+  const more = servers.length > NAMED_SERVERS ? ` and ${servers.length - NAMED_SERVERS} more` : '';
+  return [
+    {
+      name: pair.search,
+      title: 'Search tools',
+      description: `Find tools by what they do (servers: ${named}${more}). Returns the best matches with their names, descriptions and input schemas; run one with ${pair.call}.`,
+      inputSchema: {
+        type: 'object',
+        properties: {
+          query: { type: 'string', minLength: 1, description: 'What you want to do, in a few words.' },
+          limit: {
+            type: 'integer',
+            minimum: 1,
+            maximum: SEARCH_MAX_LIMIT,
+            description: `How many matches to return (default ${SEARCH_DEFAULT_LIMIT}).`,
+          },
+        },
+        required: ['query'],
+        additionalProperties: false,
+      },
+      annotations: { readOnlyHint: true, openWorldHint: false },
+    },
+    {
+      name: pair.call,
+      title: 'Call a tool',
+      description: `Run a tool found with ${pair.search}: its exact name and its arguments, which must match its input schema.`,
+      inputSchema: {
+        type: 'object',
+        properties: {
+          name: {
+            type: 'string',
+            minLength: 1,
+            description: `The tool's name as ${pair.search} returned it.`,
+          },
+          arguments: { type: 'object', description: "The tool's arguments." },
+        },
+        required: ['name'],
+        additionalProperties: false,
+      },
+    },
+  ];
+}
+
+/** A problem with the pair's own arguments, as one path and message (T8's issue shape). */
+export interface PairIssue {
+  readonly path: string;
+  readonly message: string;
+}
+
+/** S2: `search_tools` arguments, read; or the issues with them. */
+export function readSearchArguments(
+  args: unknown,
+): { readonly query: string; readonly limit: number } | { readonly issues: PairIssue[] } {
+  const given = args === undefined ? {} : args;
+  if (!isRecord(given)) return { issues: [{ path: '', message: 'arguments must be an object' }] };
+  const issues: PairIssue[] = [];
+  const { query, limit } = given;
+  if (typeof query !== 'string' || query.trim() === '')
+    issues.push({ path: '/query', message: 'must be a non-empty string' });
+  if (
+    limit !== undefined &&
+    !(Number.isInteger(limit) && (limit as number) >= 1 && (limit as number) <= SEARCH_MAX_LIMIT)
+  )
+    issues.push({ path: '/limit', message: `must be an integer from 1 to ${SEARCH_MAX_LIMIT}` });
+  for (const key of Object.keys(given)) {
+    if (key !== 'query' && key !== 'limit')
+      issues.push({ path: `/${key}`, message: 'is not an argument of this tool' });
+  }
+  if (issues.length > 0) return { issues };
+  return { query: query as string, limit: (limit as number | undefined) ?? SEARCH_DEFAULT_LIMIT };
+}
+
+/** S4: `call_tool` arguments, read; or the issues with them. */
+export function readCallArguments(
+  args: unknown,
+): { readonly name: string; readonly arguments: unknown } | { readonly issues: PairIssue[] } {
+  const given = args === undefined ? {} : args;
+  if (!isRecord(given)) return { issues: [{ path: '', message: 'arguments must be an object' }] };
+  const issues: PairIssue[] = [];
+  if (typeof given['name'] !== 'string' || given['name'] === '')
+    issues.push({ path: '/name', message: 'must be a non-empty string' });
+  if (given['arguments'] !== undefined && !isRecord(given['arguments']))
+    issues.push({ path: '/arguments', message: 'must be an object' });
+  for (const key of Object.keys(given)) {
+    if (key !== 'name' && key !== 'arguments')
+      issues.push({ path: `/${key}`, message: 'is not an argument of this tool' });
+  }
+  if (issues.length > 0) return { issues };
+  return { name: given['name'] as string, arguments: given['arguments'] };
+}
+
+/** S4: the exposed name a call is for: the one `call_tool` names, else the name called. */
+export function calledName(pair: SearchPair | undefined, name: string, args: unknown): string {
+  if (pair === undefined || name !== pair.call || !isRecord(args)) return name;
+  const named = args['name'];
+  return typeof named === 'string' && named !== '' ? named : name;
+}
