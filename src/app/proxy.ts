@@ -20,6 +20,7 @@ import type { HealthReport, HttpHandle, HttpOptions } from '../upstream/http.js'
 import { createInputRounds } from '../upstream/input-rounds.js';
 import { createMetrics } from './metrics.js';
 import type { ServerSource } from './servers.js';
+import { createFileStore } from '../upstream/file-store.js';
 import { createUpstreamServer } from '../upstream/server.js';
 import type { UpstreamServer } from '../upstream/server.js';
 import { serveStdio } from '../upstream/stdio.js';
@@ -268,6 +269,7 @@ export function createProxy(config: Config, options: ProxyOptions): Proxy {
   const upstream = createUpstreamServer({
     backend,
     output: { format: config.output.format, media: config.output.media, text: config.output.text },
+    ...(config.output.files === 'resource' ? { files: createFileStore(config.output.fileStore) } : {}),
     logger,
     features: features.backend,
     serverInfo: { name: PACKAGE_NAME, version: packageVersion() },

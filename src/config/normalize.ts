@@ -155,6 +155,11 @@ export function normalizeConfig(
       describeArguments: written.output.describe_arguments,
       advertiseSchema: written.output.advertise_schema,
       text: written.output.text,
+      files: written.output.files,
+      fileStore: {
+        maxBytes: written.output.file_store.max_bytes,
+        ttlMs: written.output.file_store.ttl_ms,
+      },
     },
     explicitDestructive: written.explicit_destructive,
     strictArguments: written.strict_arguments,

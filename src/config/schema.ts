@@ -309,6 +309,21 @@ export const OutputSchema = z
       .describe(
         'F6: the text block the model reads: json, or toon (Token-Oriented Object Notation) where it is shorter than the JSON; structuredContent stays the JSON envelope either way.',
       ),
+    files: z
+      .enum(['inline', 'resource'])
+      .default('inline')
+      .describe(
+        'F7: inline (file bodies as base64 in returned_file_contents) or resource (bodies kept by the gateway for output.file_store.ttl_ms, the envelope lists a resource_link per file, read with resources/read).',
+      ),
+    file_store: z
+      .strictObject({
+        max_bytes: positiveInt
+          .default(268_435_456)
+          .describe('F7: most decoded file bytes kept at once; the oldest files go first.'),
+        ttl_ms: positiveInt.default(600_000).describe('F7: how long a kept file can be read.'),
+      })
+      .prefault({})
+      .describe('F7: the store of output.files: resource.'),
     advertise_schema: z
       .boolean()
       .default(false)

@@ -156,6 +156,10 @@ export interface OutputConfig {
   readonly advertiseSchema: boolean;
   /** F6: the text block: the envelope's JSON, or TOON where that is shorter. @default 'json' */
   readonly text: 'json' | 'toon';
+  /** F7: file bodies in the result, or kept by the gateway and linked. @default 'inline' */
+  readonly files: 'inline' | 'resource';
+  /** F7: the store's bounds. @default { maxBytes: 268435456, ttlMs: 600000 } */
+  readonly fileStore: { readonly maxBytes: number; readonly ttlMs: number };
 }
 
 /** The whole runtime configuration. */

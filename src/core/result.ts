@@ -70,6 +70,11 @@ export interface FileArtifact {
   readonly uri?: string;
   /** The name the downstream gave it, when that was not a safe file name (`../../.bashrc`). */
   readonly originalName?: string;
+  /**
+   * F7: the body is kept by the gateway (`output.files: resource`) and read with
+   * `resources/read` on `uri`; {@link FileArtifact.base64} is then empty.
+   */
+  readonly link?: { readonly uri: string; readonly size: number };
 }
 
 /** A `resource_link` content block, listed in the metadata and never fetched (N4). */

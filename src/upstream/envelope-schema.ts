@@ -43,6 +43,22 @@ const fileFields = {
     .array(z.string())
     .optional()
     .describe('Base64 file bodies. Left out of the text content block, so never in the prompt.'),
+  returned_file_links: z
+    .array(
+      z
+        .strictObject({
+          type: z.literal('resource_link'),
+          uri: z.string(),
+          name: z.string(),
+          mimeType: z.string(),
+          size: z.number().int().nonnegative(),
+        })
+        .nullable(),
+    )
+    .optional()
+    .describe(
+      'F7 (output.files: resource): per file, in the order of returned_file_names, the link to read its body with resources/read; returned_file_contents is then absent.',
+    ),
 };
 
 /** A `resource_link` block as listed in `meta_data.resource_links` (N4); never fetched. */

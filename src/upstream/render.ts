@@ -232,8 +232,35 @@ function buildEnvelope(result: Result, format: OutputFormat, extraWarnings: read
         : resultsEnvelope(result, extraWarnings);
   if (result.files.length > 0) {
     (envelope as { returned_file_names?: string[] }).returned_file_names = result.files.map(fileName);
+    // F7: files kept by the gateway are listed as links, in the text the model reads too.
+    if (result.files.some(isLinked))
+      (envelope as { returned_file_links?: FileLinkEntry[] }).returned_file_links = result.files.map(linkOf);
   }
   return envelope;
+}
+
+/** F7: one file kept by the gateway, as a `resource_link` (null for a file carried inline). */
+type FileLinkEntry = {
+  type: 'resource_link';
+  uri: string;
+  name: string;
+  mimeType: string;
+  size: number;
+} | null;
+
+function isLinked(file: FileArtifact): boolean {
+  return file.link !== undefined;
+}
+
+function linkOf(file: FileArtifact): FileLinkEntry {
+  if (file.link === undefined) return null;
+  return {
+    type: 'resource_link',
+    uri: file.link.uri,
+    name: file.name,
+    mimeType: file.mimeType,
+    size: file.link.size,
+  };
 }
 
 function fileName(file: FileArtifact): string {
@@ -245,7 +272,8 @@ function fileContent(file: FileArtifact): string {
 }
 
 function attachFileContents(envelope: Envelope, files: readonly FileArtifact[]): void {
-  if (files.length > 0) {
+  // F7: a body the gateway keeps is read with resources/read, never carried here.
+  if (files.length > 0 && !files.every(isLinked)) {
     (envelope as { returned_file_contents?: string[] }).returned_file_contents = files.map(fileContent);
   }
 }
@@ -304,6 +332,11 @@ function assemble(result: Result, text: string, envelope: Envelope, media: Conte
   if (present(result.message))
     content.push({ type: 'text', text: result.message, annotations: { audience: ['user'] } });
   for (const block of media) content.push(block);
+  // F7: each kept file as the protocol's own link block, which hosts know how to open.
+  for (const file of result.files) {
+    const link = linkOf(file);
+    if (link !== null) content.push(link);
+  }
   const out: CallToolResult = {
     content,
     structuredContent: envelope as Record<string, unknown>,

@@ -31,6 +31,8 @@ import type { FeatureBackend } from './features.js';
 import { renderCallToolResult } from './render.js';
 import type { RenderOptions } from './render.js';
 import { createNotifier, type Era } from './notifier.js';
+import { withFileLinks, type FileStore } from './file-store.js';
+import { cancellationSignal } from './cancellation.js';
 import { createInputRounds, type InputRounds, type ProgressSink, type RoundState } from './input-rounds.js';
 
 export type { Era } from './notifier.js';
@@ -118,6 +120,11 @@ export interface UpstreamDeps<F extends PreparedForward = PreparedForward> {
    */
   readonly features?: FeatureBackend;
   /**
+   * F7: `output.files: resource`: file bodies stay in this store and results carry links, read
+   * with `resources/read`. Undefined: bodies travel in the result (`inline`).
+   */
+  readonly files?: FileStore;
+  /**
    * L2: replaces every interpolated secret in a rendered answer (a downstream can echo one into
    * its error or its data). Undefined: no secrets, nothing to do.
    */
@@ -179,24 +186,6 @@ export interface UpstreamServer {
   close(): Promise<void>;
 }
 
-/**
- * P3: the upstream's cancellation as a signal whose reason is always an `AbortError`. The SDK
- * aborts a handler's signal with the client's free-text `reason` (e.g. the string "stop"), and a
- * downstream request rejects with that raw reason, which would not read as a cancellation.
- */
-function cancellationSignal(upstream: AbortSignal): AbortSignal {
-  const controller = new AbortController();
-  const forward = (): void => {
-    const reason: unknown = upstream.reason;
-    const text =
-      reason instanceof Error ? reason.message : typeof reason === 'string' ? reason : 'no reason given';
-    controller.abort(new DOMException(`Cancelled by the client: ${text}`, 'AbortError'));
-  };
-  if (upstream.aborted) forward();
-  else upstream.addEventListener('abort', forward, { once: true });
-  return controller.signal;
-}
-
 /** What one tools/call request brings besides its name and arguments. */
 interface CallExtra {
   readonly signal: AbortSignal;
@@ -207,6 +196,8 @@ interface CallExtra {
   /** O2: the span's context; the outcome's error type is written back for the span's end. */
   readonly trace: Context;
   readonly outcome: { errorType?: string };
+  /** F7: the session the call came on (its files are its own), or undefined without one. */
+  readonly owner: object | undefined;
 }
 
 /**
@@ -242,8 +233,14 @@ export function createUpstreamServer<F extends PreparedForward>(deps: UpstreamDe
 
   const rounds = deps.rounds ?? createInputRounds({ roundTimeoutMs: 300_000, maxRounds: 10, logger });
 
-  function render(result: Result): CallToolResult {
-    const rendered = renderCallToolResult(result, output);
+  /** Servers that are one client's connection: a 2025 session, a stdio connection (F7 owners). */
+  const sessions = new WeakSet<Server>();
+
+  function render(result: Result, owner?: object): CallToolResult {
+    // F7: bodies into the store, links into the result.
+    const kept =
+      deps.files !== undefined && result.files.length > 0 ? deps.files.keep(result, owner) : result;
+    const rendered = renderCallToolResult(kept, output);
     return deps.scrub === undefined ? rendered : scrubDeep(rendered, deps.scrub);
   }
 
@@ -264,7 +261,7 @@ export function createUpstreamServer<F extends PreparedForward>(deps: UpstreamDe
       });
     }
     if (!isInputRound(result) && !result.success) extra.outcome.errorType = result.errorType;
-    return isInputRound(result) ? result : render(result);
+    return isInputRound(result) ? result : render(result, extra.owner);
   }
 
   async function route(
@@ -316,6 +313,8 @@ export function createUpstreamServer<F extends PreparedForward>(deps: UpstreamDe
       tools: { listChanged: true },
       logging: {},
       ...(deps.features !== undefined ? featureCapabilities(era) : {}),
+      // F7: file links are read with resources/read, with or without downstream resources.
+      ...(deps.features === undefined && deps.files !== undefined ? { resources: {} } : {}),
     };
     // E2: modern list results and server/discover carry cache hints (the SDK puts them on 2026
     // answers only). The lists are the same for every caller, so shared caches may keep them.
@@ -338,7 +337,14 @@ export function createUpstreamServer<F extends PreparedForward>(deps: UpstreamDe
           return handler(request, ctx);
         });
     }
-    if (deps.features !== undefined) registerFeatureHandlers(server, deps.features, cancellationSignal, era);
+    const owner = (): object | undefined => (sessions.has(server) ? server : undefined);
+    const files = deps.files;
+    if (deps.features !== undefined) {
+      const features = files === undefined ? deps.features : withFileLinks(deps.features, files, owner);
+      registerFeatureHandlers(server, features, cancellationSignal, era);
+    } else if (files !== undefined) {
+      server.setRequestHandler('resources/read', (request) => files.read(request.params.uri, owner()));
+    }
     // T6, T10: the list comes from memory; no downstream is asked.
     server.setRequestHandler('tools/list', async () => ({
       tools: [...(await backend.listTools())],
@@ -396,6 +402,7 @@ export function createUpstreamServer<F extends PreparedForward>(deps: UpstreamDe
             reply: run.reply,
             trace: traced.context,
             outcome,
+            owner: owner(),
           }),
         render,
       );
@@ -411,9 +418,11 @@ export function createUpstreamServer<F extends PreparedForward>(deps: UpstreamDe
 
   function track(server: Server, era: Era): Server {
     notifier.register(server, era);
+    sessions.add(server);
     const previous = server.onclose;
     server.onclose = () => {
       notifier.unregister(server);
+      deps.files?.forget(server);
       previous?.();
     };
     return server;

@@ -90,6 +90,21 @@ const screenshot = ok('Screenshot taken.', {
   mediaBlocks: [{ type: 'image', data: PNG, mimeType: 'image/png' }],
 });
 
+/** F7: the same screenshot with `output.files: resource`: its body kept by the gateway. */
+const linked = ok('Screenshot taken.', {
+  meta: { server: 'browser', tool: 'screenshot', source: 'text', elapsedMs: 240 },
+  files: [
+    {
+      name: 'image-1.png',
+      mimeType: 'image/png',
+      kind: 'image',
+      base64: '',
+      link: { uri: 'mcp-normalizer://files/q5Gk2mNwT8yLb0vXcR1aZw/image-1.png', size: 70 },
+    },
+  ],
+  mediaBlocks: [{ type: 'image', data: PNG, mimeType: 'image/png' }],
+});
+
 /** A JSON-RPC error the downstream threw, as `core/classify` turns it into a Result (R3). */
 const thrown = failure('downstream_error', 'Invalid params: "table" must be a string', {
   meta: { server: 'db', tool: 'count_rows', source: 'proxy', elapsedMs: 3 },
@@ -103,7 +118,7 @@ interface Example {
   /** The marker id in the doc. */
   readonly id: string;
   /** The contract rule the example shows. */
-  readonly rule: 'F1' | 'F2' | 'F3' | 'F4' | 'F5' | 'F6';
+  readonly rule: 'F1' | 'F2' | 'F3' | 'F4' | 'F5' | 'F6' | 'F7';
   readonly result: Result;
   readonly format: OutputFormat;
   readonly media: MediaMode;
@@ -132,6 +147,7 @@ const EXAMPLES: readonly Example[] = [
   envelope('response/failure', 'F3', notFound),
   envelope('response/files', 'F3', screenshot),
   envelope('results/table', 'F6', table),
+  { id: 'call/file-links', rule: 'F7', result: linked, format: 'results', media: 'artifacts', shows: 'call' },
   {
     id: 'call/passthrough',
     rule: 'F5',
@@ -196,6 +212,7 @@ describe('docs/output-formats.md', () => {
   it.each(byRule('F4'))('F4: docs/output-formats.md %s example is what the renderer produces', checkRow);
   it.each(byRule('F5'))('F5: docs/output-formats.md %s example is what the renderer produces', checkRow);
   it.each(byRule('F6'))('F6: docs/output-formats.md %s example is what the renderer produces', checkRow);
+  it.each(byRule('F7'))('F7: docs/output-formats.md %s example is what the renderer produces', checkRow);
 
   it('F6: the TOON block after the table example is the text block the renderer writes with output.text: toon', () => {
     const text = readFileSync(DOC, 'utf8');

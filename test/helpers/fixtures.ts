@@ -121,6 +121,8 @@ export function runtimeConfig(servers: ServerConfig[], overrides: Partial<Config
       describeArguments: false,
       advertiseSchema: true,
       text: 'json',
+      files: 'inline',
+      fileStore: { maxBytes: 268_435_456, ttlMs: 600_000 },
     },
     explicitDestructive: true,
     strictArguments: false,
