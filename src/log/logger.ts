@@ -23,7 +23,7 @@ export interface LoggerOptions {
   readonly level?: LogLevel | 'silent';
   /**
    * Where lines go. Tests inject a Writable that collects them.
-   * @default pino.destination({ fd: 2, sync: true }) (stderr)
+   * @default {@link stderrDestination} (stderr, written without blocking)
    */
   readonly destination?: DestinationStream;
   /**
@@ -38,6 +38,41 @@ export interface LoggerOptions {
    * the log unreadable while protecting nothing.
    */
   readonly secrets?: readonly string[];
+}
+
+/**
+ * Log lines buffered while stderr cannot take them, at most (a host that never reads the
+ * gateway's stderr): beyond this, lines are dropped, never the gateway's time or memory.
+ */
+export const STDERR_BACKLOG_BYTES = 16 * 1024 * 1024;
+
+let stderr: ReturnType<typeof pino.destination> | undefined;
+
+/**
+ * L1: the process's one stderr destination. Asynchronous: a synchronous write to a pipe its reader
+ * has not drained fails with EAGAIN, and pino's writer then sleeps 100 ms, the whole event loop
+ * with it (every call stalled; measured in the chaos bench, 8–16 answers of 20,000 over 100 ms
+ * late). Lines still written when the process exits are flushed synchronously on `exit`, so a
+ * crash's or a shutdown's last line is not lost.
+ */
+export function stderrDestination(): DestinationStream {
+  if (stderr === undefined) {
+    const destination = pino.destination({
+      fd: 2,
+      sync: false,
+      minLength: 0,
+      maxLength: STDERR_BACKLOG_BYTES,
+    });
+    process.once('exit', () => {
+      try {
+        destination.flushSync();
+      } catch {
+        // Nothing left to do at exit: the lines are lost, the exit code stands.
+      }
+    });
+    stderr = destination;
+  }
+  return stderr;
 }
 
 /** How deep below `args` a configured key is still redacted (args.k, args.*.k, args.*.*.k). */
@@ -82,8 +117,7 @@ export function createLogger(options: LoggerOptions = {}): Logger {
       redact: { paths: redactPaths(options.redactKeys ?? []), censor: REDACTED },
       ...(scrub === undefined ? {} : { hooks: { streamWrite: scrub } }),
     },
-    // sync: a line written just before exit (a crash, a shutdown) must not be lost.
-    options.destination ?? pino.destination({ fd: 2, sync: true }),
+    options.destination ?? stderrDestination(),
   );
 }
 
