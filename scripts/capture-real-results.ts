@@ -9,6 +9,11 @@
  *   folder, server-sequential-thinking.
  * - Calls go through `client.request({method: 'tools/call'}, <lenient schema>)`, as the gateway
  *   does (P7), so the result is recorded exactly as the server sent it.
+ * - mcp-sqlite (a SQLite server; its native module is not a devDependency) is captured when it
+ *   is installed in the scratch folder `REAL_SERVERS` (default /tmp/realsrv, see
+ *   scripts/record-catalogs.ts: `npm i mcp-sqlite@1.0.9` there), else skipped with a message. Its
+ *   query results are the corpus's real tables (F6): a database is filled through the server's
+ *   own `query` tool first (not recorded).
  * - Nondeterministic bits are replaced: the temp folder's path becomes {@link STABLE_DIR}.
  * - A case's `description`, `rule` and `expected` are kept when its file already exists (they are
  *   reviewed by hand against the contract). A new case gets an `expected` drafted by the
@@ -16,6 +21,7 @@
  *   until someone has checked it against CONTRACT.md and rewritten the description.
  */
 import {
+  existsSync,
   mkdtempSync,
   mkdirSync,
   readFileSync,
@@ -51,6 +57,10 @@ interface ServerSpec {
   readonly pkg: string;
   readonly args?: readonly string[];
   readonly env?: Record<string, string>;
+  /** Installed in the scratch folder `REAL_SERVERS`, not in this repo: skipped when absent. */
+  readonly scratch?: boolean;
+  /** Calls made before the recorded ones, to set the server up (not recorded). */
+  readonly setup?: readonly { readonly tool: string; readonly args: Record<string, unknown> }[];
   readonly calls: readonly CallSpec[];
 }
 
@@ -91,8 +101,12 @@ const PIXEL_PNG = Buffer.from(
   'base64',
 );
 
-function packageInfo(pkg: string): { version: string; bin: string } {
-  const manifestPath = require.resolve(`${pkg}/package.json`);
+const SCRATCH = process.env['REAL_SERVERS'] ?? '/tmp/realsrv';
+
+function packageInfo(pkg: string, scratch = false): { version: string; bin: string } {
+  const manifestPath = scratch
+    ? join(SCRATCH, 'node_modules', pkg, 'package.json')
+    : require.resolve(`${pkg}/package.json`);
   const manifest = JSON.parse(readFileSync(manifestPath, 'utf8')) as {
     version: string;
     bin: Record<string, string>;
@@ -236,6 +250,46 @@ function servers(dir: string): ServerSpec[] {
       ],
     },
     {
+      key: 'sqlite',
+      pkg: 'mcp-sqlite',
+      scratch: true,
+      args: [join(dir, 'shop.db')],
+      setup: SHOP_SQL.map((sql) => ({ tool: 'query', args: { sql } })),
+      calls: [
+        {
+          tool: 'read_records',
+          args: { table: 'orders', limit: 12 },
+          rule: 'N3',
+          about: 'twelve rows of a table as pretty-printed JSON text',
+        },
+        {
+          tool: 'query',
+          variant: 'group-by',
+          args: {
+            sql: 'SELECT status, COUNT(*) AS orders, SUM(quantity) AS items FROM orders GROUP BY status',
+          },
+          rule: 'N3',
+          about: 'an aggregate query: four rows as JSON text',
+        },
+        {
+          tool: 'query',
+          variant: 'join',
+          args: {
+            sql: 'SELECT c.name, c.city, COUNT(o.id) AS orders, ROUND(SUM(o.price * o.quantity), 2) AS total FROM customers c JOIN orders o ON o.customer_id = c.id GROUP BY c.id ORDER BY total DESC',
+          },
+          rule: 'N3',
+          about: 'a join with totals per customer: six rows as JSON text',
+        },
+        {
+          tool: 'get_table_schema',
+          args: { tableName: 'orders' },
+          rule: 'N3',
+          about: "a table's columns as rows of JSON text",
+        },
+        { tool: 'list_tables', args: {}, rule: 'N3', about: 'two table names as rows of JSON text' },
+      ],
+    },
+    {
       key: 'sequential-thinking',
       pkg: '@modelcontextprotocol/server-sequential-thinking',
       env: { DISABLE_THOUGHT_LOGGING: 'true' },
@@ -256,6 +310,14 @@ function servers(dir: string): ServerSpec[] {
   ];
 }
 
+/** The shop database the sqlite server is filled with: 6 customers, 12 orders. */
+const SHOP_SQL: readonly string[] = [
+  'CREATE TABLE customers (id INTEGER PRIMARY KEY, name TEXT NOT NULL, city TEXT, joined TEXT)',
+  'CREATE TABLE orders (id INTEGER PRIMARY KEY, customer_id INTEGER REFERENCES customers(id), product TEXT, quantity INTEGER, price REAL, status TEXT)',
+  "INSERT INTO customers VALUES (1, 'Ada Lovelace', 'London', '2024-01-12'), (2, 'Grace Hopper', 'Arlington', '2024-02-03'), (3, 'Alan Turing', 'Manchester', '2024-03-21'), (4, 'Katherine Johnson', 'Hampton', '2024-04-09'), (5, 'Edsger Dijkstra', 'Austin', '2024-05-30'), (6, 'Barbara Liskov', 'Boston', '2024-06-14')",
+  "INSERT INTO orders VALUES (1, 6, 'laptop stand', 2, 35.0, 'pending'), (2, 5, 'monitor', 3, 189.0, 'delivered'), (3, 4, 'usb-c hub', 1, 27.9, 'cancelled'), (4, 3, 'mouse', 2, 19.5, 'shipped'), (5, 2, 'keyboard', 3, 49.0, 'pending'), (6, 1, 'laptop stand', 1, 35.0, 'delivered'), (7, 6, 'monitor', 2, 189.0, 'cancelled'), (8, 5, 'usb-c hub', 3, 27.9, 'shipped'), (9, 4, 'mouse', 1, 19.5, 'pending'), (10, 3, 'keyboard', 2, 49.0, 'delivered'), (11, 2, 'laptop stand', 3, 35.0, 'cancelled'), (12, 1, 'monitor', 1, 189.0, 'shipped')",
+];
+
 /** Replaces the temp folder (and its real path, /tmp may be a symlink) with a stable one. */
 function stabilize(value: unknown, dir: string): unknown {
   let json = JSON.stringify(value);
@@ -273,6 +335,8 @@ function observable(result: ReturnType<typeof normalizeCallToolResult>): unknown
   const { diagnostics: _diagnostics, elapsedMs: _elapsed, ...meta } = result.meta;
   const out: Record<string, unknown> = { ...rest, meta };
   delete out['exception'];
+  // U6 keeps the raw result by reference for MCP Apps; the corpus states it once, as `input`.
+  delete out['original'];
   return JSON.parse(JSON.stringify(out));
 }
 
@@ -304,7 +368,7 @@ function writeCase(spec: ServerSpec, call: CallSpec, version: string, input: unk
 }
 
 async function captureServer(spec: ServerSpec, dir: string): Promise<string[]> {
-  const { version, bin } = packageInfo(spec.pkg);
+  const { version, bin } = packageInfo(spec.pkg, spec.scratch);
   const transport = new StdioClientTransport({
     command: process.execPath,
     args: [bin, ...(spec.args ?? [])],
@@ -318,6 +382,13 @@ async function captureServer(spec: ServerSpec, dir: string): Promise<string[]> {
   await client.connect(transport, { timeout: CALL_TIMEOUT_MS });
   const written: string[] = [];
   try {
+    for (const step of spec.setup ?? []) {
+      await client.request(
+        { method: 'tools/call', params: { name: step.tool, arguments: step.args } },
+        LenientResultSchema,
+        { timeout: CALL_TIMEOUT_MS },
+      );
+    }
     for (const call of spec.calls) {
       const raw = await client.request(
         { method: 'tools/call', params: { name: call.tool, arguments: call.args } },
@@ -343,6 +414,10 @@ async function main(): Promise<void> {
     writeFileSync(join(files, 'pixel.png'), PIXEL_PNG);
     mkdirSync(OUT_DIR, { recursive: true });
     for (const spec of servers(dir)) {
+      if (spec.scratch === true && !existsSync(join(SCRATCH, 'node_modules', spec.pkg, 'package.json'))) {
+        process.stderr.write(`${spec.pkg}: skipped, not installed in ${SCRATCH}\n`);
+        continue;
+      }
       const written = await captureServer(spec, dir);
       process.stderr.write(`${spec.pkg}: ${written.join(', ')}\n`);
     }
