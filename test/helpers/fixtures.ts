@@ -24,6 +24,7 @@ export type FixtureName =
   | 'slow'
   | 'crash'
   | 'annotated'
+  | 'comeback'
   | 'noisy'
   | 'counter'
   | 'dynamic'
