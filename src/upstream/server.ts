@@ -237,9 +237,12 @@ export function createUpstreamServer<F extends PreparedForward>(deps: UpstreamDe
   const sessions = new WeakSet<Server>();
 
   function render(result: Result, owner?: object): CallToolResult {
-    // F7: bodies into the store, links into the result.
+    // F7: bodies into the store, links into the result; not for a result an MCP App reads in its
+    // server's own shape (U6), whose bodies travel as they came.
     const kept =
-      deps.files !== undefined && result.files.length > 0 ? deps.files.keep(result, owner) : result;
+      deps.files !== undefined && result.files.length > 0 && result.rendering !== 'original'
+        ? deps.files.keep(result, owner)
+        : result;
     const rendered = renderCallToolResult(kept, output);
     return deps.scrub === undefined ? rendered : scrubDeep(rendered, deps.scrub);
   }
