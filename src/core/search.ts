@@ -34,6 +34,11 @@ export function searchPairNames(
 /** S2: how many matches `search_tools` returns unless asked, and at most. */
 export const SEARCH_DEFAULT_LIMIT = 5;
 export const SEARCH_MAX_LIMIT = 20;
+/**
+ * S2: the longest query. Each word is matched fuzzily against the whole index, synchronously: a
+ * query of a megabyte would hold the event loop for seconds.
+ */
+export const SEARCH_MAX_QUERY = 500;
 
 /** One match, as `search_tools` answers it: what an agent needs to call the tool. */
 export interface SearchMatch {
@@ -158,7 +163,12 @@ export function searchPairDefinitions(pair: SearchPair, servers: readonly string
       inputSchema: {
         type: 'object',
         properties: {
-          query: { type: 'string', minLength: 1, description: 'What you want to do, in a few words.' },
+          query: {
+            type: 'string',
+            minLength: 1,
+            maxLength: SEARCH_MAX_QUERY,
+            description: 'What you want to do, in a few words.',
+          },
           limit: {
             type: 'integer',
             minimum: 1,
@@ -208,6 +218,8 @@ export function readSearchArguments(
   const { query, limit } = given;
   if (typeof query !== 'string' || query.trim() === '')
     issues.push({ path: '/query', message: 'must be a non-empty string' });
+  else if (query.length > SEARCH_MAX_QUERY)
+    issues.push({ path: '/query', message: `must be at most ${SEARCH_MAX_QUERY} characters` });
   if (
     limit !== undefined &&
     !(Number.isInteger(limit) && (limit as number) >= 1 && (limit as number) <= SEARCH_MAX_LIMIT)

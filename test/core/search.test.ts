@@ -182,6 +182,7 @@ describe('search mode', () => {
     [{}, '/query: must be a non-empty string'],
     [{ query: '  ' }, '/query: must be a non-empty string'],
     [{ query: 'x', limit: 0 }, '/limit: must be an integer from 1 to 20'],
+    [{ query: 'word '.repeat(101) }, '/query: must be at most 500 characters'],
     [{ query: 'x', limit: 2.5 }, '/limit: must be an integer from 1 to 20'],
     [{ query: 'x', top: 3 }, '/top: is not an argument of this tool'],
     ['x', '(arguments): arguments must be an object'],
