@@ -12,28 +12,18 @@
  *
  *   node dist/bench/modern.js [--rounds 5] [--calls 2000]
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { performance } from 'node:perf_hooks';
-import { parseArgs } from 'node:util';
-import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import type { Client } from '@modelcontextprotocol/client';
+import { BENCH, echoThroughput, pinnedClient, spawnHttp } from './modern-http.js';
 import { median, pairedRatios, quartiles } from './stats.js';
 import { ROOT } from './targets.js';
 
-const { values } = parseArgs({
-  options: {
-    rounds: { type: 'string', default: '5' },
-    calls: { type: 'string', default: '2000' },
-    'in-flight': { type: 'string', default: '64' },
-  },
-});
-const ROUNDS = Number(values.rounds);
-const CALLS = Number(values.calls);
-const IN_FLIGHT = Number(values['in-flight']);
-const DEADLINE = performance.now() + 15 * 60_000;
-const CALL_TIMEOUT_MS = 30_000;
+const ROUNDS = BENCH.rounds;
+const CALLS = BENCH.calls;
+const IN_FLIGHT = BENCH.inFlight;
 const ECHO_SERVER = join(ROOT, 'dist/bench/servers/echo.js');
 
 interface Target {
@@ -65,27 +55,8 @@ async function start(name: Target['name'], tools: number): Promise<Target> {
     );
     args = [join(ROOT, 'dist/src/cli/main.js'), 'serve', '--http', '--port', '0', '--config', config];
   }
-  const child = spawn(process.execPath, args, { stdio: ['ignore', 'ignore', 'pipe'] });
-  const url = await new Promise<string>((resolve, reject) => {
-    let err = '';
-    const timer = setTimeout(() => reject(new Error(`${name} did not start: ${err.slice(-2000)}`)), 60_000);
-    child.stderr?.on('data', (chunk: Buffer) => {
-      err += chunk.toString('utf8');
-      const found = /(?:listening|MCP endpoint[^:]*:)\s*(http:\/\/\S+\/mcp)/.exec(err)?.[1];
-      if (found !== undefined) {
-        clearTimeout(timer);
-        resolve(found);
-      }
-    });
-    child.once('exit', (code) =>
-      reject(new Error(`${name} exited with ${String(code)}: ${err.slice(-2000)}`)),
-    );
-  });
-  const client = new Client(
-    { name: 'bench-modern', version: '1.0.0' },
-    { versionNegotiation: { mode: { pin: '2026-07-28' } } },
-  );
-  await client.connect(new StreamableHTTPClientTransport(new URL(url)));
+  const { child, url } = await spawnHttp(name, args);
+  const client = await pinnedClient('bench-modern', url);
   const echo = name === 'normalizer' ? 's00_echo' : 'echo';
   const listed = await client.listTools();
   if (!listed.tools.some((tool) => tool.name === echo)) throw new Error(`${name}: no ${echo} in tools/list`);
@@ -97,26 +68,9 @@ async function start(name: Target['name'], tools: number): Promise<Target> {
   return { name, child, client, echo };
 }
 
-/** `CALLS` echo calls with `IN_FLIGHT` outstanding; calls per second. */
-async function throughput(target: Target): Promise<number> {
-  let next = 0;
-  const worker = async (): Promise<void> => {
-    while (next < CALLS) {
-      const i = next++;
-      if (performance.now() > DEADLINE) throw new Error('bench time budget exceeded');
-      // The raw request, as bench/measure.ts does: `callTool` would also validate every result
-      // against the tool's cached outputSchema in this (bench) process, on the same 2 cores.
-      const result = (await target.client.request(
-        { method: 'tools/call', params: { name: target.echo, arguments: { message: `m${i}` } } },
-        { timeout: CALL_TIMEOUT_MS },
-      )) as { isError?: boolean };
-      if (result.isError === true)
-        throw new Error(`${target.name}: isError ${JSON.stringify(result).slice(0, 200)}`);
-    }
-  };
-  const begin = performance.now();
-  await Promise.all(Array.from({ length: Math.min(IN_FLIGHT, CALLS) }, worker));
-  return CALLS / ((performance.now() - begin) / 1000);
+/** Echo calls per second through one target's client. */
+function throughput(target: Target): Promise<number> {
+  return echoThroughput([target.client], target.echo, target.name);
 }
 
 async function stop(target: Target): Promise<void> {

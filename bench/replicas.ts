@@ -9,30 +9,19 @@
  *
  *   node dist/bench/replicas.js [--rounds 5] [--calls 2000] [--in-flight 64]
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { cpus } from 'node:os';
+import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { performance } from 'node:perf_hooks';
-import { parseArgs } from 'node:util';
-import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import type { Client } from '@modelcontextprotocol/client';
+import { BENCH, echoThroughput, pinnedClient, spawnHttp } from './modern-http.js';
 import { startNginx, type Nginx } from './nginx.js';
 import { median, pairedRatios, quartiles } from './stats.js';
 import { ROOT } from './targets.js';
 
-const { values } = parseArgs({
-  options: {
-    rounds: { type: 'string', default: '5' },
-    calls: { type: 'string', default: '2000' },
-    'in-flight': { type: 'string', default: '64' },
-  },
-});
-const ROUNDS = Number(values.rounds);
-const CALLS = Number(values.calls);
-const IN_FLIGHT = Number(values['in-flight']);
-const DEADLINE = performance.now() + 15 * 60_000;
-const CALL_TIMEOUT_MS = 30_000;
+const ROUNDS = BENCH.rounds;
+const CALLS = BENCH.calls;
+const IN_FLIGHT = BENCH.inFlight;
 
 interface Replica {
   readonly child: ChildProcess;
@@ -41,63 +30,22 @@ interface Replica {
 
 /** One `serve --http` replica in front of the bench echo server; resolves with its address. */
 async function replica(config: string, id: string): Promise<Replica> {
-  const child = spawn(
-    process.execPath,
+  const { child, url } = await spawnHttp(
+    `replica ${id}`,
     [join(ROOT, 'dist/src/cli/main.js'), 'serve', '--http', '--port', '0', '--config', config],
-    { stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, MCP_NORMALIZER_REPLICA: id } },
+    { ...process.env, MCP_NORMALIZER_REPLICA: id },
   );
-  const url = await new Promise<string>((resolve, reject) => {
-    let err = '';
-    const timer = setTimeout(
-      () => reject(new Error(`replica ${id} did not start: ${err.slice(-2000)}`)),
-      60_000,
-    );
-    child.stderr?.on('data', (chunk: Buffer) => {
-      err += chunk.toString('utf8');
-      const found = /MCP endpoint[^:]*:\s*(http:\/\/\S+\/mcp)/.exec(err)?.[1];
-      if (found !== undefined) {
-        clearTimeout(timer);
-        resolve(found);
-      }
-    });
-    child.once('exit', (code) =>
-      reject(new Error(`replica ${id} exited with ${String(code)}: ${err.slice(-2000)}`)),
-    );
-  });
   return { child, address: new URL(url).host };
 }
 
 /** `IN_FLIGHT` pinned clients, one request each at a time: 2026 requests need no affinity. */
-async function clients(url: string): Promise<Client[]> {
-  return Promise.all(
-    Array.from({ length: IN_FLIGHT }, async () => {
-      const client = new Client(
-        { name: 'bench-replicas', version: '1.0.0' },
-        { versionNegotiation: { mode: { pin: '2026-07-28' } } },
-      );
-      await client.connect(new StreamableHTTPClientTransport(new URL(url)));
-      return client;
-    }),
-  );
+function clients(url: string): Promise<Client[]> {
+  return Promise.all(Array.from({ length: IN_FLIGHT }, () => pinnedClient('bench-replicas', url)));
 }
 
-/** `CALLS` echo calls over `pool` with one in flight per client; calls per second. */
-async function throughput(pool: readonly Client[]): Promise<number> {
-  let next = 0;
-  const worker = async (client: Client): Promise<void> => {
-    while (next < CALLS) {
-      const i = next++;
-      if (performance.now() > DEADLINE) throw new Error('bench time budget exceeded');
-      const result = (await client.request(
-        { method: 'tools/call', params: { name: 's00_echo', arguments: { message: `m${i}` } } },
-        { timeout: CALL_TIMEOUT_MS },
-      )) as { isError?: boolean };
-      if (result.isError === true) throw new Error(`isError ${JSON.stringify(result).slice(0, 200)}`);
-    }
-  };
-  const begin = performance.now();
-  await Promise.all(pool.map(worker));
-  return CALLS / ((performance.now() - begin) / 1000);
+/** Echo calls per second over `pool`, one in flight per client. */
+function throughput(pool: readonly Client[]): Promise<number> {
+  return echoThroughput(pool, 's00_echo', 'replicas');
 }
 
 const dir = mkdtempSync(join(tmpdir(), 'mcp-normalizer-bench-replicas-'));
