@@ -15,7 +15,7 @@ import { carriedMeta } from '../core/meta.js';
 import { composeName } from '../core/naming.js';
 import { uriPrefix } from '../core/uri-namespace.js';
 import { isForward, prepareCall, type PreparedCall } from '../core/prepare-call.js';
-import { calledName, searchPairNames } from '../core/search.js';
+import { calledName, searchPairNames, type SearchPair } from '../core/search.js';
 import { failure, type FailureResult, type Result } from '../core/result.js';
 import { logCallEnd } from '../log/call-log.js';
 import { serverLogger } from '../log/logger.js';
@@ -146,16 +146,31 @@ export function createToolBackend(deps: ToolDeps): ToolBackend<PreparedCall> {
     );
   }
 
+  /** S1's pair for the servers now, worked out again only when a reload replaces them. */
+  let pairOf:
+    { readonly servers: readonly ServerConfig[]; readonly pair: SearchPair | undefined } | undefined;
+  function searchPair(): SearchPair | undefined {
+    // From the config, not the catalog: a call may come before the first catalog is built.
+    const list = servers.list();
+    if (pairOf?.servers !== list) {
+      const searched = list.some((server) => server.expose === 'search');
+      pairOf = {
+        servers: list,
+        pair: searched
+          ? searchPairNames({
+              globalPrefix: config.prefix,
+              separator: config.separator,
+              nameMaxLength: config.nameMaxLength,
+            })
+          : undefined,
+      };
+    }
+    return pairOf.pair;
+  }
+
   return {
     calledName(name, args) {
-      // From the config, not the catalog: a call may come before the first catalog is built.
-      if (!servers.list().some((server) => server.expose === 'search')) return name;
-      const pair = searchPairNames({
-        globalPrefix: config.prefix,
-        separator: config.separator,
-        nameMaxLength: config.nameMaxLength,
-      });
-      return calledName(pair, name, args);
+      return calledName(searchPair(), name, args);
     },
     listTools() {
       return deps.afterStart(() => deps.catalog().definitions);
@@ -166,7 +181,7 @@ export function createToolBackend(deps: ToolDeps): ToolBackend<PreparedCall> {
         const prepared = prepareCall(catalog, name, args);
         if (isForward(prepared)) return prepared;
         // S4: a refusal of the call `call_tool` named is that tool's (its name, its instructions).
-        const called = calledName(catalog.searchPair, name, args);
+        const called = calledName(searchPair(), name, args);
         // T9: a name of a server that never came up is that server's failure, not a typo.
         const refused =
           (!prepared.success && prepared.errorType === 'unknown_tool' && notUp(called)) || prepared;
