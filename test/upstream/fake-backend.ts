@@ -3,9 +3,19 @@
  * downstream, so a test can prove that a refused call reached none.
  */
 import type { Tool } from '@modelcontextprotocol/server';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
+import { pino } from 'pino';
 import type { FailureResult, Result } from '../../src/core/result.js';
 import { failure, ok } from '../../src/core/result.js';
-import type { ForwardOptions, PreparedForward, ToolBackend } from '../../src/upstream/server.js';
+import { createUpstreamServer } from '../../src/upstream/server.js';
+import type {
+  ForwardOptions,
+  PreparedForward,
+  ToolBackend,
+  UpstreamDeps,
+  UpstreamServer,
+} from '../../src/upstream/server.js';
 
 /** One recorded downstream call. */
 export interface RecordedCall {
@@ -68,4 +78,30 @@ export function fakeBackend(script?: Script): ToolBackend & { calls: RecordedCal
       );
     },
   };
+}
+
+/**
+ * The upstream server on `backend` (format `results`, media `artifacts`, a silent logger, plus
+ * `extra`) with an SDK v1 client over InMemoryTransport; `cleanups` gets their close.
+ */
+export async function wireUpstream(
+  backend: ToolBackend,
+  cleanups: (() => Promise<void>)[],
+  extra: Partial<UpstreamDeps> = {},
+): Promise<{ client: Client; upstream: UpstreamServer }> {
+  const upstream = createUpstreamServer({
+    backend,
+    output: { format: 'results', media: 'artifacts' },
+    logger: pino({ level: 'silent' }),
+    ...extra,
+  });
+  const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+  await upstream.connect(serverSide);
+  const client = new Client({ name: 'test', version: '1.0.0' });
+  await client.connect(clientSide);
+  cleanups.push(async () => {
+    await client.close();
+    await upstream.close();
+  });
+  return { client, upstream };
 }

@@ -4,14 +4,11 @@
  * store; a result an MCP App reads in its own shape (U6) keeps its bodies and stores nothing.
  */
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import { CallToolResultSchema } from '@modelcontextprotocol/sdk/types.js';
-import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ok, type Result } from '../../src/core/result.js';
 import { createFileStore, type FileStore } from '../../src/upstream/file-store.js';
-import { createUpstreamServer } from '../../src/upstream/server.js';
-import { fakeBackend } from './fake-backend.js';
+import { fakeBackend, wireUpstream } from './fake-backend.js';
 
 const PNG = Buffer.from([0x89, 0x50, 0x4e, 0x47, 9, 8, 7]).toString('base64');
 const cleanups: (() => Promise<void>)[] = [];
@@ -20,21 +17,13 @@ afterEach(async () => {
 });
 
 async function wire(result: Result, files: FileStore): Promise<Client> {
-  const upstream = createUpstreamServer({
-    backend: fakeBackend(() => Promise.resolve(result)),
-    output: { format: 'results', media: 'artifacts' },
-    logger: pino({ level: 'silent' }),
-    files,
-  });
-  const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
-  await upstream.connect(serverSide);
-  const client = new Client({ name: 'test', version: '1.0.0' });
-  await client.connect(clientSide);
-  cleanups.push(async () => {
-    await client.close();
-    await upstream.close();
-  });
-  return client;
+  return (
+    await wireUpstream(
+      fakeBackend(() => Promise.resolve(result)),
+      cleanups,
+      { files },
+    )
+  ).client;
 }
 
 const withImage = ok('shot', {

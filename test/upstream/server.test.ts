@@ -4,38 +4,21 @@
  * R3 safety net.
  */
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import { CallToolResultSchema, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { pino } from 'pino';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { failure, ok } from '../../src/core/result.js';
 import type { Result } from '../../src/core/result.js';
-import { createUpstreamServer } from '../../src/upstream/server.js';
 import type { ToolBackend, UpstreamServer } from '../../src/upstream/server.js';
-import { ECHO_TOOL, fakeBackend } from './fake-backend.js';
+import { ECHO_TOOL, fakeBackend, wireUpstream } from './fake-backend.js';
 
-const logger = pino({ level: 'silent' });
 const cleanups: (() => Promise<void>)[] = [];
 afterEach(async () => {
   for (const cleanup of cleanups.splice(0)) await cleanup();
 });
 
-async function wire(backend: ToolBackend): Promise<{ client: Client; upstream: UpstreamServer }> {
-  const upstream = createUpstreamServer({
-    backend,
-    output: { format: 'results', media: 'artifacts' },
-    logger,
-  });
-  const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
-  await upstream.connect(serverSide);
-  const client = new Client({ name: 'test', version: '1.0.0' });
-  await client.connect(clientSide);
-  cleanups.push(async () => {
-    await client.close();
-    await upstream.close();
-  });
-  return { client, upstream };
+function wire(backend: ToolBackend): Promise<{ client: Client; upstream: UpstreamServer }> {
+  return wireUpstream(backend, cleanups);
 }
 
 function call(client: Client, name: string, args: Record<string, unknown>): Promise<CallToolResult> {
