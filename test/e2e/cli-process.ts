@@ -87,6 +87,20 @@ export interface StdioSession {
   stderr(): string;
 }
 
+/** How any SDK's stdio client transport starts `serve --config <file>` (command, args, env, cwd). */
+export function serveStdio(
+  config: string,
+  extraArgs: readonly string[] = [],
+  env: Record<string, string> = {},
+): { command: string; args: string[]; env: Record<string, string>; cwd: string } {
+  return {
+    command: process.execPath,
+    args: [CLI, 'serve', '--config', config, ...extraArgs],
+    env: childEnv(env),
+    cwd: ROOT,
+  };
+}
+
 /** Spawns `serve --config <file>` over stdio and connects an SDK client to it. */
 export async function connectStdio(
   config: string,
@@ -94,10 +108,7 @@ export async function connectStdio(
   extraArgs: readonly string[] = [],
 ): Promise<StdioSession> {
   const transport = new StdioClientTransport({
-    command: process.execPath,
-    args: [CLI, 'serve', '--config', config, ...extraArgs],
-    env: childEnv(env),
-    cwd: ROOT,
+    ...serveStdio(config, extraArgs, env),
     stderr: 'pipe',
   });
   let stderr = '';

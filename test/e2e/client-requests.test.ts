@@ -13,9 +13,8 @@ import { StdioClientTransport as LegacyStdioTransport } from '@modelcontextproto
 import { StreamableHTTPClientTransport as LegacyHttpTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { ROOT } from '../helpers/fixtures.js';
 import { ALL, answersAs, envelope, legacyHost, modernHost, type Answers } from '../helpers/hosts.js';
-import { childEnv, CLI, fixtureEntry, serveHttp, writeConfig } from './cli-process.js';
+import { fixtureEntry, serveHttp, serveStdio, writeConfig } from './cli-process.js';
 
 const STATE_KEY = 'a-test-key-of-at-least-thirty-two-characters';
 const cleanup: (() => unknown)[] = [];
@@ -37,15 +36,6 @@ function config(asking: Record<string, unknown> = {}): string {
   );
 }
 
-function gatewayStdio(file: string): {
-  command: string;
-  args: string[];
-  env: Record<string, string>;
-  cwd: string;
-} {
-  return { command: process.execPath, args: [CLI, 'serve', '--config', file], env: childEnv(), cwd: ROOT };
-}
-
 const LenientResult = z.looseObject({});
 
 describe('requests from a downstream to its client', { timeout: 60_000 }, () => {
@@ -56,9 +46,9 @@ describe('requests from a downstream to its client', { timeout: 60_000 }, () => 
       answersAs('legacy'),
       cleanup,
     );
-    await legacy.connect(new LegacyStdioTransport({ ...gatewayStdio(file), stderr: 'pipe' }));
+    await legacy.connect(new LegacyStdioTransport({ ...serveStdio(file), stderr: 'pipe' }));
     const modern = modernHost(answersAs('modern'), cleanup);
-    await modern.connect(new StdioClientTransport({ ...gatewayStdio(file), stderr: 'pipe' }));
+    await modern.connect(new StdioClientTransport({ ...serveStdio(file), stderr: 'pipe' }));
     for (const [host, client] of [
       ['legacy', legacy],
       ['modern', modern],
@@ -94,9 +84,9 @@ describe('requests from a downstream to its client', { timeout: 60_000 }, () => 
         return answers(method, params);
       };
     const modern = modernHost(record(answersAs('modern')), cleanup);
-    await modern.connect(new StdioClientTransport({ ...gatewayStdio(file), stderr: 'pipe' }));
+    await modern.connect(new StdioClientTransport({ ...serveStdio(file), stderr: 'pipe' }));
     const legacy = legacyHost(ALL, record(answersAs('legacy')), cleanup);
-    await legacy.connect(new LegacyStdioTransport({ ...gatewayStdio(file), stderr: 'pipe' }));
+    await legacy.connect(new LegacyStdioTransport({ ...serveStdio(file), stderr: 'pipe' }));
     for (const [host, client] of [
       ['modern', modern],
       ['legacy', legacy],
@@ -119,9 +109,9 @@ describe('requests from a downstream to its client', { timeout: 60_000 }, () => 
 
   it('Q2: a host without the capability, of either era: the 2025 server is refused at once and the host gets tool_error with an instruction', async () => {
     const legacy = legacyHost({}, answersAs('none'), cleanup);
-    await legacy.connect(new LegacyStdioTransport({ ...gatewayStdio(config()), stderr: 'pipe' }));
+    await legacy.connect(new LegacyStdioTransport({ ...serveStdio(config()), stderr: 'pipe' }));
     const modern = modernHost(answersAs('none'), cleanup, {});
-    await modern.connect(new StdioClientTransport({ ...gatewayStdio(config()), stderr: 'pipe' }));
+    await modern.connect(new StdioClientTransport({ ...serveStdio(config()), stderr: 'pipe' }));
     for (const host of [legacy, modern]) {
       const result = envelope(await host.callTool({ name: 'asking_ask', arguments: { question: 'Name?' } }));
       expect(result.error_type).toBe('tool_error');
@@ -132,7 +122,7 @@ describe('requests from a downstream to its client', { timeout: 60_000 }, () => 
 
   it('Q2: a 2026 server sees only the capabilities of the host behind the call (none here), and the host gets a clear failure', async () => {
     const host = modernHost(answersAs('none'), cleanup, {});
-    await host.connect(new StdioClientTransport({ ...gatewayStdio(config()), stderr: 'pipe' }));
+    await host.connect(new StdioClientTransport({ ...serveStdio(config()), stderr: 'pipe' }));
     const result = envelope(await host.callTool({ name: 'modern_ask', arguments: { question: 'Name?' } }));
     expect(result.error_type).toBe('downstream_error');
     expect(result.error).toMatch(/capabilit/i);
@@ -148,7 +138,7 @@ describe('requests from a downstream to its client', { timeout: 60_000 }, () => 
       },
       cleanup,
     );
-    await host.connect(new LegacyStdioTransport({ ...gatewayStdio(config()), stderr: 'pipe' }));
+    await host.connect(new LegacyStdioTransport({ ...serveStdio(config()), stderr: 'pipe' }));
     const result = envelope(await host.callTool({ name: 'asking_roots', arguments: {} }));
     // Told the client has no roots, this server asked anyway: the answer is a client's without
     // the feature (-32601), and the host was never asked.

@@ -11,8 +11,8 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { afterEach, describe, expect, it } from 'vitest';
-import { fixtureServer, ROOT } from '../helpers/fixtures.js';
-import { childEnv, CLI, fixtureEntry, writeConfig } from './cli-process.js';
+import { fixtureServer } from '../helpers/fixtures.js';
+import { fixtureEntry, serveStdio, writeConfig } from './cli-process.js';
 
 const cleanup: (() => unknown)[] = [];
 afterEach(async () => {
@@ -33,10 +33,7 @@ describe('a server that crashes and comes back with one more tool', { timeout: 6
         `    args: ${JSON.stringify(comeback.args)}`,
       );
       const transport = new StdioClientTransport({
-        command: process.execPath,
-        args: [CLI, 'serve', '--config', writeConfig(lines.join('\n'))],
-        env: childEnv(),
-        cwd: ROOT,
+        ...serveStdio(writeConfig(lines.join('\n'))),
         stderr: 'ignore',
       });
       const client = new Client({ name: 'race-host', version: '1.0.0' });

@@ -7,8 +7,7 @@
 import { Client } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { afterEach, describe, expect, it } from 'vitest';
-import { ROOT } from '../helpers/fixtures.js';
-import { childEnv, CLI, fixtureEntry, writeConfig } from './cli-process.js';
+import { fixtureEntry, serveStdio, writeConfig } from './cli-process.js';
 
 const cleanup: (() => unknown)[] = [];
 afterEach(async () => {
@@ -19,10 +18,7 @@ describe('a host that never reads stderr', { timeout: 60_000 }, () => {
   it('L1: the gateway still answers every call while its stderr pipe is full (log lines wait, calls do not)', async () => {
     const file = writeConfig(['log_level: trace', 'servers:', fixtureEntry('echo', 'echo')].join('\n'));
     const transport = new StdioClientTransport({
-      command: process.execPath,
-      args: [CLI, 'serve', '--config', file],
-      env: childEnv(),
-      cwd: ROOT,
+      ...serveStdio(file),
       // Piped and never read: after 64 KiB of log lines the pipe is full.
       stderr: 'pipe',
     });

@@ -7,9 +7,9 @@
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { StdioClientTransport as LegacyStdioTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { afterEach, describe, expect, it } from 'vitest';
-import { childEnv, CLI, fixtureEntry, writeConfig } from '../e2e/cli-process.js';
+import { fixtureEntry, serveStdio, writeConfig } from '../e2e/cli-process.js';
 import { ALL, answersAs, envelope, legacyHost, modernHost } from '../helpers/hosts.js';
-import { REAL_PACKAGES, ROOT, START_TIMEOUT_MS, stdioServer } from './real-servers.js';
+import { REAL_PACKAGES, START_TIMEOUT_MS, stdioServer } from './real-servers.js';
 
 const cleanup: (() => unknown)[] = [];
 afterEach(async () => {
@@ -32,15 +32,6 @@ function config(): string {
   return writeConfig(lines.join('\n'));
 }
 
-function gateway(file: string): {
-  command: string;
-  args: string[];
-  env: Record<string, string>;
-  cwd: string;
-} {
-  return { command: process.execPath, args: [CLI, 'serve', '--config', file], env: childEnv(), cwd: ROOT };
-}
-
 /** The envelope without the call's own wall time, which differs between two calls. */
 function comparable(result: unknown): unknown {
   const { structuredContent } = result as { structuredContent: { meta_data?: Record<string, unknown> } };
@@ -52,11 +43,11 @@ describe('search mode in front of real servers, to hosts of both eras', { timeou
   it('S1, S2, S4: a 2025 host and a 2026 host list the pair, find a tool and call it through call_tool as directly', async () => {
     const file = config();
     const legacy = legacyHost(ALL, answersAs('legacy'), cleanup);
-    await legacy.connect(new LegacyStdioTransport({ ...gateway(file), stderr: 'pipe' }), {
+    await legacy.connect(new LegacyStdioTransport({ ...serveStdio(file), stderr: 'pipe' }), {
       timeout: START_TIMEOUT_MS,
     });
     const modern = modernHost(answersAs('modern'), cleanup);
-    await modern.connect(new StdioClientTransport({ ...gateway(file), stderr: 'pipe' }));
+    await modern.connect(new StdioClientTransport({ ...serveStdio(file), stderr: 'pipe' }));
     for (const client of [legacy, modern]) {
       const { tools } = await client.listTools();
       expect(tools.map((tool) => tool.name)).toEqual(['search_tools', 'call_tool']);
@@ -84,9 +75,9 @@ describe('search mode in front of real servers, to hosts of both eras', { timeou
   it('S4, Q3: a call through call_tool that needs input rounds is answered by the host behind it, in either era', async () => {
     const file = config();
     const modern = modernHost(answersAs('modern'), cleanup);
-    await modern.connect(new StdioClientTransport({ ...gateway(file), stderr: 'pipe' }));
+    await modern.connect(new StdioClientTransport({ ...serveStdio(file), stderr: 'pipe' }));
     const legacy = legacyHost(ALL, answersAs('legacy'), cleanup);
-    await legacy.connect(new LegacyStdioTransport({ ...gateway(file), stderr: 'pipe' }), {
+    await legacy.connect(new LegacyStdioTransport({ ...serveStdio(file), stderr: 'pipe' }), {
       timeout: START_TIMEOUT_MS,
     });
     for (const [host, client] of [
