@@ -183,11 +183,7 @@ export class Pool {
   async add(server: ServerConfig): Promise<void> {
     if (!server.enabled || this.#closing) return;
     if (this.#entries.has(server.name)) throw new Error(`Server "${server.name}" is already running`);
-    const entry = this.#entry(server);
-    this.#entries.set(server.name, entry);
-    await entry.connection.start();
-    // A server whose first listing is empty (or that failed) changed nothing the events said.
-    this.#events.emit('toolsChanged', server.name);
+    await this.#launch(server);
   }
 
   /**
@@ -199,10 +195,7 @@ export class Pool {
     const entry = this.#entries.get(name);
     if (entry === undefined) return;
     await this.#drain(entry, graceMs);
-    this.#entries.delete(name);
-    this.#events.emit('toolsChanged', name);
-    this.#events.emit('featuresChanged', name, 'prompts');
-    this.#events.emit('featuresChanged', name, 'resources');
+    this.#forget(name);
   }
 
   /**
@@ -213,15 +206,25 @@ export class Pool {
   async replace(server: ServerConfig, graceMs = 5000): Promise<void> {
     const old = this.#entries.get(server.name);
     if (old !== undefined) await this.#drain(old, graceMs);
-    if (!server.enabled || this.#closing) {
-      this.#entries.delete(server.name);
-      this.#events.emit('toolsChanged', server.name);
-      return;
-    }
+    if (!server.enabled || this.#closing) this.#forget(server.name);
+    else await this.#launch(server);
+  }
+
+  /** Starts `server` under its name; resolves once its first attempt ended. */
+  async #launch(server: ServerConfig): Promise<void> {
     const entry = this.#entry(server);
     this.#entries.set(server.name, entry);
     await entry.connection.start();
+    // A server whose first listing is empty (or that failed) changed nothing the events said.
     this.#events.emit('toolsChanged', server.name);
+  }
+
+  /** `name` is gone: its tools, prompts and resources leave the lists. */
+  #forget(name: string): void {
+    this.#entries.delete(name);
+    this.#events.emit('toolsChanged', name);
+    this.#events.emit('featuresChanged', name, 'prompts');
+    this.#events.emit('featuresChanged', name, 'resources');
   }
 
   /** New calls fail at once; those in flight and queued get up to `graceMs`; then it closes. */
