@@ -336,9 +336,10 @@ export async function listenHttp(
     });
   });
 
-  // Node's headersTimeout starts with the first byte: a connection that sends nothing at all is
-  // never timed out by it. Such a connection is closed after the same time here, until its first
-  // request arrives (then the server's own timeouts apply).
+  // A connection that sends nothing at all is closed after headersTimeout here, until its first
+  // request arrives (then the server's own timeouts apply). Node 20's connection check also
+  // answers such a connection 408 (seen on 20.20), but only at its next check; this bound does
+  // not depend on that.
   const idleBeforeRequest = options.socketLimits?.headersTimeout ?? SOCKET_LIMITS.headersTimeout;
   // (The parser reads the socket's handle directly, so 'data' is never emitted: the first
   // 'request' is what ends the wait.)
