@@ -3,7 +3,7 @@
  * with a JSON Pointer path, and `strict_arguments` adds unknown top-level keys. The schemas are
  * checked and compiled by `schema-compiler.ts`.
  */
-import { ownValue } from './json.js';
+import { ownValue, isRecord } from './json.js';
 import type { ErrorObject, ValidateFunction } from 'ajv';
 import type { SchemaCompiler } from './schema-compiler.js';
 import { closest } from './suggest.js';
@@ -23,10 +23,6 @@ export type ArgumentValidator = (args: unknown) => readonly ArgumentIssue[] | un
 
 /** T8: at most this many issues are reported per call, so one bad call cannot flood a prompt. */
 export const MAX_ISSUES = 20;
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 function escapePointer(key: string): string {
   return key.replace(/~/g, '~0').replace(/\//g, '~1');

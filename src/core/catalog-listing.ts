@@ -4,7 +4,7 @@
  * tools with a warning naming them (T12), and warns about renames and overrides that match no
  * tool (T5: likely typos). Split from catalog.ts to keep each module on one job.
  */
-import { ownValue } from './json.js';
+import { isRecord, ownValue } from './json.js';
 import picomatch from 'picomatch';
 import { ToolSchema } from '@modelcontextprotocol/core';
 import type { CatalogProblem, CatalogServerInput } from './catalog.js';
@@ -16,10 +16,6 @@ export interface Candidate {
   readonly server: CatalogServerInput;
   readonly raw: Record<string, unknown>;
   readonly name: string;
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 function matcher(patterns: readonly string[] | undefined): ((name: string) => boolean) | undefined {

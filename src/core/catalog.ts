@@ -14,7 +14,7 @@ import { appTool, carriedMeta, type AppTool } from './meta.js';
 import { exposedName } from './naming.js';
 import type { ErrorType } from './result.js';
 import { createSchemaCompiler, type SchemaCompiler } from './schema-compiler.js';
-import { ownValue } from './json.js';
+import { ownValue, isRecord } from './json.js';
 import { closest } from './suggest.js';
 import { uriPrefix } from './uri-namespace.js';
 import {
@@ -169,10 +169,6 @@ export interface Catalog {
   suggest(name: string): string[];
   /** The schema compiler of this build; the next build reuses its validators. */
   readonly compiler: SchemaCompiler;
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 function buildTool(

@@ -3,6 +3,7 @@
  * inputSchema and appended to its description, for hosts and models that read descriptions more
  * carefully than schemas. Bounded: long descriptions are cut and a long list ends in "…and N more".
  */
+import { isRecord } from './json.js';
 
 /** Options of {@link describeArguments}. */
 export interface DescribeOptions {
@@ -16,10 +17,6 @@ export interface DescribeOptions {
    * @default 120
    */
   readonly maxDescription?: number;
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 function oneLine(text: string, max: number): string {

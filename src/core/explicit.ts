@@ -6,6 +6,7 @@
  * sees the argument.
  */
 import { failure, type FailureResult } from './result.js';
+import { isRecord } from './json.js';
 
 /** T7: the name of the consent argument. */
 export const EXPLICIT_ARGUMENT = 'explicit_action';
@@ -33,10 +34,6 @@ export interface ExplicitPolicy {
 export interface ExplicitGate {
   /** The one accepted value of `explicit_action`: the exposed name in upper case. */
   readonly value: string;
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 /**

@@ -19,6 +19,11 @@ export function ownValue<V>(record: Readonly<Record<string, V>> | undefined, key
   return record !== undefined && Object.hasOwn(record, key) ? record[key] : undefined;
 }
 
+/** True for a non-null, non-array object, its values unknown. */
+export function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
 /** True for a non-null, non-array object (the only shape MCP calls an "object"). */
 export function isJsonObject(value: unknown): value is JsonObject {
   return typeof value === 'object' && value !== null && !Array.isArray(value);

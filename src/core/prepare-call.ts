@@ -15,6 +15,7 @@ import {
   type PairIssue,
   type SearchPair,
 } from './search.js';
+import { isRecord } from './json.js';
 
 /** A call that may go downstream. Fits `upstream/server`'s `PreparedForward`. */
 export interface PreparedCall {
@@ -32,10 +33,6 @@ export interface PreparedCall {
 
 /** What {@link prepareCall} reads of the catalog. */
 export type CallCatalog = Pick<Catalog, 'get' | 'suggest'> & Partial<Pick<Catalog, 'searchPair' | 'search'>>;
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 /** Arguments nested deeper than this are refused (no tool schema needs more; see below). */
 export const MAX_ARGUMENT_DEPTH = 256;

@@ -12,6 +12,7 @@ import { Ajv, type Options, type ValidateFunction } from 'ajv';
 import { Ajv2019 } from 'ajv/dist/2019.js';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
+import { isRecord } from './json.js';
 
 /** The JSON Schema dialects the catalog compiles (T12). */
 export type SchemaDialect = 'draft-07' | '2019-09' | '2020-12';
@@ -61,10 +62,6 @@ const AJV_OPTIONS: Options = {
   // Core must not write to the console (stdout is the stdio protocol channel).
   logger: false,
 };
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 /**
  * T12: the dialect a schema declares through `$schema`. Unknown or absent → 2020-12, the

@@ -9,6 +9,7 @@ import MiniSearch from 'minisearch';
 import type { Tool } from '@modelcontextprotocol/server';
 import type { CatalogOptions, ExposedTool } from './catalog.js';
 import { exposedName } from './naming.js';
+import { isRecord } from './json.js';
 
 /** The exposed names of the pair (T1: the global prefix applies, no server prefix). */
 export interface SearchPair {
@@ -80,10 +81,6 @@ interface IndexedTool {
   readonly title: string;
   readonly description: string;
   readonly args: string;
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 /** The top-level argument names and descriptions of a tool's inputSchema. */
