@@ -23,12 +23,9 @@ import type {
   Tool,
 } from '@modelcontextprotocol/client';
 import type { Logger } from 'pino';
-import { z } from 'zod';
 import type { ServerConfig } from '../config/types.js';
 import { signalProcessTree, StdioClientTransport, withExit, type ExitReport } from './stdio-client.js';
 
-/** How long a failed start waits for its stdio child's exit, to report it (U3). */
-const EXIT_WAIT_MS = 500;
 import { paramHeaderDeclarations, paramHeaders, type ParamHeader } from '../core/param-headers.js';
 import type { Caller, InputReply } from '../core/input.js';
 import type { Scrubber } from '../core/secrets.js';
@@ -41,6 +38,7 @@ import { EMPTY_FEATURES, type FeatureCapability, type FeatureLists } from './fea
 import { systemTimers, type TimerHandle, type Timers } from './timers.js';
 import {
   checkTools,
+  LenientCallToolResultSchema,
   LenientListToolsResultSchema,
   listAllPages,
   stableJson,
@@ -48,17 +46,11 @@ import {
 } from './tool-list.js';
 import { ResourceWatches } from './resource-watches.js';
 import { runAsTask, taskOnly, type SendRequest } from './task-runner.js';
+import { RequestTap } from './request-tap.js';
 import { defaultTransportFactory, type TransportFactory } from './transport.js';
 
 /** Where a downstream is in its life cycle. */
 export type ConnectionState = 'connecting' | 'ready' | 'down' | 'restarting' | 'closed';
-
-/**
- * P7: the tools/call result schema. Anything the downstream sends is the normalizer's to judge
- * (N10 makes it total); the SDK's strict schema throws on unknown blocks, non-object
- * structuredContent and outputSchema mismatches.
- */
-const LenientCallToolResultSchema = z.unknown();
 
 /** Options of {@link Connection}. */
 export interface ConnectionOptions {
@@ -119,6 +111,9 @@ const MAX_RELIST_ROUNDS = 5;
 /** Upper bound on closing one client; the stdio transport's own close is bounded by ~4 s. */
 const CLOSE_BOUND_MS = 5000;
 
+/** How long a failed start waits for its stdio child's exit, to report it (U3). */
+const EXIT_WAIT_MS = 500;
+
 /**
  * E5: how long an `auto` probe waits for `server/discover` before calling the server legacy. On
  * stdio a silent server is a legacy one (the SDK falls back); the connection's own timeout (60 s
@@ -173,6 +168,8 @@ export class Connection {
   readonly events: Emitter<ConnectionEvents>;
   #state: ConnectionState = 'connecting';
   #client: Client | undefined;
+  /** The current client's requests past its Protocol: 2025 stdio servers (request-tap.ts). */
+  #tap: RequestTap | undefined;
   /** The live transport's child process id, for {@link Connection.killNow} (stdio only). */
   #pid: number | undefined;
   #generation = 0;
@@ -325,9 +322,7 @@ export class Connection {
     if (this.#state !== 'ready' || !client) {
       throw new SdkError(SdkErrorCode.ConnectionClosed, `Server "${this.name}" is ${this.#state}`);
     }
-    // The caller's signal goes to the SDK as it is (the upstream's per-request signal; SDK v2
-    // removes its abort listener when the request settles). A forwarding controller per call here
-    // cost ~8 µs of CPU per call (docs/performance.md).
+    // The caller's signal goes down as it is: a forwarding controller cost ~8 µs per call.
     // Q5: a 2026 server hears of subscriptions on listen streams.
     if (this.#era === 'modern' && (method === 'resources/subscribe' || method === 'resources/unsubscribe'))
       return this.#watches.apply(client, method, String(params['uri']));
@@ -335,31 +330,35 @@ export class Connection {
     // Q1: while the call runs, what the server pushes to its client belongs to this caller.
     const leave = options.caller !== undefined ? this.#callers.enter(options.caller) : undefined;
     const modern = this.#era === 'modern';
+    const tap = this.#tap;
     try {
       return await new Promise<unknown>((resolve, reject) => {
         // P4: our own rejection on close, so no call can hang even if the SDK's does not come.
         fail = reject;
         this.#inflight.add(fail);
-        client
-          .request(
-            // Any method: the SDK's typing lists only the spec's requests, which these all are.
-            {
-              method,
-              params: modern ? modernParams(params, this.#server.clientFeatures, options.caller) : params,
-            } as ClientRequest,
-            LenientCallToolResultSchema,
-            {
-              // Q3: a 2026 server's `input_required` comes back as it is, for the caller's host.
-              ...(modern && method === 'tools/call' ? { allowInputRequired: true } : {}),
-              timeout: options.timeoutMs ?? this.#server.timeoutMs,
-              // P3: progress restarts the clock; a handler is always registered so that it can.
-              resetTimeoutOnProgress: true,
-              onprogress: (progress) => options.onProgress?.(progress),
-              ...(options.signal !== undefined ? { signal: options.signal } : {}),
-              ...(options.headers !== undefined ? { headers: options.headers } : {}),
-            },
-          )
-          .then(resolve, reject);
+        const timeout = options.timeoutMs ?? this.#server.timeoutMs;
+        const onProgress = (progress: Progress): void => options.onProgress?.(progress);
+        const sent = tap // P7: a 2025 stdio server's requests pass by the SDK's Protocol.
+          ? tap.request(method, params, { timeoutMs: timeout, onProgress, signal: options.signal })
+          : client.request(
+              // Any method: the SDK's typing lists only the spec's requests, which these all are.
+              {
+                method,
+                params: modern ? modernParams(params, this.#server.clientFeatures, options.caller) : params,
+              } as ClientRequest,
+              LenientCallToolResultSchema,
+              {
+                // Q3: a 2026 server's `input_required` comes back as it is, for the caller's host.
+                ...(modern && method === 'tools/call' ? { allowInputRequired: true } : {}),
+                timeout,
+                // P3: progress restarts the clock; a handler is always registered so that it can.
+                resetTimeoutOnProgress: true,
+                onprogress: onProgress,
+                ...(options.signal !== undefined ? { signal: options.signal } : {}),
+                ...(options.headers !== undefined ? { headers: options.headers } : {}),
+              },
+            );
+        sent.then(resolve, reject);
       });
     } catch (error) {
       // P4 for remote servers: HTTP has no "process exited"; a request that cannot reach the
@@ -439,6 +438,7 @@ export class Connection {
       });
       this.#pid = undefined;
       this.#client = client;
+      this.#tap = undefined;
       this.#transport = transport;
       this.#watches.clear();
       const own = client;
@@ -501,6 +501,8 @@ export class Connection {
       this.#pid = childPid(transport) ?? this.#pid;
       if (stale()) return;
       this.#learnEra(own);
+      if (this.#era === 'legacy' && this.#server.transport.type === 'stdio')
+        this.#tap = new RequestTap(transport);
       const tools = await this.#listStable(own, this.#server.startupTimeoutMs);
       if (stale()) return;
       // U5: listed before `ready` so the first round carries them; a failure here keeps the

@@ -5,6 +5,14 @@
  */
 import type { Tool } from '@modelcontextprotocol/server';
 import { z } from 'zod';
+import { isRecord } from '../core/json.js';
+
+/**
+ * P7: the tools/call result schema. Anything the downstream sends is the normalizer's to judge
+ * (N10 makes it total); the SDK's strict schema throws on unknown blocks, non-object
+ * structuredContent and outputSchema mismatches.
+ */
+export const LenientCallToolResultSchema = z.unknown();
 
 /**
  * `tools/list` result as the wire may carry it. Deliberately loose: the SDK's strict schema fails
@@ -31,10 +39,6 @@ export interface CheckedTools {
   readonly dropped: readonly DroppedTool[];
 }
 
-function isPlainObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
 /**
  * T12: keeps every entry that is an object with a non-empty string `name` and an object
  * `inputSchema`; drops the rest with a reason, and drops later duplicates of a name (a downstream
@@ -46,7 +50,7 @@ export function checkTools(entries: readonly unknown[]): CheckedTools {
   const dropped: DroppedTool[] = [];
   const seen = new Set<string>();
   entries.forEach((entry, index) => {
-    if (!isPlainObject(entry)) {
+    if (!isRecord(entry)) {
       dropped.push({ name: `#${index}`, reason: 'not an object' });
       return;
     }
@@ -55,7 +59,7 @@ export function checkTools(entries: readonly unknown[]): CheckedTools {
       dropped.push({ name: `#${index}`, reason: 'no string name' });
       return;
     }
-    if (!isPlainObject(entry['inputSchema'])) {
+    if (!isRecord(entry['inputSchema'])) {
       dropped.push({ name, reason: 'inputSchema is not an object' });
       return;
     }
@@ -121,7 +125,7 @@ export async function listAllEntries(
  */
 export function stableJson(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map((item) => stableJson(item ?? null)).join(',')}]`;
-  if (isPlainObject(value)) {
+  if (isRecord(value)) {
     const keys = Object.keys(value)
       .filter((key) => value[key] !== undefined)
       .sort();

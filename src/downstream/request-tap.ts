@@ -1,0 +1,196 @@
+/**
+ * The hot path to a 2025 stdio server (P3, P7): tools/call and the other forwarded requests go
+ * out and come back here, beside the SDK `Client` rather than through it.
+ *
+ * Why: the SDK v2 `Protocol` classifies every incoming message with up to four zod `safeParse`s,
+ * funnels each request through its era codec and a schema check we make lenient anyway
+ * (`z.unknown()`), and builds a promise chain per result; that was most of the gateway's own
+ * CPU per call (docs/performance.md). A forwarded request needs none of it: the stdio line was
+ * already checked as a JSON-RPC envelope (`wire/lines.ts`), and the normalizer judges the result.
+ *
+ * How: once the `Client` is connected, the tap wraps the transport's `onmessage` and `onclose`
+ * the SDK installed. Responses to the tap's own ids and progress for its own tokens are taken
+ * before the SDK sees them; every other message (list results, list_changed, the server's
+ * requests to its client, late answers) goes to the SDK exactly as before. The tap's ids start
+ * at 10⁹, far past the SDK's counter (from 0) and inside a 32-bit integer for strict peers.
+ *
+ * What a request promises is the SDK's, rule for rule: the timeout restarts on progress
+ * (`SdkError` REQUEST_TIMEOUT), the caller's signal sends `notifications/cancelled` and rejects
+ * with the abort reason (an `SdkError` when it is not one), a JSON-RPC error rejects with the
+ * SDK's `ProtocolError`, a result loses a stray `resultType` (the 2025 codec's decoding), a
+ * result that is not an object is left to the SDK (which reports it; the call times out), and
+ * the transport's close rejects whatever is pending.
+ */
+import { ProtocolError, SdkError, SdkErrorCode } from '@modelcontextprotocol/client';
+import type { JSONRPCMessage, Progress, Transport } from '@modelcontextprotocol/client';
+import { isRecord } from '../core/json.js';
+
+/** The tap's first request id; ids wrap back to it before {@link LAST_ID}. */
+export const FIRST_ID = 1_000_000_000;
+const LAST_ID = 2_000_000_000;
+
+/** One request's bounds and listeners. */
+export interface TapRequestOptions {
+  /** Fails the request with REQUEST_TIMEOUT after this long without a result or progress. */
+  readonly timeoutMs: number;
+  /** Aborting it cancels the request downstream (`notifications/cancelled`). */
+  readonly signal?: AbortSignal;
+  readonly onProgress?: (progress: Progress) => void;
+}
+
+interface Pending {
+  readonly resolve: (value: unknown) => void;
+  readonly reject: (error: unknown) => void;
+  readonly options: TapRequestOptions;
+  readonly onTimeout: () => void;
+  timer: ReturnType<typeof setTimeout>;
+}
+
+type Handler = NonNullable<Transport['onmessage']>;
+
+/** An abort reason as the SDK rejects with it. */
+function abortError(reason: unknown): unknown {
+  return reason instanceof SdkError ? reason : new SdkError(SdkErrorCode.RequestTimeout, String(reason));
+}
+
+/**
+ * Requests to a connected 2025 server, past the SDK `Client` that shares its transport.
+ * @example
+ * await client.connect(transport);
+ * const tap = new RequestTap(transport);
+ * const result = await tap.request('tools/call', { name: 'echo', arguments: {} }, { timeoutMs: 60_000 });
+ */
+export class RequestTap {
+  readonly #transport: Transport;
+  readonly #pending = new Map<number, Pending>();
+  #next = FIRST_ID;
+  #closed = false;
+
+  /** `transport` must be connected: the tap wraps the handlers the SDK set on it. */
+  constructor(transport: Transport) {
+    this.#transport = transport;
+    const sdkMessage = transport.onmessage;
+    const sdkClose = transport.onclose;
+    transport.onmessage = ((message: JSONRPCMessage, extra) => {
+      if (!this.#take(message)) sdkMessage?.(message, extra);
+    }) as Handler;
+    transport.onclose = () => {
+      this.#close();
+      sdkClose?.();
+    };
+  }
+
+  /** Requests in flight. */
+  get pending(): number {
+    return this.#pending.size;
+  }
+
+  /** Sends `method` with `params` and resolves with the result as the server sent it. */
+  request(method: string, params: Record<string, unknown>, options: TapRequestOptions): Promise<unknown> {
+    const { signal } = options;
+    if (signal?.aborted) return Promise.reject(abortError(signal.reason));
+    if (this.#closed) return Promise.reject(new SdkError(SdkErrorCode.ConnectionClosed, 'Connection closed'));
+    const id = this.#nextId();
+    return new Promise<unknown>((resolve, reject) => {
+      // As the SDK cancels: the server hears why, the caller gets the reason as an SdkError.
+      const cancel = (reason: unknown): void => {
+        const pending = this.#settle(id);
+        if (pending === undefined) return;
+        this.#transport
+          .send({
+            jsonrpc: '2.0',
+            method: 'notifications/cancelled',
+            params: { requestId: id, reason: String(reason) },
+          })
+          .catch(() => {});
+        pending.reject(abortError(reason));
+      };
+      const onAbort = (): void => cancel(signal?.reason);
+      const onTimeout = (): void =>
+        cancel(
+          new SdkError(SdkErrorCode.RequestTimeout, 'Request timed out', { timeout: options.timeoutMs }),
+        );
+      signal?.addEventListener('abort', onAbort, { once: true });
+      const done = (): void => signal?.removeEventListener('abort', onAbort);
+      this.#pending.set(id, {
+        resolve: (value) => {
+          done();
+          resolve(value);
+        },
+        reject: (error) => {
+          done();
+          reject(error);
+        },
+        options,
+        onTimeout,
+        timer: setTimeout(onTimeout, options.timeoutMs),
+      });
+      // P3: the token is the id, as the SDK makes it; a caller's own `_meta` keys stay.
+      const meta = isRecord(params['_meta']) ? params['_meta'] : {};
+      this.#transport
+        .send({ jsonrpc: '2.0', id, method, params: { ...params, _meta: { ...meta, progressToken: id } } })
+        .catch((error: unknown) => this.#settle(id)?.reject(error));
+    });
+  }
+
+  #nextId(): number {
+    const id = this.#next;
+    this.#next = id + 1 >= LAST_ID ? FIRST_ID : id + 1;
+    return id;
+  }
+
+  /** Forgets request `id` and stops its timer; its entry, or undefined when no longer pending. */
+  #settle(id: number): Pending | undefined {
+    const pending = this.#pending.get(id);
+    if (pending === undefined) return undefined;
+    clearTimeout(pending.timer);
+    this.#pending.delete(id);
+    return pending;
+  }
+
+  /** True when `message` answers or reports progress on one of the tap's requests. */
+  #take(message: JSONRPCMessage): boolean {
+    if ('method' in message) {
+      if (message.method !== 'notifications/progress' || 'id' in message) return false;
+      return this.#progress(message.params);
+    }
+    const id = (message as { id?: unknown }).id;
+    if (typeof id !== 'number' || id < FIRST_ID) return false;
+    if (!this.#pending.has(id)) return false;
+    if ('error' in message) {
+      const { code, message: text, data } = message.error;
+      this.#settle(id)?.reject(ProtocolError.fromError(code, text, data));
+      return true;
+    }
+    const result: unknown = (message as { result?: unknown }).result;
+    // The SDK cannot read such a response either; it reports it and the call times out (P3).
+    if (!isRecord(result)) return false;
+    const pending = this.#settle(id) as Pending;
+    if ('resultType' in result) {
+      const { resultType: _dropped, ...rest } = result;
+      pending.resolve(rest);
+    } else pending.resolve(result);
+    return true;
+  }
+
+  /** P3: progress on a pending request restarts its clock and reaches its listener. */
+  #progress(params: unknown): boolean {
+    if (!isRecord(params)) return false;
+    const token = params['progressToken'];
+    const id = typeof token === 'number' ? token : typeof token === 'string' ? Number(token) : NaN;
+    const pending = this.#pending.get(id);
+    if (pending === undefined || typeof params['progress'] !== 'number') return false;
+    clearTimeout(pending.timer);
+    pending.timer = setTimeout(pending.onTimeout, pending.options.timeoutMs);
+    const { progressToken: _token, ...progress } = params;
+    pending.options.onProgress?.(progress as Progress);
+    return true;
+  }
+
+  /** The transport closed: every pending request fails, as the SDK's do. */
+  #close(): void {
+    this.#closed = true;
+    const error = new SdkError(SdkErrorCode.ConnectionClosed, 'Connection closed');
+    for (const id of [...this.#pending.keys()]) this.#settle(id)?.reject(error);
+  }
+}
