@@ -77,7 +77,8 @@ async function normalizer(): Promise<Client> {
     },
   });
   await proxy.start();
-  return linkedClient((transport) => proxy.upstream.connect(transport));
+  // As `serve` connects a 2025 stdio client: plain calls take the direct path.
+  return linkedClient((transport) => proxy.upstream.connect(transport, { direct: true }));
 }
 
 async function callEcho(client: Client, name: string, i: number): Promise<void> {

@@ -12,7 +12,6 @@ import { CLIENT_CAPABILITIES_META_KEY, Server } from '@modelcontextprotocol/serv
 import type {
   Transport,
   CallToolResult,
-  InputRequiredResult,
   Implementation,
   LoggingMessageNotification,
   ServerEventBus,
@@ -26,13 +25,12 @@ import { failure } from '../core/result.js';
 import { scrubDeep, type Scrubber } from '../core/secrets.js';
 import { endSpan, startCallSpan } from '../log/trace.js';
 import type { Context } from '@opentelemetry/api';
-import { featureCapabilities, registerFeatureHandlers } from './features.js';
-import type { FeatureBackend } from './features.js';
-import { renderCallToolResult } from './render.js';
-import type { RenderOptions } from './render.js';
+import { featureCapabilities, registerFeatureHandlers, type FeatureBackend } from './features.js';
+import { renderCallToolResult, type RenderOptions } from './render.js';
 import { createNotifier, type Era } from './notifier.js';
 import { withFileLinks, type FileStore } from './file-store.js';
 import { cancellationSignal } from './cancellation.js';
+import { answerCallsDirectly, type CallHandler } from './direct-calls.js';
 import { createInputRounds, type InputRounds, type ProgressSink, type RoundState } from './input-rounds.js';
 
 export type { Era } from './notifier.js';
@@ -162,9 +160,10 @@ export interface UpstreamServer {
   track(server: Server, era: Era): Server;
   /**
    * Creates a legacy-era `Server` for `transport`, connects it, and tracks it until it closes: a
-   * 2025-era HTTP session, an in-memory CLI client.
+   * 2025-era HTTP session, an in-memory CLI client. `direct`: a transport of one client with
+   * no per-request routing (stdio) answers plain calls past the SDK's Protocol (direct-calls.ts).
    */
-  connect(transport: Transport): Promise<Server>;
+  connect(transport: Transport, options?: { readonly direct?: boolean }): Promise<Server>;
   /** T10: tells every client that the tool list changed. */
   notifyToolsChanged(): void;
   /** U5: tells every client that the prompt list changed. */
@@ -233,6 +232,8 @@ export function createUpstreamServer<F extends PreparedForward>(deps: UpstreamDe
 
   const rounds = deps.rounds ?? createInputRounds({ roundTimeoutMs: 300_000, maxRounds: 10, logger });
 
+  /** Each `Server`'s tools/call handler, for the direct path of stdio sessions (U1). */
+  const callHandlers = new WeakMap<Server, CallHandler>();
   /** Servers that are one client's connection: a 2025 session, a stdio connection (F7 owners). */
   const sessions = new WeakSet<Server>();
 
@@ -352,7 +353,7 @@ export function createUpstreamServer<F extends PreparedForward>(deps: UpstreamDe
     server.setRequestHandler('tools/list', async () => ({
       tools: [...(await backend.listTools())],
     }));
-    server.setRequestHandler('tools/call', (request, ctx): Promise<CallToolResult | InputRequiredResult> => {
+    const onCall: CallHandler = (request, ctx) => {
       const token = ctx.mcpReq._meta?.progressToken;
       const requestId = ctx.mcpReq.id;
       const name = request.params.name;
@@ -415,7 +416,9 @@ export function createUpstreamServer<F extends PreparedForward>(deps: UpstreamDe
         endSpan(traced.span, outcome.errorType);
       });
       return pending;
-    });
+    };
+    server.setRequestHandler('tools/call', onCall);
+    callHandlers.set(server, onCall);
     return server;
   }
 
@@ -435,7 +438,7 @@ export function createUpstreamServer<F extends PreparedForward>(deps: UpstreamDe
     factory: ({ era }) => newServer(era),
     bus: notifier.bus,
     track,
-    async connect(transport) {
+    async connect(transport, options) {
       const server = track(newServer('legacy'), 'legacy');
       try {
         await server.connect(transport);
@@ -444,6 +447,9 @@ export function createUpstreamServer<F extends PreparedForward>(deps: UpstreamDe
         notifier.unregister(server);
         throw error;
       }
+      const onCall = callHandlers.get(server);
+      if (options?.direct === true && onCall !== undefined)
+        answerCallsDirectly(server, transport, onCall, () => deps.onRequest?.('legacy', 'tools/call'));
       return server;
     },
     notifyToolsChanged() {

@@ -200,7 +200,8 @@ export async function serveStdio(
     transport.onmessage = undefined;
     if (isLegacyOpening(first)) {
       logger.debug({ era: 'legacy' }, 'stdio client opened');
-      const connecting = upstream.connect(transport);
+      // U1: plain tools/call requests are answered past the SDK's Protocol (direct-calls.ts).
+      const connecting = upstream.connect(transport, { direct: true });
       // connect() takes over onmessage synchronously, before its first await.
       handOn(transport, first);
       void connecting.then(

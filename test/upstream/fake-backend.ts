@@ -80,23 +80,29 @@ export function fakeBackend(script?: Script): ToolBackend & { calls: RecordedCal
   };
 }
 
-/**
- * The upstream server on `backend` (format `results`, media `artifacts`, a silent logger, plus
- * `extra`) with an SDK v1 client over InMemoryTransport; `cleanups` gets their close.
- */
-export async function wireUpstream(
-  backend: ToolBackend,
-  cleanups: (() => Promise<void>)[],
-  extra: Partial<UpstreamDeps> = {},
-): Promise<{ client: Client; upstream: UpstreamServer }> {
-  const upstream = createUpstreamServer({
+/** The upstream server on `backend`: format `results`, media `artifacts`, a silent logger, plus `extra`. */
+export function testUpstream(backend: ToolBackend, extra: Partial<UpstreamDeps> = {}): UpstreamServer {
+  return createUpstreamServer({
     backend,
     output: { format: 'results', media: 'artifacts' },
     logger: pino({ level: 'silent' }),
     ...extra,
   });
+}
+
+/**
+ * {@link testUpstream} with an SDK v1 client over InMemoryTransport; `cleanups` gets their close. `connect`
+ * as `upstream.connect` takes it (`direct`: the stdio hot path, direct-calls.ts).
+ */
+export async function wireUpstream(
+  backend: ToolBackend,
+  cleanups: (() => Promise<void>)[],
+  extra: Partial<UpstreamDeps> = {},
+  connect: { readonly direct?: boolean } = {},
+): Promise<{ client: Client; upstream: UpstreamServer }> {
+  const upstream = testUpstream(backend, extra);
   const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
-  await upstream.connect(serverSide);
+  await upstream.connect(serverSide, connect);
   const client = new Client({ name: 'test', version: '1.0.0' });
   await client.connect(clientSide);
   cleanups.push(async () => {

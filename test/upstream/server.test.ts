@@ -6,7 +6,7 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { CallToolResultSchema, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { afterEach, describe, expect, it, vi } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { failure, ok } from '../../src/core/result.js';
 import type { Result } from '../../src/core/result.js';
 import type { ToolBackend, UpstreamServer } from '../../src/upstream/server.js';
@@ -17,8 +17,11 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0)) await cleanup();
 });
 
+/** Which path a session's plain tools/call takes: the SDK's, or the stdio direct path (U1). */
+let direct = false;
+
 function wire(backend: ToolBackend): Promise<{ client: Client; upstream: UpstreamServer }> {
-  return wireUpstream(backend, cleanups);
+  return wireUpstream(backend, cleanups, {}, { direct });
 }
 
 function call(client: Client, name: string, args: Record<string, unknown>): Promise<CallToolResult> {
@@ -29,7 +32,15 @@ function envelope(result: CallToolResult): Record<string, Record<string, unknown
   return result.structuredContent as Record<string, Record<string, unknown>>;
 }
 
-describe('upstream server', () => {
+// Every promise below holds on both paths: the direct path answers calls as the SDK does.
+describe.each([
+  ['the SDK path', false],
+  ['the direct path', true],
+])('upstream server, tools/call through %s', (_path, directPath) => {
+  beforeEach(() => {
+    direct = directPath;
+  });
+
   it('U1/T6: announces tools with listChanged and serves the raw downstream inputSchema verbatim', async () => {
     const { client } = await wire(fakeBackend());
     expect(client.getServerCapabilities()?.tools?.listChanged).toBe(true);
