@@ -1,0 +1,65 @@
+/**
+ * O1's counters are recorded off the answer's path (app/metrics.ts): what a call, a request or a
+ * forwarded notification counts is in prom-client after the current I/O, and in any scrape at
+ * once, however soon after the call it comes.
+ */
+import { describe, expect, it } from 'vitest';
+import { createMetrics } from '../../src/app/metrics.js';
+import { failure, ok } from '../../src/core/result.js';
+import type { Pool } from '../../src/downstream/pool.js';
+
+function metrics() {
+  return createMetrics({
+    pool: { snapshot: () => [] } as unknown as Pool,
+    catalogSize: () => 0,
+    sessions: () => 0,
+  });
+}
+
+const line = (body: string, prefix: string): string | undefined =>
+  body.split('\n').find((entry) => entry.startsWith(prefix));
+
+describe('metrics', () => {
+  it('O1: counts recorded during a call are in a scrape made before any I/O turn', async () => {
+    const m = metrics();
+    m.callEnded('s', 'echo', ok('x', { meta: { server: 's', tool: 'echo', elapsedMs: 30 } }));
+    m.callEnded(
+      's',
+      'echo',
+      failure('tool_error', 'no', { meta: { server: 's', tool: 'echo', elapsedMs: 5 } }),
+    );
+    m.request('legacy', 'tools/call');
+    m.request('modern', 'made/up');
+    m.forwarded('progress');
+    const { body } = await m.scrape();
+    expect(line(body, 'mcp_normalizer_tool_calls_total{server="s",tool="echo",outcome="ok"}')).toMatch(/ 1$/);
+    expect(
+      line(body, 'mcp_normalizer_tool_calls_total{server="s",tool="echo",outcome="tool_error"}'),
+    ).toMatch(/ 1$/);
+    expect(line(body, 'mcp_normalizer_tool_call_duration_seconds_count{server="s",outcome="ok"}')).toMatch(
+      / 1$/,
+    );
+    expect(line(body, 'mcp_normalizer_tool_call_duration_seconds_sum{server="s",outcome="ok"}')).toMatch(
+      / 0\.03$/,
+    );
+    expect(line(body, 'mcp_normalizer_upstream_requests_total{era="legacy",method="tools/call"}')).toMatch(
+      / 1$/,
+    );
+    expect(line(body, 'mcp_normalizer_upstream_requests_total{era="modern",method="other"}')).toMatch(/ 1$/);
+    expect(line(body, 'mcp_normalizer_notifications_forwarded_total{kind="progress"}')).toMatch(/ 1$/);
+  });
+
+  it('O1: counts recorded off the path are applied once, by the next I/O turn or the next scrape, never twice', async () => {
+    const m = metrics();
+    m.request('legacy', 'tools/list');
+    await new Promise((resolve) => setImmediate(resolve));
+    m.request('legacy', 'tools/list');
+    const first = await m.scrape();
+    const second = await m.scrape();
+    for (const { body } of [first, second]) {
+      expect(line(body, 'mcp_normalizer_upstream_requests_total{era="legacy",method="tools/list"}')).toMatch(
+        / 2$/,
+      );
+    }
+  });
+});
