@@ -37,6 +37,8 @@ export interface Plan {
   readonly serverSettings?: Readonly<Record<string, number | string | boolean>>;
   /** Which targets run under `node --cpu-prof`, and where their profiles go. */
   readonly cpuProf?: { readonly dir: string; readonly kinds: readonly TargetKind[] };
+  /** Where the passthrough and mcp-normalizer write their pipe stamps (`--hops`). */
+  readonly hopsDir?: string;
 }
 
 /** The spec as the plan wants it: profiled when it asks for its kind, with its normalizer settings. */
@@ -44,7 +46,8 @@ export function profiled(spec: TargetSpec, plan: Plan): TargetSpec {
   const settings =
     spec.kind === 'normalizer' && plan.serverSettings ? { serverSettings: plan.serverSettings } : {};
   const prof = plan.cpuProf?.kinds.includes(spec.kind) ? { cpuProfDir: plan.cpuProf.dir } : {};
-  return { ...spec, ...settings, ...prof };
+  const hops = plan.hopsDir !== undefined && spec.kind !== 'direct' ? { hopsDir: plan.hopsDir } : {};
+  return { ...spec, ...settings, ...prof, ...hops };
 }
 
 /** The parts of an echo suite. */

@@ -11,6 +11,8 @@
  * `--json-response` (the HTTP baselines answer with plain JSON instead of SSE),
  * `--cpu-prof normalizer[,passthrough,direct]` (run those targets under `node --cpu-prof`; profiles
  * go to bench/results/profiles/<date>/, summarize them with `node dist/bench/profile.js`),
+ * `--hops` (stamp every pipe read and write of the passthrough and mcp-normalizer, and print where
+ * a sequential call's time goes inside each: `--only echo-stdio --parts latency --hops`),
  * `--table <results.json>` (print the table of a saved run again, measuring nothing).
  */
 import { execFileSync } from 'node:child_process';
@@ -23,6 +25,7 @@ import type { Figure } from './figures.js';
 import { cpuSnapshot, foreignCores } from './machine.js';
 import { markdownTable, summarize } from './report.js';
 import { echoSuite } from './echo-suite.js';
+import { hopsTable } from './hops.js';
 import { ECHO_PARTS, type EchoPart, type Plan, type SuiteOutput } from './rounds.js';
 import { coldSuite, listSuite } from './suites.js';
 import { ROOT, missingBuild, type TargetKind } from './targets.js';
@@ -84,7 +87,7 @@ export interface BenchResult {
 export async function runBench(
   size: keyof typeof PLANS,
   only: readonly SuiteName[] = Object.keys(SUITES) as SuiteName[],
-  extra: Pick<Plan, 'cpuProf' | 'parts' | 'serverSettings'> = {},
+  extra: Pick<Plan, 'cpuProf' | 'hopsDir' | 'parts' | 'serverSettings'> = {},
 ): Promise<BenchResult> {
   const missing = missingBuild();
   if (missing.length > 0) throw new Error(`Run \`npm run build\` first; missing: ${missing.join(', ')}`);
@@ -194,6 +197,7 @@ async function main(): Promise<void> {
       smoke: { type: 'boolean', default: false },
       only: { type: 'string' },
       'cpu-prof': { type: 'string' },
+      hops: { type: 'boolean', default: false },
       parts: { type: 'string' },
       set: { type: 'string', multiple: true },
       'json-response': { type: 'boolean', default: false },
@@ -219,6 +223,11 @@ async function main(): Promise<void> {
     cpuProf = { dir, kinds };
     console.error(`CPU profiles of ${kinds.join(', ')} go to ${dir}`);
   }
+  let hopsDir: string | undefined;
+  if (values.hops) {
+    hopsDir = join(results, 'hops', new Date().toISOString().replace(/[:.]/g, '-'));
+    mkdirSync(hopsDir, { recursive: true });
+  }
   const parts = values.parts?.split(',') as EchoPart[] | undefined;
   const wrong = parts?.filter((part) => !ECHO_PARTS.includes(part)) ?? [];
   if (wrong.length > 0) throw new Error(`Unknown part ${wrong.join(', ')}; known: ${ECHO_PARTS.join(', ')}`);
@@ -227,6 +236,7 @@ async function main(): Promise<void> {
   if (values['json-response']) process.env['BENCH_JSON_RESPONSE'] = '1';
   const result = await runBench(size, only, {
     ...(cpuProf === undefined ? {} : { cpuProf }),
+    ...(hopsDir === undefined ? {} : { hopsDir }),
     ...(parts === undefined ? {} : { parts }),
     ...(serverSettings === undefined ? {} : { serverSettings }),
   });
@@ -236,6 +246,8 @@ async function main(): Promise<void> {
   writeFileSync(join(results, `bench-${stamp}.json`), json);
   writeFileSync(join(results, 'latest.json'), json);
   printReport(result.meta, result.figures, `bench/results/bench-${stamp}.json`);
+  if (hopsDir !== undefined)
+    console.log(`\nInside each target, median µs per sequential call (${hopsDir}):\n\n${hopsTable(hopsDir)}`);
   if (result.problems.length > 0) {
     console.error(`\n${result.problems.length} problem(s):\n${result.problems.join('\n')}`);
     process.exitCode = 1;

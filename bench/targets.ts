@@ -15,6 +15,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { ListToolsResultSchema } from '@modelcontextprotocol/sdk/types.js';
+import { hopsImport } from './hops.js';
 
 /** Which program answers the bench client. */
 export type TargetKind = 'direct' | 'passthrough' | 'normalizer';
@@ -31,6 +32,8 @@ export interface TargetSpec {
   readonly tools: number;
   /** Directory for `--cpu-prof` profiles of this target's process; none when undefined. */
   readonly cpuProfDir?: string;
+  /** Directory for `--hops` stamps of this target's pipes (hops-preload.ts); none when undefined. */
+  readonly hopsDir?: string;
   /** Extra per-server settings in the normalizer's config (e.g. `concurrency: 64`); none by default. */
   readonly serverSettings?: Readonly<Record<string, number | string | boolean>>;
 }
@@ -103,7 +106,10 @@ function writeNormalizerConfig(spec: TargetSpec): string {
 
 /** node arguments that start the target program. */
 function targetArgs(spec: TargetSpec): string[] {
-  const prof = spec.cpuProfDir === undefined ? [] : ['--cpu-prof', '--cpu-prof-dir', spec.cpuProfDir];
+  const prof = [
+    ...(spec.cpuProfDir === undefined ? [] : ['--cpu-prof', '--cpu-prof-dir', spec.cpuProfDir]),
+    ...(spec.hopsDir === undefined ? [] : hopsImport(spec.hopsDir)),
+  ];
   const http = spec.wire === 'http';
   if (spec.kind !== 'normalizer' && spec.servers !== 1) {
     throw new Error(`Expected 1 server behind \`${spec.kind}\`, got ${spec.servers}`);

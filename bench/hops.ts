@@ -1,0 +1,62 @@
+/**
+ * Where one call's time goes inside a bench target, from the stamps `hops-preload.ts` wrote
+ * (`npm run bench -- --only echo-stdio --parts latency --hops`). A sequential call is the four
+ * pipe events in a row: the host's request read (`in`), the request written to the downstream
+ * (`cout`), its answer read (`cin`), the answer written to the host (`out`).
+ */
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { median } from './stats.js';
+
+/** The `--import` argument that loads the preload writing into `dir`. */
+export function hopsImport(dir: string): string[] {
+  const url = pathToFileURL(join(import.meta.dirname, 'hops-preload.js'));
+  url.searchParams.set('dir', dir);
+  return ['--import', url.href];
+}
+
+interface Stamp {
+  readonly kind: string;
+  readonly start: number;
+  readonly end: number;
+}
+
+function stamps(events: readonly string[]): Stamp[] {
+  const out: Stamp[] = [];
+  for (let i = 0; i < events.length;) {
+    const kind = events[i] as string;
+    const start = Number(events[i + 1]);
+    const write = kind === 'out' || kind === 'cout';
+    out.push({ kind, start, end: write ? Number(events[i + 2]) : start });
+    i += write ? 3 : 2;
+  }
+  return out;
+}
+
+/** One markdown row per target process: medians in µs of each hop of a sequential call. */
+export function hopsTable(dir: string): string {
+  const rows = [
+    '| target | calls | host → downstream write | downstream turnaround | downstream → host write | in → out |',
+    '|---|--:|--:|--:|--:|--:|',
+  ];
+  for (const file of readdirSync(dir).filter((name) => name.startsWith('hops-'))) {
+    const { target, events } = JSON.parse(readFileSync(join(dir, file), 'utf8')) as {
+      target: string;
+      events: string[];
+    };
+    const all = stamps(events);
+    const hops: number[][] = [[], [], [], []];
+    for (let i = 0; i + 3 < all.length; i++) {
+      const [a, b, c, d] = all.slice(i, i + 4) as [Stamp, Stamp, Stamp, Stamp];
+      if (a.kind !== 'in' || b.kind !== 'cout' || c.kind !== 'cin' || d.kind !== 'out') continue;
+      const values = [b.start - a.start, c.start - b.end, d.start - c.start, d.end - a.start];
+      values.forEach((value, k) => hops[k]?.push(value / 1000));
+    }
+    if (hops[0]?.length === 0) continue;
+    const cells = hops.map((values) => median(values).toFixed(1));
+    const name = target === 'main.js' ? 'mcp-normalizer' : target.replace(/\.js$/, '');
+    rows.push(`| ${name} | ${hops[0]?.length} | ${cells.join(' | ')} |`);
+  }
+  return rows.join('\n');
+}
