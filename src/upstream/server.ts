@@ -232,8 +232,6 @@ export function createUpstreamServer<F extends PreparedForward>(deps: UpstreamDe
 
   const rounds = deps.rounds ?? createInputRounds({ roundTimeoutMs: 300_000, maxRounds: 10, logger });
 
-  /** Each `Server`'s tools/call handler, for the direct path of stdio sessions (U1). */
-  const callHandlers = new WeakMap<Server, CallHandler>();
   /** Servers that are one client's connection: a 2025 session, a stdio connection (F7 owners). */
   const sessions = new WeakSet<Server>();
 
@@ -311,8 +309,11 @@ export function createUpstreamServer<F extends PreparedForward>(deps: UpstreamDe
     return server.getClientCapabilities() as HostCapabilities | undefined;
   }
 
-  /** One `Server` for either era: the same handlers serve both (the SDK encodes per era). */
-  function newServer(era: Era): Server {
+  /**
+   * One `Server` for either era: the same handlers serve both (the SDK encodes per era). Its
+   * tools/call handler comes with it, for the stdio direct path (direct-calls.ts).
+   */
+  function newServer(era: Era): { readonly server: Server; readonly onCall: CallHandler } {
     const capabilities = {
       tools: { listChanged: true },
       logging: {},
@@ -418,8 +419,7 @@ export function createUpstreamServer<F extends PreparedForward>(deps: UpstreamDe
       return pending;
     };
     server.setRequestHandler('tools/call', onCall);
-    callHandlers.set(server, onCall);
-    return server;
+    return { server, onCall };
   }
 
   function track(server: Server, era: Era): Server {
@@ -435,11 +435,12 @@ export function createUpstreamServer<F extends PreparedForward>(deps: UpstreamDe
   }
 
   return {
-    factory: ({ era }) => newServer(era),
+    factory: ({ era }) => newServer(era).server,
     bus: notifier.bus,
     track,
     async connect(transport, options) {
-      const server = track(newServer('legacy'), 'legacy');
+      const { server, onCall } = newServer('legacy');
+      track(server, 'legacy');
       try {
         await server.connect(transport);
       } catch (error) {
@@ -447,8 +448,7 @@ export function createUpstreamServer<F extends PreparedForward>(deps: UpstreamDe
         notifier.unregister(server);
         throw error;
       }
-      const onCall = callHandlers.get(server);
-      if (options?.direct === true && onCall !== undefined)
+      if (options?.direct === true)
         answerCallsDirectly(server, transport, onCall, () => deps.onRequest?.('legacy', 'tools/call'));
       return server;
     },
