@@ -44,6 +44,8 @@ interface Pending {
   readonly options: TapRequestOptions;
   readonly onTimeout: () => void;
   timer: ReturnType<typeof setTimeout>;
+  /** Removes the abort listener. */
+  readonly forget: () => void;
 }
 
 type Handler = NonNullable<Transport['onmessage']>;
@@ -65,6 +67,8 @@ export class RequestTap {
   readonly #pending = new Map<number, Pending>();
   #next = FIRST_ID;
   #closed = false;
+  /** Answered requests whose timer and listener are still to be stopped (see {@link #answered}). */
+  #stale: Pending[] = [];
 
   /** `transport` must be connected: the tap wraps the handlers the SDK set on it. */
   constructor(transport: Transport) {
@@ -111,19 +115,13 @@ export class RequestTap {
           new SdkError(SdkErrorCode.RequestTimeout, 'Request timed out', { timeout: options.timeoutMs }),
         );
       signal?.addEventListener('abort', onAbort, { once: true });
-      const done = (): void => signal?.removeEventListener('abort', onAbort);
       this.#pending.set(id, {
-        resolve: (value) => {
-          done();
-          resolve(value);
-        },
-        reject: (error) => {
-          done();
-          reject(error);
-        },
+        resolve,
+        reject,
         options,
         onTimeout,
         timer: setTimeout(onTimeout, options.timeoutMs),
+        forget: () => signal?.removeEventListener('abort', onAbort),
       });
       // P3: the token is the id, as the SDK makes it; a caller's own `_meta` keys stay.
       const meta = isRecord(params['_meta']) ? params['_meta'] : {};
@@ -139,14 +137,36 @@ export class RequestTap {
     return id;
   }
 
-  /** Forgets request `id` and stops its timer; its entry, or undefined when no longer pending. */
+  /** Forgets request `id` and stops its timer and listener; its entry, or undefined when no longer pending. */
   #settle(id: number): Pending | undefined {
     const pending = this.#pending.get(id);
     if (pending === undefined) return undefined;
-    clearTimeout(pending.timer);
     this.#pending.delete(id);
+    clearTimeout(pending.timer);
+    pending.forget();
     return pending;
   }
+
+  /**
+   * Forgets request `id` as answered. Its timer and abort listener are stopped after the answer
+   * has gone on its way (one `setImmediate` for all the answers of a turn of the event loop):
+   * firing in between, either finds the request no longer pending and does nothing.
+   */
+  #answered(id: number): Pending {
+    const pending = this.#pending.get(id) as Pending;
+    this.#pending.delete(id);
+    if (this.#stale.push(pending) === 1) setImmediate(this.#sweep);
+    return pending;
+  }
+
+  readonly #sweep = (): void => {
+    const stale = this.#stale;
+    this.#stale = [];
+    for (const pending of stale) {
+      clearTimeout(pending.timer);
+      pending.forget();
+    }
+  };
 
   /** True when `message` answers or reports progress on one of the tap's requests. */
   #take(message: JSONRPCMessage): boolean {
@@ -165,7 +185,7 @@ export class RequestTap {
     const result: unknown = (message as { result?: unknown }).result;
     // The SDK cannot read such a response either; it reports it and the call times out (P3).
     if (!isRecord(result)) return false;
-    const pending = this.#settle(id) as Pending;
+    const pending = this.#answered(id);
     if ('resultType' in result) {
       const { resultType: _dropped, ...rest } = result;
       pending.resolve(rest);
