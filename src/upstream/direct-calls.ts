@@ -138,16 +138,23 @@ export function answerCallsDirectly(
           transport.send({ jsonrpc: '2.0', ...notification } as JSONRPCMessage),
       },
     } as unknown as ServerContext;
-    Promise.resolve()
-      .then(() => handler(request, ctx))
+    // The handler starts at once (its downstream request goes out before this returns); a throw
+    // is answered like a rejection.
+    let started: Promise<CallToolResult | InputRequiredResult>;
+    try {
+      started = handler(request, ctx);
+    } catch (error) {
+      started = Promise.reject(error);
+    }
+    started
       .then((first) =>
         isInputRequiredResult(first)
           ? (shim as LegacyShimHost)
               ._legacyInputRequiredShim()
               .fulfill('tools/call', handler, request, ctx, first)
-          : first,
+              .then(checked)
+          : checked(first),
       )
-      .then(checked)
       .then(
         (result) => {
           if (!controller.signal.aborted) send({ jsonrpc: '2.0', id, result } as JSONRPCMessage);
