@@ -13,6 +13,9 @@ import type { Result } from '../core/result.js';
 import type { Pool, ServerSnapshot } from '../downstream/pool.js';
 
 /** Buckets of the call-duration histogram (seconds): 5 ms to 2 min. */
+/** Updates that may wait for a later flush before one is scheduled for them (see `record`). */
+const RIDE_ALONG = 64;
+
 const DURATION_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120];
 
 /** The notifications the gateway forwards upstream, by kind. */
@@ -158,9 +161,14 @@ export function createMetrics(sources: MetricsSources): Metrics {
     const updates = pending.splice(0);
     for (const update of updates) update();
   };
-  const record = (update: () => void): void => {
+  /**
+   * `soon`: flushed after the current I/O. Otherwise the update rides along with the next
+   * flush (or scrape), unless {@link RIDE_ALONG} are already waiting: an upstream request is
+   * counted when it arrives, and a flush then would run just as its downstream starts work.
+   */
+  const record = (update: () => void, soon = true): void => {
     pending.push(update);
-    if (scheduled) return;
+    if (scheduled || (!soon && pending.length < RIDE_ALONG)) return;
     scheduled = true;
     setImmediate(flush).unref();
   };
@@ -176,7 +184,7 @@ export function createMetrics(sources: MetricsSources): Metrics {
     },
     request(era, method) {
       const known = METHODS.has(method) ? method : 'other';
-      record(() => requests.inc({ era, method: known }));
+      record(() => requests.inc({ era, method: known }), false);
     },
     forwarded(kind) {
       record(() => forwarded.inc({ kind }));
