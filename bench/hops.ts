@@ -2,7 +2,10 @@
  * Where one call's time goes inside a bench target, from the stamps `hops-preload.ts` wrote
  * (`npm run bench -- --only echo-stdio --parts latency --hops`). A sequential call is the four
  * pipe events in a row: the host's request read (`in`), the request written to the downstream
- * (`cout`), its answer read (`cin`), the answer written to the host (`out`).
+ * (`cout`), its answer read (`cin`), the answer written to the host (`out`); the host's next
+ * request (`in` again) closes it. "busy after downstream write" is how long the target keeps
+ * running after it wrote a request to the downstream, until its event loop reaches its check
+ * phase: work that runs beside the downstream's and may compete with it for a core.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -37,24 +40,33 @@ function stamps(events: readonly string[]): Stamp[] {
 /** One markdown row per target process: medians in µs of each hop of a sequential call. */
 export function hopsTable(dir: string): string {
   const rows = [
-    '| target | calls | host → downstream write | downstream turnaround | downstream → host write | in → out |',
-    '|---|--:|--:|--:|--:|--:|',
+    '| target | calls | host → downstream write | downstream turnaround | downstream → host write | in → out | out → next in | busy after downstream write |',
+    '|---|--:|--:|--:|--:|--:|--:|--:|',
   ];
   for (const file of readdirSync(dir).filter((name) => name.startsWith('hops-'))) {
-    const { target, events } = JSON.parse(readFileSync(join(dir, file), 'utf8')) as {
+    const { target, events, busyAfterCout } = JSON.parse(readFileSync(join(dir, file), 'utf8')) as {
       target: string;
       events: string[];
+      busyAfterCout?: number[];
     };
     const all = stamps(events);
-    const hops: number[][] = [[], [], [], []];
-    for (let i = 0; i + 3 < all.length; i++) {
-      const [a, b, c, d] = all.slice(i, i + 4) as [Stamp, Stamp, Stamp, Stamp];
-      if (a.kind !== 'in' || b.kind !== 'cout' || c.kind !== 'cin' || d.kind !== 'out') continue;
-      const values = [b.start - a.start, c.start - b.end, d.start - c.start, d.end - a.start];
+    const hops: number[][] = [[], [], [], [], []];
+    for (let i = 0; i + 4 < all.length; i++) {
+      const [a, b, c, d, e] = all.slice(i, i + 5) as [Stamp, Stamp, Stamp, Stamp, Stamp];
+      if (a.kind !== 'in' || b.kind !== 'cout' || c.kind !== 'cin' || d.kind !== 'out' || e.kind !== 'in')
+        continue;
+      const values = [
+        b.start - a.start,
+        c.start - b.end,
+        d.start - c.start,
+        d.end - a.start,
+        e.start - d.end,
+      ];
       values.forEach((value, k) => hops[k]?.push(value / 1000));
     }
     if (hops[0]?.length === 0) continue;
-    const cells = hops.map((values) => median(values).toFixed(1));
+    const busy = (busyAfterCout ?? []).map((ns) => ns / 1000);
+    const cells = [...hops, busy].map((values) => (values.length > 0 ? median(values).toFixed(1) : '–'));
     const name = target === 'main.js' ? 'mcp-normalizer' : target.replace(/\.js$/, '');
     rows.push(`| ${name} | ${hops[0]?.length} | ${cells.join(' | ')} |`);
   }

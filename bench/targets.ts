@@ -255,8 +255,25 @@ function startStdio(client: Client, args: string[]): Started {
     connect: (timeout) => client.connect(transport, { timeout }),
     pid: () => transport.pid ?? -1,
     stderrTail: tail(transport.stderr),
-    close: () => client.close(),
+    close: async () => {
+      const pid = transport.pid;
+      await client.close();
+      // Its exit handlers (e.g. `--hops` writing its stamps) have run once it is gone.
+      if (pid !== null) await waitForExit(pid, 5_000);
+    },
   };
+}
+
+/** Resolves once process `pid` is gone, or after `limitMs` (polled every 20 ms). */
+async function waitForExit(pid: number, limitMs: number): Promise<void> {
+  for (let waited = 0; waited < limitMs; waited += 20) {
+    try {
+      process.kill(pid, 0);
+    } catch {
+      return;
+    }
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
 }
 
 /**
