@@ -3,6 +3,8 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
+    // Temp folders of the run go under one folder, removed at its end.
+    globalSetup: ['test/global-setup.ts'],
     // Child-process tests (crash, restart, shutdown) need real processes; forks keep them isolated.
     pool: 'forks',
     testTimeout: 30_000,
