@@ -12,6 +12,7 @@
  * `--only stdio|http|fuzz` for one part).
  * Prints one JSON line per part. Loopback only; every loop is bounded in count and time.
  */
+import './scratch.js';
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';

@@ -12,6 +12,7 @@
  *
  *   node dist/bench/modern.js [--rounds 5] [--calls 2000]
  */
+import './scratch.js';
 import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';

@@ -9,6 +9,7 @@
  *
  *   node dist/bench/replicas.js [--rounds 5] [--calls 2000] [--in-flight 64]
  */
+import './scratch.js';
 import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';

@@ -15,6 +15,7 @@
  * a sequential call's time goes inside each: `--only echo-stdio --parts latency --hops`),
  * `--table <results.json>` (print the table of a saved run again, measuring nothing).
  */
+import './scratch.js';
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
