@@ -5,17 +5,19 @@
  * closed R3 list, eras and methods from the protocol; no argument, id or URI is ever a label.
  *
  * Counters are counted where things happen (a call's outcome in app/tools.ts, an upstream
- * request, a forwarded notification), off the answer's path (see `record`); gauges are read from
+ * request, a forwarded notification), off the answer's path (see `Pending`); gauges are read from
  * the pool when scraped.
  */
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { Result } from '../core/result.js';
 import type { Pool, ServerSnapshot } from '../downstream/pool.js';
 
-/** Buckets of the call-duration histogram (seconds): 5 ms to 2 min. */
-/** Updates that may wait for a later flush before one is scheduled for them (see `record`). */
-const RIDE_ALONG = 64;
+/** How long counts wait before they are recorded into prom-client (see `Pending`). */
+const FLUSH_AFTER_MS = 100;
+/** Counts that may wait; past this many, they are recorded after the current I/O. */
+const MAX_WAITING = 10_000;
 
+/** Buckets of the call-duration histogram (seconds): 5 ms to 2 min. */
 const DURATION_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120];
 
 /** The notifications the gateway forwards upstream, by kind. */
@@ -147,51 +149,92 @@ export function createMetrics(sources: MetricsSources): Metrics {
     },
   });
 
-  /**
-   * What happened since the last flush, recorded into prom-client together once the current
-   * I/O is done (setImmediate) or when scraped, whichever comes first. prom-client hashes the
-   * labels of every update; done inside a call's answer that cost ~8 µs of its latency (the code
-   * is cold after the wait for the downstream, docs/performance.md). Nothing is lost or late for
-   * a reader: every scrape flushes first.
-   */
-  const pending: Array<() => void> = [];
-  let scheduled = false;
-  const flush = (): void => {
-    scheduled = false;
-    const updates = pending.splice(0);
-    for (const update of updates) update();
-  };
-  /**
-   * `soon`: flushed after the current I/O. Otherwise the update rides along with the next
-   * flush (or scrape), unless {@link RIDE_ALONG} are already waiting: an upstream request is
-   * counted when it arrives, and a flush then would run just as its downstream starts work.
-   */
-  const record = (update: () => void, soon = true): void => {
-    pending.push(update);
-    if (scheduled || (!soon && pending.length < RIDE_ALONG)) return;
-    scheduled = true;
-    setImmediate(flush).unref();
-  };
+  const pending = new Pending();
 
   return {
     callEnded(server = '', tool = '', result) {
       const outcome = result.success ? 'ok' : result.errorType;
+      pending.count(calls, `${server}\0${tool}\0${outcome}`, () => ({ server, tool, outcome }));
       const elapsedMs = result.meta.elapsedMs;
-      record(() => {
-        calls.inc({ server, tool, outcome });
-        if (elapsedMs !== undefined) duration.observe({ server, outcome }, elapsedMs / 1000);
-      });
+      if (elapsedMs !== undefined) {
+        pending.observe(duration, `${server}\0${outcome}`, () => ({ server, outcome }), elapsedMs / 1000);
+      }
     },
     request(era, method) {
       const known = METHODS.has(method) ? method : 'other';
-      record(() => requests.inc({ era, method: known }), false);
+      pending.count(requests, `${era}\0${known}`, () => ({ era, method: known }));
     },
     forwarded(kind) {
-      record(() => forwarded.inc({ kind }));
+      pending.count(forwarded, kind, () => ({ kind }));
     },
     async scrape() {
-      flush();
+      pending.flush();
       return { contentType: registry.contentType, body: await registry.metrics() };
     },
   };
+}
+
+type Labels = Record<string, string>;
+
+/**
+ * O1's counts on their way into prom-client. prom-client hashes the labels of every update
+ * (~8 µs a call, with its caches cold after the wait for a downstream). Done inside a call's
+ * answer, that was latency; done right after the answer was written, it still slowed the
+ * host's next request (measured in docs/performance.md). So counts are summed here per label
+ * set (a string key and an increment) and recorded together {@link FLUSH_AFTER_MS} later, after
+ * the current I/O once {@link MAX_WAITING} wait, and before every scrape: a reader never misses
+ * a count.
+ */
+class Pending {
+  readonly #counts = new Map<Counter<string>, Map<string, { labels: Labels; by: number }>>();
+  readonly #observations = new Map<Histogram<string>, Map<string, { labels: Labels; values: number[] }>>();
+  #waiting = 0;
+  #timer: ReturnType<typeof setTimeout> | undefined;
+  #soon: ReturnType<typeof setImmediate> | undefined;
+
+  /** One more for `counter`'s label set `key`; `labels` builds that set the first time. */
+  count(counter: Counter<string>, key: string, labels: () => Labels): void {
+    const entry = entryOf(this.#counts, counter, key, () => ({ labels: labels(), by: 0 }));
+    entry.by += 1;
+    this.#added();
+  }
+
+  /** One `value` for `histogram`'s label set `key`. */
+  observe(histogram: Histogram<string>, key: string, labels: () => Labels, value: number): void {
+    entryOf(this.#observations, histogram, key, () => ({ labels: labels(), values: [] })).values.push(value);
+    this.#added();
+  }
+
+  /** Records everything waiting into prom-client now. */
+  flush(): void {
+    if (this.#timer !== undefined) clearTimeout(this.#timer);
+    if (this.#soon !== undefined) clearImmediate(this.#soon);
+    this.#timer = this.#soon = undefined;
+    this.#waiting = 0;
+    for (const [counter, entries] of this.#counts) {
+      for (const { labels, by } of entries.values()) counter.inc(labels, by);
+    }
+    for (const [histogram, entries] of this.#observations) {
+      for (const { labels, values } of entries.values()) {
+        for (const value of values) histogram.observe(labels, value);
+      }
+    }
+    this.#counts.clear();
+    this.#observations.clear();
+  }
+
+  #added(): void {
+    this.#waiting += 1;
+    if (this.#waiting >= MAX_WAITING) this.#soon ??= setImmediate(() => this.flush()).unref();
+    else this.#timer ??= setTimeout(() => this.flush(), FLUSH_AFTER_MS).unref();
+  }
+}
+
+/** The entry for `key` under `metric`, made by `make` when missing. */
+function entryOf<M, E>(all: Map<M, Map<string, E>>, metric: M, key: string, make: () => E): E {
+  let byKey = all.get(metric);
+  if (byKey === undefined) all.set(metric, (byKey = new Map()));
+  let entry = byKey.get(key);
+  if (entry === undefined) byKey.set(key, (entry = make()));
+  return entry;
 }

@@ -1,9 +1,9 @@
 /**
  * O1's counters are recorded off the answer's path (app/metrics.ts): what a call, a request or a
- * forwarded notification counts is in prom-client after the current I/O, and in any scrape at
- * once, however soon after the call it comes.
+ * forwarded notification counts is in prom-client within 100 ms, and in any scrape at once,
+ * however soon after the call it comes.
  */
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createMetrics } from '../../src/app/metrics.js';
 import { failure, ok } from '../../src/core/result.js';
 import type { Pool } from '../../src/downstream/pool.js';
@@ -18,6 +18,10 @@ function metrics() {
 
 const line = (body: string, prefix: string): string | undefined =>
   body.split('\n').find((entry) => entry.startsWith(prefix));
+
+afterEach(() => {
+  vi.useRealTimers();
+});
 
 describe('metrics', () => {
   it('O1: counts recorded during a call are in a scrape made before any I/O turn', async () => {
@@ -49,10 +53,10 @@ describe('metrics', () => {
     expect(line(body, 'mcp_normalizer_notifications_forwarded_total{kind="progress"}')).toMatch(/ 1$/);
   });
 
-  it('O1: counts recorded off the path are applied once, by the next I/O turn or the next scrape, never twice', async () => {
+  it('O1: counts recorded off the path are applied once, by the next flush or the next scrape, never twice', async () => {
     const m = metrics();
     m.request('legacy', 'tools/list');
-    await new Promise((resolve) => setImmediate(resolve));
+    await new Promise((resolve) => setTimeout(resolve, 150));
     m.request('legacy', 'tools/list');
     const first = await m.scrape();
     const second = await m.scrape();
@@ -61,5 +65,28 @@ describe('metrics', () => {
         / 2$/,
       );
     }
+  });
+
+  it('O1: any number of counts waits on one timer of 100 ms, and a scrape takes them at once', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'setImmediate', 'clearImmediate'] });
+    const m = metrics();
+    for (let i = 0; i < 50; i++) {
+      m.callEnded('s', 'echo', ok('x', { meta: { server: 's', tool: 'echo', elapsedMs: i } }));
+    }
+    expect(vi.getTimerCount()).toBe(1);
+    vi.advanceTimersByTime(100);
+    expect(vi.getTimerCount()).toBe(0);
+    m.request('legacy', 'tools/call');
+    expect(vi.getTimerCount()).toBe(1);
+    const { body } = await m.scrape();
+    expect(line(body, 'mcp_normalizer_tool_calls_total{server="s",tool="echo",outcome="ok"}')).toMatch(
+      / 50$/,
+    );
+    expect(line(body, 'mcp_normalizer_tool_call_duration_seconds_count{server="s",outcome="ok"}')).toMatch(
+      / 50$/,
+    );
+    expect(line(body, 'mcp_normalizer_upstream_requests_total{era="legacy",method="tools/call"}')).toMatch(
+      / 1$/,
+    );
   });
 });
