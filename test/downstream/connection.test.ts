@@ -334,14 +334,14 @@ describe('Connection', () => {
     const { connection } = setup(() => echoServer());
     await connection.start();
     // One signal per call, as the upstream's per-request signal is: the SDK's own abort listener
-    // sits on it directly while the call runs, and is removed once the call's answer has gone on
-    // (the next turn of the event loop; SDK v2 and our request tap alike).
+    // sits on it directly while the call runs, and is removed once the call has ended (SDK v2 at
+    // once, our request tap within 100 ms).
     for (let i = 0; i < 3; i++) {
       const caller = new AbortController();
       const call = connection.call('echo', { text: String(i) }, { signal: caller.signal });
       expect(getEventListeners(caller.signal, 'abort')).toHaveLength(1);
       await call;
-      await new Promise((resolve) => setImmediate(resolve));
+      await vi.advanceTimersByTimeAsync(100);
       expect(getEventListeners(caller.signal, 'abort')).toHaveLength(0);
     }
     await connection.close();
