@@ -17,8 +17,9 @@ const childProcess = require('node:child_process') as { spawn: typeof SpawnFn };
 
 /** Flat: kind, then one (read) or two (write start, end) hrtime stamps in ns. */
 const events: Array<string | bigint> = [];
-/** ns from each write to the downstream until the target's event loop next reaches its check phase. */
+/** ns from each write to the downstream (to the host) until the target's event loop next reaches its check phase. */
 const busyAfterCout: number[] = [];
+const busyAfterOut: number[] = [];
 const CHILD_OUT = Symbol('child stdout');
 const CHILD_IN = Symbol('child stdin');
 
@@ -51,8 +52,11 @@ if (dir !== null) {
   net.Socket.prototype.write = function (this: net.Socket, ...args: unknown[]): boolean {
     const start = process.hrtime.bigint();
     const written = (write as (...a: unknown[]) => boolean).apply(this, args);
-    if (this === (process.stdout as unknown)) events.push('out', start, process.hrtime.bigint());
-    else if ((this as unknown as Record<symbol, boolean>)[CHILD_IN]) {
+    if (this === (process.stdout as unknown)) {
+      const end = process.hrtime.bigint();
+      events.push('out', start, end);
+      setImmediate(() => busyAfterOut.push(Number(process.hrtime.bigint() - end)));
+    } else if ((this as unknown as Record<symbol, boolean>)[CHILD_IN]) {
       const end = process.hrtime.bigint();
       events.push('cout', start, end);
       setImmediate(() => busyAfterCout.push(Number(process.hrtime.bigint() - end)));
@@ -64,7 +68,7 @@ if (dir !== null) {
     const target = basename(process.argv[1] ?? 'unknown');
     writeFileSync(
       join(dir, `hops-${process.pid}.json`),
-      JSON.stringify({ target, events: events.map((event) => String(event)), busyAfterCout }),
+      JSON.stringify({ target, events: events.map((event) => String(event)), busyAfterCout, busyAfterOut }),
     );
   });
 }

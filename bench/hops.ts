@@ -40,14 +40,17 @@ function stamps(events: readonly string[]): Stamp[] {
 /** One markdown row per target process: medians in µs of each hop of a sequential call. */
 export function hopsTable(dir: string): string {
   const rows = [
-    '| target | calls | host → downstream write | downstream turnaround | downstream → host write | in → out | out → next in | busy after downstream write |',
-    '|---|--:|--:|--:|--:|--:|--:|--:|',
+    '| target | calls | host → downstream write | downstream turnaround | downstream → host write | in → out | out → next in | busy after downstream write | busy after host write |',
+    '|---|--:|--:|--:|--:|--:|--:|--:|--:|',
   ];
   for (const file of readdirSync(dir).filter((name) => name.startsWith('hops-'))) {
-    const { target, events, busyAfterCout } = JSON.parse(readFileSync(join(dir, file), 'utf8')) as {
+    const { target, events, busyAfterCout, busyAfterOut } = JSON.parse(
+      readFileSync(join(dir, file), 'utf8'),
+    ) as {
       target: string;
       events: string[];
       busyAfterCout?: number[];
+      busyAfterOut?: number[];
     };
     const all = stamps(events);
     const hops: number[][] = [[], [], [], [], []];
@@ -65,8 +68,8 @@ export function hopsTable(dir: string): string {
       values.forEach((value, k) => hops[k]?.push(value / 1000));
     }
     if (hops[0]?.length === 0) continue;
-    const busy = (busyAfterCout ?? []).map((ns) => ns / 1000);
-    const cells = [...hops, busy].map((values) => (values.length > 0 ? median(values).toFixed(1) : '–'));
+    const busy = [busyAfterCout ?? [], busyAfterOut ?? []].map((list) => list.map((ns) => ns / 1000));
+    const cells = [...hops, ...busy].map((values) => (values.length > 0 ? median(values).toFixed(1) : '–'));
     const name = target === 'main.js' ? 'mcp-normalizer' : target.replace(/\.js$/, '');
     rows.push(`| ${name} | ${hops[0]?.length} | ${cells.join(' | ')} |`);
   }
