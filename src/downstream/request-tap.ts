@@ -71,6 +71,7 @@ export class RequestTap {
   #closed = false;
   /** Answered requests whose timer and listener are still to be stopped (see {@link #answered}). */
   #stale: Pending[] = [];
+  #sweepTimer: ReturnType<typeof setTimeout> | undefined;
 
   /** `transport` must be connected: the tap wraps the handlers the SDK set on it. */
   constructor(transport: Transport) {
@@ -159,11 +160,12 @@ export class RequestTap {
   #answered(id: number): Pending {
     const pending = this.#pending.get(id) as Pending;
     this.#pending.delete(id);
-    if (this.#stale.push(pending) === 1) setTimeout(this.#sweep, SWEEP_AFTER_MS).unref();
+    if (this.#stale.push(pending) === 1) this.#sweepTimer = setTimeout(this.#sweep, SWEEP_AFTER_MS).unref();
     return pending;
   }
 
   readonly #sweep = (): void => {
+    clearTimeout(this.#sweepTimer);
     const stale = this.#stale;
     this.#stale = [];
     for (const pending of stale) {
@@ -216,5 +218,7 @@ export class RequestTap {
     this.#closed = true;
     const error = new SdkError(SdkErrorCode.ConnectionClosed, 'Connection closed');
     for (const id of [...this.#pending.keys()]) this.#settle(id)?.reject(error);
+    // Nothing of a closed connection's calls waits for the sweep.
+    this.#sweep();
   }
 }

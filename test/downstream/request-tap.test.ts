@@ -153,14 +153,19 @@ describe('RequestTap', () => {
     await outcome;
   });
 
-  it('P4: the transport closing fails every pending request at once and still tells the SDK; later requests fail at once', async () => {
-    const { tap, far, sdk } = await setup();
+  it('P4: the transport closing fails every pending request at once and still tells the SDK, leaving no timer; later requests fail at once', async () => {
+    const { tap, far, sdk, reply } = await setup();
+    const answered = tap.request('tools/call', { name: 't0' }, { timeoutMs: 60_000 });
+    await reply({ id: FIRST_ID, result: { content: [] } });
+    await answered;
     const calls = [1, 2].map((n) => tap.request('tools/call', { name: `t${n}` }, { timeoutMs: 60_000 }));
     await far.close();
     for (const call of calls)
       await expect(call).rejects.toMatchObject({ code: SdkErrorCode.ConnectionClosed });
     expect(sdk.closed).toBe(1);
     expect(tap.pending).toBe(0);
+    // The answered call's timer did not wait for the sweep either.
+    expect(vi.getTimerCount()).toBe(0);
     await expect(tap.request('tools/call', { name: 'x' }, { timeoutMs: 1000 })).rejects.toMatchObject({
       code: SdkErrorCode.ConnectionClosed,
     });
