@@ -17,8 +17,9 @@ const childProcess = require('node:child_process') as { spawn: typeof SpawnFn };
 
 /** Flat: kind, then one (read) or two (write start, end) hrtime stamps in ns. */
 const events: Array<string | bigint> = [];
-/** ns from each write to the downstream (to the host) until the target's event loop next reaches its check phase. */
+/** ns from each write to the downstream until the target's event loop next reaches its check phase. */
 const busyAfterCout: number[] = [];
+/** The same after each write to the host. */
 const busyAfterOut: number[] = [];
 const CHILD_OUT = Symbol('child stdout');
 const CHILD_IN = Symbol('child stdin');

@@ -3,9 +3,10 @@
  * (`npm run bench -- --only echo-stdio --parts latency --hops`). A sequential call is the four
  * pipe events in a row: the host's request read (`in`), the request written to the downstream
  * (`cout`), its answer read (`cin`), the answer written to the host (`out`); the host's next
- * request (`in` again) closes it. "busy after downstream write" is how long the target keeps
- * running after it wrote a request to the downstream, until its event loop reaches its check
- * phase: work that runs beside the downstream's and may compete with it for a core.
+ * request (`in` again) closes it ("out → next in" is the host's turn). "busy after downstream
+ * write" and "busy after host write" are how long the target keeps running after each such
+ * write, until its event loop reaches its check phase: work that may delay the reader it has
+ * just woken (docs/performance.md).
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
