@@ -18,7 +18,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Client } from '@modelcontextprotocol/client';
-import { BENCH, echoThroughput, pinnedClient, spawnHttp } from './modern-http.js';
+import { BENCH, echoThroughput, pinnedClient, processCpuMs, spawnHttp } from './modern-http.js';
 import { median, pairedRatios, quartiles } from './stats.js';
 import { ROOT } from './targets.js';
 
@@ -69,9 +69,17 @@ async function start(name: Target['name'], tools: number): Promise<Target> {
   return { name, child, client, echo };
 }
 
-/** Echo calls per second through one target's client. */
-function throughput(target: Target): Promise<number> {
-  return echoThroughput([target.client], target.echo, target.name);
+/**
+ * Echo calls per second through one target's client, and the target process's own CPU time per
+ * 1,000 calls (ms; NaN without /proc). The CPU figure is what the target costs, apart from the
+ * client and the echo server it shares the two cores with, and varies far less between runs.
+ */
+async function throughput(target: Target): Promise<{ rate: number; cpu: number }> {
+  const before = processCpuMs(target.child.pid);
+  const rate = await echoThroughput([target.client], target.echo, target.name);
+  const after = processCpuMs(target.child.pid);
+  const cpu = before === undefined || after === undefined ? NaN : ((after - before) * 1000) / CALLS;
+  return { rate, cpu };
 }
 
 async function stop(target: Target): Promise<void> {
@@ -91,15 +99,23 @@ for (const tools of [10, 2000]) {
     await throughput(passthrough);
     const n: number[] = [];
     const p: number[] = [];
+    const nCpu: number[] = [];
+    const pCpu: number[] = [];
     for (let round = 0; round < ROUNDS; round++) {
       const order = round % 2 === 0 ? [normalizer, passthrough] : [passthrough, normalizer];
-      for (const target of order) (target === normalizer ? n : p).push(await throughput(target));
+      for (const target of order) {
+        const { rate, cpu } = await throughput(target);
+        (target === normalizer ? n : p).push(rate);
+        (target === normalizer ? nCpu : pCpu).push(cpu);
+      }
     }
     perTools.set(tools, n);
     const ratios = pairedRatios(n, p);
     const range = quartiles(ratios);
+    const cpuRatios = pairedRatios(nCpu, pCpu);
+    const cpuRange = quartiles(cpuRatios);
     rows.push(
-      `| ${tools} | ${fmt(median(n), 0)} | ${fmt(median(p), 0)} | ${fmt(median(ratios))}× ${range === undefined ? '' : `(${fmt(range[0])}–${fmt(range[1])})`} |`,
+      `| ${tools} | ${fmt(median(n), 0)} | ${fmt(median(p), 0)} | ${fmt(median(ratios))}× ${range === undefined ? '' : `(${fmt(range[0])}–${fmt(range[1])})`} | ${fmt(median(nCpu), 0)} | ${fmt(median(pCpu), 0)} | ${fmt(median(cpuRatios))}× ${cpuRange === undefined ? '' : `(${fmt(cpuRange[0])}–${fmt(cpuRange[1])})`} |`,
     );
   } finally {
     await Promise.all([stop(normalizer), stop(passthrough)]);
@@ -111,8 +127,8 @@ process.stdout.write(
   [
     `Modern HTTP (2026-07-28), echo at ${IN_FLIGHT} in flight, ${CALLS} calls × ${ROUNDS} alternating rounds (calls/s, median)`,
     '',
-    '| tools | mcp-normalizer | bare v2 passthrough | ratio (middle half) |',
-    '| ---: | ---: | ---: | :--- |',
+    '| tools | mcp-normalizer | bare v2 passthrough | ratio (middle half) | CPU ms / 1,000 calls: mcp-normalizer | passthrough | ratio (middle half) |',
+    '| ---: | ---: | ---: | :--- | ---: | ---: | :--- |',
     ...rows,
     '',
     `mcp-normalizer at 2,000 tools vs 10 tools: ${fmt(median(large) / median(small))}×`,

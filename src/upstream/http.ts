@@ -25,8 +25,9 @@ import type { Socket } from 'node:net';
 import type { IncomingMessage, Server as NodeHttpServer, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { classifyInboundRequest, createMcpHandler, isInitializeRequest } from '@modelcontextprotocol/server';
-import { NodeStreamableHTTPServerTransport, toNodeHandler } from '@modelcontextprotocol/node';
+import { NodeStreamableHTTPServerTransport } from '@modelcontextprotocol/node';
 import type { Logger } from 'pino';
+import { bridgeFetchHandler } from './fetch-bridge.js';
 import { createRequestGuard } from './http-guard.js';
 import { answerProbe, sendJson, sendJsonRpcError, type HealthReport } from './http-probes.js';
 import type { UpstreamServer } from './server.js';
@@ -167,7 +168,7 @@ export async function listenHttp(
   });
   const newSessionId =
     options.replicaId === undefined ? randomUUID : (): string => `${options.replicaId}.${randomUUID()}`;
-  const serveModern = toNodeHandler(modern, { onerror });
+  const serveModern = bridgeFetchHandler(modern, onerror);
 
   /** Counts `res` as open on `session` until it ends or its socket closes. */
   function track(session: Session, res: ServerResponse): void {
