@@ -74,12 +74,14 @@ async function start(name: Target['name'], tools: number): Promise<Target> {
  * 1,000 calls (ms; NaN without /proc). The CPU figure is what the target costs, apart from the
  * client and the echo server it shares the two cores with, and varies far less between runs.
  */
-async function throughput(target: Target): Promise<{ rate: number; cpu: number }> {
+async function throughput(target: Target): Promise<{ rate: number; cpu: number; host: number }> {
   const before = processCpuMs(target.child.pid);
+  const hostBefore = process.cpuUsage();
   const rate = await echoThroughput([target.client], target.echo, target.name);
+  const host = process.cpuUsage(hostBefore);
   const after = processCpuMs(target.child.pid);
   const cpu = before === undefined || after === undefined ? NaN : ((after - before) * 1000) / CALLS;
-  return { rate, cpu };
+  return { rate, cpu, host: (host.user + host.system) / CALLS };
 }
 
 async function stop(target: Target): Promise<void> {
@@ -89,6 +91,8 @@ async function stop(target: Target): Promise<void> {
 
 const fmt = (n: number, digits = 2): string => n.toFixed(digits);
 const rows: string[] = [];
+/** The bench process's own CPU per 1,000 calls: the host's side (the client parses each answer). */
+const hostRows: string[] = [];
 const perTools = new Map<number, number[]>();
 for (const tools of [10, 2000]) {
   const normalizer = await start('normalizer', tools);
@@ -101,12 +105,15 @@ for (const tools of [10, 2000]) {
     const p: number[] = [];
     const nCpu: number[] = [];
     const pCpu: number[] = [];
+    const nHost: number[] = [];
+    const pHost: number[] = [];
     for (let round = 0; round < ROUNDS; round++) {
       const order = round % 2 === 0 ? [normalizer, passthrough] : [passthrough, normalizer];
       for (const target of order) {
-        const { rate, cpu } = await throughput(target);
+        const { rate, cpu, host } = await throughput(target);
         (target === normalizer ? n : p).push(rate);
         (target === normalizer ? nCpu : pCpu).push(cpu);
+        (target === normalizer ? nHost : pHost).push(host);
       }
     }
     perTools.set(tools, n);
@@ -114,6 +121,9 @@ for (const tools of [10, 2000]) {
     const range = quartiles(ratios);
     const cpuRatios = pairedRatios(nCpu, pCpu);
     const cpuRange = quartiles(cpuRatios);
+    hostRows.push(
+      `| ${tools} | ${fmt(median(nHost), 0)} | ${fmt(median(pHost), 0)} | ${fmt(median(pairedRatios(nHost, pHost)))}× |`,
+    );
     rows.push(
       `| ${tools} | ${fmt(median(n), 0)} | ${fmt(median(p), 0)} | ${fmt(median(ratios))}× ${range === undefined ? '' : `(${fmt(range[0])}–${fmt(range[1])})`} | ${fmt(median(nCpu), 0)} | ${fmt(median(pCpu), 0)} | ${fmt(median(cpuRatios))}× ${cpuRange === undefined ? '' : `(${fmt(cpuRange[0])}–${fmt(cpuRange[1])})`} |`,
     );
@@ -130,6 +140,12 @@ process.stdout.write(
     '| tools | mcp-normalizer | bare v2 passthrough | ratio (middle half) | CPU ms / 1,000 calls: mcp-normalizer | passthrough | ratio (middle half) |',
     '| ---: | ---: | ---: | :--- | ---: | ---: | :--- |',
     ...rows,
+    '',
+    'The host (this bench process, the SDK v2 client), CPU ms per 1,000 calls while it drove each target:',
+    '',
+    '| tools | through mcp-normalizer | through the passthrough | ratio |',
+    '| ---: | ---: | ---: | :--- |',
+    ...hostRows,
     '',
     `mcp-normalizer at 2,000 tools vs 10 tools: ${fmt(median(large) / median(small))}×`,
     '',
