@@ -24,10 +24,11 @@ import { createServer } from 'node:http';
 import type { Socket } from 'node:net';
 import type { IncomingMessage, Server as NodeHttpServer, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { classifyInboundRequest, createMcpHandler, isInitializeRequest } from '@modelcontextprotocol/server';
+import { createMcpHandler, isInitializeRequest } from '@modelcontextprotocol/server';
 import { NodeStreamableHTTPServerTransport } from '@modelcontextprotocol/node';
 import type { Logger } from 'pino';
 import { bridgeFetchHandler } from './fetch-bridge.js';
+import { isLegacy } from './http-era.js';
 import { createRequestGuard } from './http-guard.js';
 import { answerProbe, sendJson, sendJsonRpcError, type HealthReport } from './http-probes.js';
 import type { UpstreamServer } from './server.js';
@@ -393,23 +394,6 @@ export async function listenHttp(
   };
 }
 
-/**
- * E1: true when a POST without a session belongs to the 2025 leg. The SDK's classification
- * (body first, then the `MCP-Protocol-Version`, `Mcp-Method` and `Mcp-Name` headers); anything it
- * does not call legacy, a malformed modern request included, goes to the modern handler, which
- * owns the error answers for those (typescript-sdk docs/serving/legacy-clients.md).
- */
-function isLegacy(req: IncomingMessage, body: unknown): boolean {
-  const outcome = classifyInboundRequest({
-    httpMethod: 'POST',
-    ...header('protocolVersionHeader', req.headers['mcp-protocol-version']),
-    ...header('mcpMethodHeader', req.headers['mcp-method']),
-    ...header('mcpNameHeader', req.headers['mcp-name']),
-    body,
-  });
-  return outcome.kind === 'legacy';
-}
-
 /** Node's and the socket's ways of saying that the client went away mid-request. */
 const HANG_UP_CODES = new Set(['ECONNRESET', 'ECONNABORTED', 'EPIPE', 'ERR_STREAM_PREMATURE_CLOSE']);
 
@@ -428,11 +412,6 @@ function describeHangUp(error: unknown): string {
 /** The JSON-RPC method of a request body, for the debug log. */
 function methodOf(body: unknown): unknown {
   return typeof body === 'object' && body !== null ? (body as { method?: unknown }).method : undefined;
-}
-
-function header<K extends string>(key: K, value: string | string[] | undefined): Partial<Record<K, string>> {
-  const first = Array.isArray(value) ? value[0] : value;
-  return first === undefined ? {} : ({ [key]: first } as Record<K, string>);
 }
 
 type BodyRead = { kind: 'ok'; value: unknown } | { kind: 'too_large' } | { kind: 'invalid' };
