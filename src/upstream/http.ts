@@ -4,14 +4,15 @@
  * Every request passes the U2 guard (Host/Origin allow-list, then the bearer token) before
  * anything else is read. Then each request goes to the leg of its own era, decided by the SDK's
  * own classification (`classifyInboundRequest`, the step `createMcpHandler` and
- * `isLegacyRequest` use, so the branch never disagrees with the handler):
+ * `isLegacyRequest` use, so the branch never disagrees with the handler; a body that claims the
+ * 2026 envelope, which it can never call legacy, skips it: http-era.ts):
  *
  * - **modern** (2026-07-28: the `_meta` envelope on every request, no session): the SDK's
  *   `createMcpHandler` with `legacy: 'reject'`, which builds one upstream `Server` per request
  *   from {@link UpstreamServer.factory} (O(1) in the number of tools: the handlers read the
- *   catalog). It answers plain JSON unless the call sends progress first, then SSE; a client
- *   cancels by closing the response stream. `subscriptions/listen` streams read the upstream's
- *   one change bus.
+ *   catalog), reached through fetch-bridge.ts. It answers plain JSON unless the call sends
+ *   progress first, then SSE; a client cancels by closing the response stream.
+ *   `subscriptions/listen` streams read the upstream's one change bus.
  * - **legacy** (2025: `initialize`, then `Mcp-Session-Id`): stateful sessions, one SDK transport
  *   and one upstream `Server` per session (pushed notifications, the GET stream), all sharing the
  *   catalog and the pool. These responses stream as SSE, not as plain JSON
