@@ -6,9 +6,11 @@
  * so the table shows whether a request's cost depends on the size of the catalog (the modern
  * leg builds one server per request: it must stay O(1) in the number of tools).
  *
- * Rounds alternate between the targets (never all of one, then all of the other), so a noisy
- * neighbour hits both alike; each figure is the median of the per-round ratios with the range the
- * middle half of the rounds fell in. Every loop is bounded in count and by a deadline.
+ * All four targets (two per catalog size) run side by side, and each round visits every one of
+ * them, starting with the next each time (never all of one, then all of another), so a noisy
+ * neighbour hits all alike; each figure is the median of the per-round ratios with the range the
+ * middle half of the rounds fell in. Beside throughput: each target process's own CPU per call
+ * (/proc) and the host's. Every loop is bounded in count and by a deadline.
  *
  *   node dist/bench/modern.js [--rounds 5] [--calls 2000]
  */
@@ -93,46 +95,69 @@ const fmt = (n: number, digits = 2): string => n.toFixed(digits);
 const rows: string[] = [];
 /** The bench process's own CPU per 1,000 calls: the host's side (the client parses each answer). */
 const hostRows: string[] = [];
-const perTools = new Map<number, number[]>();
-for (const tools of [10, 2000]) {
-  const normalizer = await start('normalizer', tools);
-  const passthrough = await start('passthrough', tools);
-  try {
-    // Warm-up: JIT, sockets, the first-round wait.
-    await throughput(normalizer);
-    await throughput(passthrough);
-    const n: number[] = [];
-    const p: number[] = [];
-    const nCpu: number[] = [];
-    const pCpu: number[] = [];
-    const nHost: number[] = [];
-    const pHost: number[] = [];
-    for (let round = 0; round < ROUNDS; round++) {
-      const order = round % 2 === 0 ? [normalizer, passthrough] : [passthrough, normalizer];
-      for (const target of order) {
-        const { rate, cpu, host } = await throughput(target);
-        (target === normalizer ? n : p).push(rate);
-        (target === normalizer ? nCpu : pCpu).push(cpu);
-        (target === normalizer ? nHost : pHost).push(host);
-      }
+/** mcp-normalizer at 2,000 tools ÷ at 10 tools, paired per round. */
+const sizeRows: string[] = [];
+
+/** The median of the per-round ratios `a[i] / b[i]`, with the middle half in brackets. */
+function ratio(a: readonly number[], b: readonly number[]): string {
+  const ratios = pairedRatios(a, b);
+  const range = quartiles(ratios);
+  return `${fmt(median(ratios))}×${range === undefined ? '' : ` (${fmt(range[0])}–${fmt(range[1])})`}`;
+}
+/** One target's figures, one entry per round. */
+interface Series {
+  readonly rate: number[];
+  readonly cpu: number[];
+  readonly host: number[];
+}
+const SIZES = [10, 2000] as const;
+// Both catalog sizes run in the same rounds, so "2,000 vs 10 tools" is paired per round too (two
+// sizes started minutes apart would carry the machine's drift between them).
+const targets: { tools: number; normalizer: Target; passthrough: Target }[] = [];
+try {
+  for (const tools of SIZES) {
+    targets.push({
+      tools,
+      normalizer: await start('normalizer', tools),
+      passthrough: await start('passthrough', tools),
+    });
+  }
+  const all = targets.flatMap(({ normalizer, passthrough }) => [normalizer, passthrough]);
+  const series = new Map<Target, Series>(all.map((target) => [target, { rate: [], cpu: [], host: [] }]));
+  // Warm-up: JIT, sockets, the first-round wait.
+  for (const target of all) await throughput(target);
+  for (let round = 0; round < ROUNDS; round++) {
+    // Each round starts with the next target, so none always runs first or last.
+    const order = all.map((_, k) => all[(k + round) % all.length] as Target);
+    for (const target of order) {
+      const { rate, cpu, host } = await throughput(target);
+      const figures = series.get(target) as Series;
+      figures.rate.push(rate);
+      figures.cpu.push(cpu);
+      figures.host.push(host);
     }
-    perTools.set(tools, n);
-    const ratios = pairedRatios(n, p);
-    const range = quartiles(ratios);
-    const cpuRatios = pairedRatios(nCpu, pCpu);
-    const cpuRange = quartiles(cpuRatios);
+  }
+  for (const { tools, normalizer, passthrough } of targets) {
+    const n = series.get(normalizer) as Series;
+    const p = series.get(passthrough) as Series;
     hostRows.push(
-      `| ${tools} | ${fmt(median(nHost), 0)} | ${fmt(median(pHost), 0)} | ${fmt(median(pairedRatios(nHost, pHost)))}× |`,
+      `| ${tools} | ${fmt(median(n.host), 0)} | ${fmt(median(p.host), 0)} | ${fmt(median(pairedRatios(n.host, p.host)))}× |`,
     );
     rows.push(
-      `| ${tools} | ${fmt(median(n), 0)} | ${fmt(median(p), 0)} | ${fmt(median(ratios))}× ${range === undefined ? '' : `(${fmt(range[0])}–${fmt(range[1])})`} | ${fmt(median(nCpu), 0)} | ${fmt(median(pCpu), 0)} | ${fmt(median(cpuRatios))}× ${cpuRange === undefined ? '' : `(${fmt(cpuRange[0])}–${fmt(cpuRange[1])})`} |`,
+      `| ${tools} | ${fmt(median(n.rate), 0)} | ${fmt(median(p.rate), 0)} | ${ratio(n.rate, p.rate)} | ${fmt(median(n.cpu), 0)} | ${fmt(median(p.cpu), 0)} | ${ratio(n.cpu, p.cpu)} |`,
     );
-  } finally {
-    await Promise.all([stop(normalizer), stop(passthrough)]);
   }
+  const [small, large] = targets.map(({ normalizer }) => series.get(normalizer) as Series) as [
+    Series,
+    Series,
+  ];
+  sizeRows.push(
+    `| throughput | ${ratio(large.rate, small.rate)} |`,
+    `| CPU per call | ${ratio(large.cpu, small.cpu)} |`,
+  );
+} finally {
+  await Promise.all(targets.flatMap(({ normalizer, passthrough }) => [stop(normalizer), stop(passthrough)]));
 }
-const small = perTools.get(10) ?? [];
-const large = perTools.get(2000) ?? [];
 process.stdout.write(
   [
     `Modern HTTP (2026-07-28), echo at ${IN_FLIGHT} in flight, ${CALLS} calls × ${ROUNDS} alternating rounds (calls/s, median)`,
@@ -147,7 +172,11 @@ process.stdout.write(
     '| ---: | ---: | ---: | :--- |',
     ...hostRows,
     '',
-    `mcp-normalizer at 2,000 tools vs 10 tools: ${fmt(median(large) / median(small))}×`,
+    'mcp-normalizer at 2,000 tools ÷ at 10 tools, the two sizes in the same rounds (median, middle half):',
+    '',
+    '| figure | 2,000 ÷ 10 tools |',
+    '| :--- | :--- |',
+    ...sizeRows,
     '',
   ].join('\n'),
 );
