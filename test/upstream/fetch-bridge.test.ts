@@ -44,6 +44,13 @@ function makeServer(): Server {
   server.setRequestHandler('tools/call', async (request, ctx) => {
     const token = ctx.mcpReq._meta?.progressToken;
     if (request.params.name === 'slow') {
+      // With a progress token the answer is already an SSE stream when the client leaves.
+      if (token !== undefined) {
+        await ctx.mcpReq.notify({
+          method: 'notifications/progress',
+          params: { progressToken: token, progress: 1 },
+        });
+      }
       seen.started.resolve();
       await new Promise<void>((resolve) => ctx.mcpReq.signal.addEventListener('abort', () => resolve()));
       seen.aborted = true;
@@ -253,24 +260,32 @@ describe('the modern leg bridge', () => {
     expect(text).toBe(theirs.body.toString('utf8'));
   });
 
-  it('E3: a client that closes the connection mid-call aborts the call’s signal', async () => {
+  it.each([
+    { when: 'before any answer', meta: META },
+    { when: 'while its SSE answer streams', meta: { ...META, progressToken: 'p' } },
+  ])('E3: a client that closes the connection $when aborts the call’s signal', async ({ meta }) => {
     seen.aborted = false;
     seen.started = deferred();
     seen.abort = deferred();
     const handler = createMcpHandler(makeServer, { legacy: 'reject' });
     closers.push(() => handler.close());
     const port = await listen(bridgeFetchHandler(handler, () => {}));
-    const req = open(port, modern('tools/call', 'slow'));
+    const streaming = deferred();
+    const req = open(port, modern('tools/call', 'slow'), (res) => {
+      res.once('data', () => streaming.resolve());
+    });
     req.on('error', () => {});
     req.end(
       JSON.stringify({
         jsonrpc: '2.0',
         id: 8,
         method: 'tools/call',
-        params: { name: 'slow', arguments: {}, _meta: META },
+        params: { name: 'slow', arguments: {}, _meta: meta },
       }),
     );
     await seen.started.promise;
+    // With progress, wait until the stream's first frame has reached the client.
+    if ('progressToken' in meta) await streaming.promise;
     req.destroy();
     await seen.abort.promise;
     expect(seen.aborted).toBe(true);
