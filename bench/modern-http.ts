@@ -3,8 +3,7 @@
  * command line, a child that serves HTTP and says where on stderr, a client pinned to the modern
  * era, and echo throughput with a bounded number of calls in flight and a deadline.
  */
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
@@ -89,25 +88,4 @@ export async function echoThroughput(
   const begin = performance.now();
   await Promise.all(Array.from({ length: Math.min(BENCH.inFlight, BENCH.calls) }, (_, w) => worker(w)));
   return BENCH.calls / ((performance.now() - begin) / 1000);
-}
-
-/** Clock ticks per second of /proc's CPU times (`getconf CLK_TCK`), read once. */
-let ticksPerSecond: number | undefined;
-
-/**
- * CPU time (user + system, ms) that process `pid` itself has used so far, from `/proc/<pid>/stat`
- * (its children's time not included); undefined where there is no /proc. Resolution: one clock
- * tick (10 ms at the usual 100 Hz), so a round should run for a second or more.
- */
-export function processCpuMs(pid: number | undefined): number | undefined {
-  if (pid === undefined) return undefined;
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    // Fields after the command name (which may hold spaces), from field 3 (state) on.
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    ticksPerSecond ??= Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
-    return ((Number(fields[11]) + Number(fields[12])) * 1000) / ticksPerSecond;
-  } catch {
-    return undefined;
-  }
 }

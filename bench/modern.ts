@@ -20,7 +20,8 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Client } from '@modelcontextprotocol/client';
-import { BENCH, echoThroughput, pinnedClient, processCpuMs, spawnHttp } from './modern-http.js';
+import { cpuTimeOf } from './machine.js';
+import { BENCH, echoThroughput, pinnedClient, spawnHttp } from './modern-http.js';
 import { median, pairedRatios, quartiles } from './stats.js';
 import { ROOT } from './targets.js';
 
@@ -72,17 +73,18 @@ async function start(name: Target['name'], tools: number): Promise<Target> {
 }
 
 /**
- * Echo calls per second through one target's client, and the target process's own CPU time per
- * 1,000 calls (ms; NaN without /proc). The CPU figure is what the target costs, apart from the
- * client and the echo server it shares the two cores with, and varies far less between runs.
+ * Echo calls per second through one target's client; the target process's own CPU time and the
+ * host's (this process, the SDK client), each in ms per 1,000 calls. The target's CPU is what it
+ * costs apart from the client and the echo server it shares the two cores with, and varies far
+ * less between runs than throughput.
  */
 async function throughput(target: Target): Promise<{ rate: number; cpu: number; host: number }> {
-  const before = processCpuMs(target.child.pid);
+  const pid = target.child.pid as number;
+  const before = cpuTimeOf(pid);
   const hostBefore = process.cpuUsage();
   const rate = await echoThroughput([target.client], target.echo, target.name);
   const host = process.cpuUsage(hostBefore);
-  const after = processCpuMs(target.child.pid);
-  const cpu = before === undefined || after === undefined ? NaN : ((after - before) * 1000) / CALLS;
+  const cpu = ((cpuTimeOf(pid) - before) * 1000) / CALLS;
   return { rate, cpu, host: (host.user + host.system) / CALLS };
 }
 
@@ -141,7 +143,7 @@ try {
     const n = series.get(normalizer) as Series;
     const p = series.get(passthrough) as Series;
     hostRows.push(
-      `| ${tools} | ${fmt(median(n.host), 0)} | ${fmt(median(p.host), 0)} | ${fmt(median(pairedRatios(n.host, p.host)))}× |`,
+      `| ${tools} | ${fmt(median(n.host), 0)} | ${fmt(median(p.host), 0)} | ${ratio(n.host, p.host)} |`,
     );
     rows.push(
       `| ${tools} | ${fmt(median(n.rate), 0)} | ${fmt(median(p.rate), 0)} | ${ratio(n.rate, p.rate)} | ${fmt(median(n.cpu), 0)} | ${fmt(median(p.cpu), 0)} | ${ratio(n.cpu, p.cpu)} |`,
@@ -168,7 +170,7 @@ process.stdout.write(
     '',
     'The host (this bench process, the SDK v2 client), CPU ms per 1,000 calls while it drove each target:',
     '',
-    '| tools | through mcp-normalizer | through the passthrough | ratio |',
+    '| tools | through mcp-normalizer | through the passthrough | ratio (middle half) |',
     '| ---: | ---: | ---: | :--- |',
     ...hostRows,
     '',

@@ -15,6 +15,7 @@
  * same 500 JSON-RPC error with the request's id echoed.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { isRecord } from '../core/json.js';
 
 /** The part of the SDK's `McpHttpHandler` the bridge calls. */
 export interface FetchHandler {
@@ -135,8 +136,7 @@ function first(value: string | string[] | undefined): string | undefined {
 
 /** The id a 500 answer echoes: a single request's string or number id, otherwise null. */
 function echoableId(body: unknown): string | number | null {
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) return null;
-  const { method, id } = body as { method?: unknown; id?: unknown };
-  if (typeof method !== 'string') return null;
+  if (!isRecord(body) || typeof body['method'] !== 'string') return null;
+  const id = body['id'];
   return typeof id === 'string' || typeof id === 'number' ? id : null;
 }

@@ -4,6 +4,7 @@
  */
 import type { IncomingMessage } from 'node:http';
 import { classifyInboundRequest } from '@modelcontextprotocol/server';
+import { isRecord } from '../core/json.js';
 
 /**
  * E1: true when a POST without a session belongs to the 2025 leg. The SDK's classification
@@ -35,16 +36,10 @@ const PROTOCOL_VERSION_META_KEY = 'io.modelcontextprotocol/protocolVersion';
  * again). A test holds the SDK to it (test/upstream/http-era.test.ts).
  */
 export function claimsModernEnvelope(body: unknown): boolean {
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) return false;
-  const message = body as Record<string, unknown>;
-  if ('result' in message || 'error' in message) return false;
-  if (typeof message['method'] !== 'string' || message['method'] === 'initialize') return false;
-  const params = message['params'];
-  if (typeof params !== 'object' || params === null || Array.isArray(params)) return false;
-  const meta = (params as Record<string, unknown>)['_meta'];
-  return (
-    typeof meta === 'object' && meta !== null && !Array.isArray(meta) && PROTOCOL_VERSION_META_KEY in meta
-  );
+  if (!isRecord(body) || 'result' in body || 'error' in body) return false;
+  if (typeof body['method'] !== 'string' || body['method'] === 'initialize') return false;
+  const params = body['params'];
+  return isRecord(params) && isRecord(params['_meta']) && PROTOCOL_VERSION_META_KEY in params['_meta'];
 }
 
 function header<K extends string>(key: K, value: string | string[] | undefined): Partial<Record<K, string>> {
