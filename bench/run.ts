@@ -12,7 +12,8 @@
  * `--cpu-prof normalizer[,passthrough,direct]` (run those targets under `node --cpu-prof`; profiles
  * go to bench/results/profiles/<date>/, summarize them with `node dist/bench/profile.js`),
  * `--hops` (stamp every pipe read and write of the passthrough and mcp-normalizer, and print where
- * a sequential call's time goes inside each: `--only echo-stdio --parts latency --hops`),
+ * a sequential call's time goes inside each, and this process's own pipes to each stdio target,
+ * for the round trip and the host's turn: `--only echo-stdio --parts latency --hops`),
  * `--table <results.json>` (print the table of a saved run again, measuring nothing).
  */
 import './scratch.js';
@@ -27,6 +28,7 @@ import { cpuSnapshot, foreignCores } from './machine.js';
 import { markdownTable, summarize } from './report.js';
 import { echoSuite } from './echo-suite.js';
 import { hopsTable } from './hops.js';
+import { hostHopsTable, stampHostPipes } from './hops-host.js';
 import { ECHO_PARTS, type EchoPart, type Plan, type SuiteOutput } from './rounds.js';
 import { coldSuite, listSuite } from './suites.js';
 import { ROOT, missingBuild, type TargetKind } from './targets.js';
@@ -228,6 +230,7 @@ async function main(): Promise<void> {
   if (values.hops) {
     hopsDir = join(results, 'hops', new Date().toISOString().replace(/[:.]/g, '-'));
     mkdirSync(hopsDir, { recursive: true });
+    stampHostPipes();
   }
   const parts = values.parts?.split(',') as EchoPart[] | undefined;
   const wrong = parts?.filter((part) => !ECHO_PARTS.includes(part)) ?? [];
@@ -247,8 +250,10 @@ async function main(): Promise<void> {
   writeFileSync(join(results, `bench-${stamp}.json`), json);
   writeFileSync(join(results, 'latest.json'), json);
   printReport(result.meta, result.figures, `bench/results/bench-${stamp}.json`);
-  if (hopsDir !== undefined)
+  if (hopsDir !== undefined) {
     console.log(`\nInside each target, median µs per sequential call (${hopsDir}):\n\n${hopsTable(hopsDir)}`);
+    console.log(`\nFrom the host (this process), median µs per sequential call:\n\n${hostHopsTable()}`);
+  }
   if (result.problems.length > 0) {
     console.error(`\n${result.problems.length} problem(s):\n${result.problems.join('\n')}`);
     process.exitCode = 1;

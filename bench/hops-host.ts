@@ -1,0 +1,100 @@
+/**
+ * `--hops` from the host's side: the bench process stamps its own pipes to every stdio target it
+ * starts (the SDK v1 client's children), where `hops-preload.ts` stamps inside the targets. Per
+ * sequential call it gives the **round trip** (our request written → the target's answer read:
+ * everything the target and its downstream do, pipes and wake-ups included) and the **host's
+ * turn** (that answer read → the next request written: the SDK client's parse and schema check
+ * of the answer, the bench's loop, the next request's serialization). Two targets whose round
+ * trips are equal differ in p50 only by what their answers cost the host (docs/performance.md).
+ */
+import { createRequire, syncBuiltinESMExports } from 'node:module';
+import net from 'node:net';
+import type { ChildProcess, spawn as SpawnFn } from 'node:child_process';
+import { median } from './stats.js';
+
+/** One target process: what it was started as, and each pipe event in order (read or write, ns). */
+interface Pipes {
+  readonly command: string;
+  readonly kinds: Array<'read' | 'write'>;
+  readonly times: number[];
+}
+
+const TAG = Symbol('host hops');
+const children: Pipes[] = [];
+
+/**
+ * Stamps the pipes of every child this process spawns from now on. Call before the targets
+ * start; the SDK's stdio client spawns through `cross-spawn`, which calls `child_process.spawn`.
+ */
+export function stampHostPipes(): void {
+  const require = createRequire(import.meta.url);
+  const childProcess = require('node:child_process') as { spawn: typeof SpawnFn };
+  const spawn = childProcess.spawn;
+  childProcess.spawn = function (this: unknown, ...args: Parameters<typeof SpawnFn>): ChildProcess {
+    const child = (spawn as (...a: unknown[]) => ChildProcess).apply(this, args);
+    const argv = Array.isArray(args[1]) ? (args[1] as readonly string[]) : [];
+    const pipes: Pipes = { command: [String(args[0]), ...argv].join(' '), kinds: [], times: [] };
+    children.push(pipes);
+    for (const stream of [child.stdout, child.stdin]) {
+      if (stream !== null) (stream as unknown as Record<symbol, Pipes>)[TAG] = pipes;
+    }
+    return child;
+  } as typeof SpawnFn;
+  syncBuiltinESMExports();
+
+  const emit = net.Socket.prototype.emit;
+  net.Socket.prototype.emit = function (
+    this: net.Socket,
+    name: string | symbol,
+    ...rest: unknown[]
+  ): boolean {
+    const pipes = (this as unknown as Record<symbol, Pipes | undefined>)[TAG];
+    if (name === 'data' && pipes !== undefined) {
+      pipes.kinds.push('read');
+      pipes.times.push(Number(process.hrtime.bigint()));
+    }
+    return (emit as (...a: unknown[]) => boolean).call(this, name, ...rest);
+  } as typeof emit;
+  const write = net.Socket.prototype.write;
+  net.Socket.prototype.write = function (this: net.Socket, ...args: unknown[]): boolean {
+    const pipes = (this as unknown as Record<symbol, Pipes | undefined>)[TAG];
+    if (pipes !== undefined) {
+      pipes.kinds.push('write');
+      pipes.times.push(Number(process.hrtime.bigint()));
+    }
+    return (write as (...a: unknown[]) => boolean).apply(this, args);
+  } as typeof write;
+}
+
+/** The bench's name for a target, from the command it was started with. */
+function targetName(command: string): string {
+  if (command.includes('passthrough.js')) return 'passthrough';
+  if (command.includes('cli/main.js')) return 'mcp-normalizer';
+  return 'direct';
+}
+
+/**
+ * One markdown row per stdio target: medians in µs. Only strictly sequential stretches count
+ * (write, read, write, read), so throughput rounds, where calls overlap, are left out.
+ */
+export function hostHopsTable(): string {
+  const rows = [
+    "| target | calls | round trip (request written → answer read) | host's turn (answer read → next request written) |",
+    '|---|--:|--:|--:|',
+  ];
+  for (const { command, kinds, times } of children) {
+    const trips: number[] = [];
+    const turns: number[] = [];
+    for (let i = 1; i + 2 < kinds.length; i++) {
+      const pattern = kinds.slice(i - 1, i + 3).join(' ');
+      const gap = ((times[i + 1] as number) - (times[i] as number)) / 1000;
+      if (pattern === 'read write read write') trips.push(gap);
+      else if (pattern === 'write read write read') turns.push(gap);
+    }
+    if (trips.length === 0) continue;
+    rows.push(
+      `| ${targetName(command)} | ${trips.length} | ${median(trips).toFixed(1)} | ${median(turns).toFixed(1)} |`,
+    );
+  }
+  return rows.join('\n');
+}
