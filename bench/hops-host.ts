@@ -7,10 +7,8 @@
  * of the answer, the bench's loop, the next request's serialization). Two targets whose round
  * trips are equal differ in p50 only by what their answers cost the host (docs/performance.md).
  */
-import { createRequire, syncBuiltinESMExports } from 'node:module';
-import net from 'node:net';
-import type { ChildProcess, spawn as SpawnFn } from 'node:child_process';
 import { median } from './stats.js';
+import { onSocketIo, onSpawn } from './pipe-taps.js';
 
 /** One target process: what it was started as, and each pipe event in order (read or write, ns). */
 interface Pipes {
@@ -21,49 +19,31 @@ interface Pipes {
 
 const TAG = Symbol('host hops');
 const children: Pipes[] = [];
+const pipesOf = (socket: unknown): Pipes | undefined => (socket as Record<symbol, Pipes | undefined>)[TAG];
 
-/**
- * Stamps the pipes of every child this process spawns from now on. Call before the targets
- * start; the SDK's stdio client spawns through `cross-spawn`, which calls `child_process.spawn`.
- */
+/** Stamps the pipes of every child this process spawns from now on: call before the targets start. */
 export function stampHostPipes(): void {
-  const require = createRequire(import.meta.url);
-  const childProcess = require('node:child_process') as { spawn: typeof SpawnFn };
-  const spawn = childProcess.spawn;
-  childProcess.spawn = function (this: unknown, ...args: Parameters<typeof SpawnFn>): ChildProcess {
-    const child = (spawn as (...a: unknown[]) => ChildProcess).apply(this, args);
-    const argv = Array.isArray(args[1]) ? (args[1] as readonly string[]) : [];
-    const pipes: Pipes = { command: [String(args[0]), ...argv].join(' '), kinds: [], times: [] };
+  onSpawn((child, command) => {
+    const pipes: Pipes = { command, kinds: [], times: [] };
     children.push(pipes);
     for (const stream of [child.stdout, child.stdin]) {
       if (stream !== null) (stream as unknown as Record<symbol, Pipes>)[TAG] = pipes;
     }
-    return child;
-  } as typeof SpawnFn;
-  syncBuiltinESMExports();
-
-  const emit = net.Socket.prototype.emit;
-  net.Socket.prototype.emit = function (
-    this: net.Socket,
-    name: string | symbol,
-    ...rest: unknown[]
-  ): boolean {
-    const pipes = (this as unknown as Record<symbol, Pipes | undefined>)[TAG];
-    if (name === 'data' && pipes !== undefined) {
+  });
+  onSocketIo({
+    read(socket) {
+      const pipes = pipesOf(socket);
+      if (pipes === undefined) return;
       pipes.kinds.push('read');
       pipes.times.push(Number(process.hrtime.bigint()));
-    }
-    return (emit as (...a: unknown[]) => boolean).call(this, name, ...rest);
-  } as typeof emit;
-  const write = net.Socket.prototype.write;
-  net.Socket.prototype.write = function (this: net.Socket, ...args: unknown[]): boolean {
-    const pipes = (this as unknown as Record<symbol, Pipes | undefined>)[TAG];
-    if (pipes !== undefined) {
+    },
+    write(socket, start) {
+      const pipes = pipesOf(socket);
+      if (pipes === undefined) return;
       pipes.kinds.push('write');
-      pipes.times.push(Number(process.hrtime.bigint()));
-    }
-    return (write as (...a: unknown[]) => boolean).apply(this, args);
-  } as typeof write;
+      pipes.times.push(Number(start));
+    },
+  });
 }
 
 /** The bench's name for a target, from the command it was started with. */

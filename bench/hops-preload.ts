@@ -6,14 +6,10 @@
  * them into where a call's time goes inside the target (docs/performance.md).
  */
 import { writeFileSync } from 'node:fs';
-import { createRequire, syncBuiltinESMExports } from 'node:module';
-import net from 'node:net';
 import { basename, join } from 'node:path';
-import type { ChildProcess, spawn as SpawnFn } from 'node:child_process';
+import { onSocketIo, onSpawn } from './pipe-taps.js';
 
 const dir = new URL(import.meta.url).searchParams.get('dir');
-const require = createRequire(import.meta.url);
-const childProcess = require('node:child_process') as { spawn: typeof SpawnFn };
 
 /** Flat: kind, then one (read) or two (write start, end) hrtime stamps in ns. */
 const events: Array<string | bigint> = [];
@@ -23,47 +19,28 @@ const busyAfterCout: number[] = [];
 const busyAfterOut: number[] = [];
 const CHILD_OUT = Symbol('child stdout');
 const CHILD_IN = Symbol('child stdin');
+const tagged = (socket: unknown, tag: symbol): boolean => (socket as Record<symbol, boolean>)[tag] === true;
 
 if (dir !== null) {
-  const spawn = childProcess.spawn;
-  childProcess.spawn = function (this: unknown, ...args: Parameters<typeof SpawnFn>): ChildProcess {
-    const child = (spawn as (...a: unknown[]) => ChildProcess).apply(this, args);
+  onSpawn((child) => {
     if (child.stdout !== null) (child.stdout as unknown as Record<symbol, boolean>)[CHILD_OUT] = true;
     if (child.stdin !== null) (child.stdin as unknown as Record<symbol, boolean>)[CHILD_IN] = true;
-    return child;
-  } as typeof SpawnFn;
-  // Our stdio client imports `spawn` as an ES binding of the builtin: refresh it.
-  syncBuiltinESMExports();
-
-  const emit = net.Socket.prototype.emit;
-  net.Socket.prototype.emit = function (
-    this: net.Socket,
-    name: string | symbol,
-    ...rest: unknown[]
-  ): boolean {
-    if (name === 'data') {
-      if (this === (process.stdin as unknown)) events.push('in', process.hrtime.bigint());
-      else if ((this as unknown as Record<symbol, boolean>)[CHILD_OUT])
-        events.push('cin', process.hrtime.bigint());
-    }
-    return (emit as (...a: unknown[]) => boolean).call(this, name, ...rest);
-  } as typeof emit;
-
-  const write = net.Socket.prototype.write;
-  net.Socket.prototype.write = function (this: net.Socket, ...args: unknown[]): boolean {
-    const start = process.hrtime.bigint();
-    const written = (write as (...a: unknown[]) => boolean).apply(this, args);
-    if (this === (process.stdout as unknown)) {
-      const end = process.hrtime.bigint();
-      events.push('out', start, end);
-      setImmediate(() => busyAfterOut.push(Number(process.hrtime.bigint() - end)));
-    } else if ((this as unknown as Record<symbol, boolean>)[CHILD_IN]) {
-      const end = process.hrtime.bigint();
-      events.push('cout', start, end);
-      setImmediate(() => busyAfterCout.push(Number(process.hrtime.bigint() - end)));
-    }
-    return written;
-  } as typeof write;
+  });
+  onSocketIo({
+    read(socket) {
+      if (socket === (process.stdin as unknown)) events.push('in', process.hrtime.bigint());
+      else if (tagged(socket, CHILD_OUT)) events.push('cin', process.hrtime.bigint());
+    },
+    write(socket, start, end) {
+      if (socket === (process.stdout as unknown)) {
+        events.push('out', start, end);
+        setImmediate(() => busyAfterOut.push(Number(process.hrtime.bigint() - end)));
+      } else if (tagged(socket, CHILD_IN)) {
+        events.push('cout', start, end);
+        setImmediate(() => busyAfterCout.push(Number(process.hrtime.bigint() - end)));
+      }
+    },
+  });
 
   process.on('exit', () => {
     const target = basename(process.argv[1] ?? 'unknown');
