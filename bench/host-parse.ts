@@ -50,7 +50,7 @@ function read(text: string): void {
   CallToolResultSchema.parse(message.result);
 }
 
-/** Writes one byte per cache line of 8 MiB, so the next parse finds none of its code or data cached. */
+/** Writes one byte per cache line of 8 MiB, so the next parse finds little of its data and code in the near caches. */
 const scratch = new Uint8Array(8 << 20);
 function evict(): void {
   for (let i = 0; i < scratch.length; i += 64) scratch[i] = (scratch[i] ?? 0) + 1;
