@@ -34,11 +34,17 @@ export async function spawnHttp(
   const child = spawn(process.execPath, [...args], { stdio: ['ignore', 'ignore', 'pipe'], env });
   const url = await new Promise<string>((resolve, reject) => {
     let err = '';
+    let started = false;
     const timer = setTimeout(() => reject(new Error(`${label} did not start: ${err.slice(-2000)}`)), 60_000);
+    // Keeps draining the pipe for the child's whole life, holding only the last 4 KiB.
     child.stderr?.on('data', (chunk: Buffer) => {
-      err += chunk.toString('utf8');
-      const found = /(?:listening|MCP endpoint[^:]*:)\s*(http:\/\/\S+\/mcp)/.exec(err)?.[1];
+      const text = err + chunk.toString('utf8');
+      err = text.slice(-4096);
+      if (started) return;
+      // Matched before trimming: the URL may sit at the start of one large chunk.
+      const found = /(?:listening|MCP endpoint[^:]*:)\s*(http:\/\/\S+\/mcp)/.exec(text)?.[1];
       if (found !== undefined) {
+        started = true;
         clearTimeout(timer);
         resolve(found);
       }
