@@ -14,6 +14,7 @@
  * is written (a modern client cancels by closing the stream), and a handler that throws gets the
  * same 500 JSON-RPC error with the request's id echoed.
  */
+import { once } from 'node:events';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { isRecord } from '../core/json.js';
 
@@ -103,26 +104,14 @@ async function pipeStream(
   res: ServerResponse,
   signal: AbortSignal,
 ): Promise<void> {
-  const closed = new Promise<void>((resolve) =>
-    signal.addEventListener('abort', () => resolve(), { once: true }),
-  );
-  let drained: (() => void) | undefined;
-  const onDrain = (): void => {
-    drained?.();
-    drained = undefined;
-  };
-  res.on('drain', onDrain);
   try {
     for await (const chunk of body) {
       if (signal.aborted) break;
-      if (!res.write(chunk)) {
-        await Promise.race([new Promise<void>((resolve) => (drained = resolve)), closed]);
-      }
+      // Rejects when the client leaves while we wait.
+      if (!res.write(chunk)) await once(res, 'drain', { signal });
     }
   } catch {
     // The stream failed or the client left: end what was written.
-  } finally {
-    res.off('drain', onDrain);
   }
 }
 
