@@ -10,6 +10,7 @@
  */
 import pino, { type DestinationStream, type Logger } from 'pino';
 import { REDACTED, secretScrubber } from '../core/secrets.js';
+import { nonBlockingFd, StderrSink } from './stderr-sink.js';
 import type { LogLevel } from '../config/types.js';
 
 export type { Logger } from 'pino';
@@ -46,31 +47,21 @@ export interface LoggerOptions {
  */
 export const STDERR_BACKLOG_BYTES = 16 * 1024 * 1024;
 
-let stderr: ReturnType<typeof pino.destination> | undefined;
+let stderr: StderrSink | undefined;
 
 /**
- * L1: the process's one stderr destination. Asynchronous: a synchronous write to a pipe its reader
- * has not drained fails with EAGAIN, and pino's writer then sleeps 100 ms, the whole event loop
- * with it (every call stalled; measured in the chaos bench, 8–16 answers of 20,000 over 100 ms
- * late). Lines still written when the process exits are flushed synchronously on `exit`, so a
- * crash's or a shutdown's last line is not lost.
+ * L1: the process's one stderr destination ({@link StderrSink}): written without blocking, on a
+ * non-blocking description of the pipe. A synchronous write to a pipe its reader has not drained
+ * fails with EAGAIN, and pino's own writer then slept 100 ms with the whole event loop (the chaos
+ * bench: 8–16 answers of 20,000 over 100 ms late). Lines still waiting when the process exits
+ * are flushed on `exit`, bounded: a reader that is gone (EPIPE) or never reads cannot keep the
+ * process alive (P5).
  */
 export function stderrDestination(): DestinationStream {
   if (stderr === undefined) {
-    const destination = pino.destination({
-      fd: 2,
-      sync: false,
-      minLength: 0,
-      maxLength: STDERR_BACKLOG_BYTES,
-    });
-    process.once('exit', () => {
-      try {
-        destination.flushSync();
-      } catch {
-        // Nothing left to do at exit: the lines are lost, the exit code stands.
-      }
-    });
-    stderr = destination;
+    const sink = new StderrSink({ fd: nonBlockingFd(2), maxBytes: STDERR_BACKLOG_BYTES });
+    process.once('exit', () => sink.flushSync());
+    stderr = sink;
   }
   return stderr;
 }

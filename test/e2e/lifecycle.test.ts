@@ -25,8 +25,11 @@ afterEach(() => {
   for (const child of running.splice(0)) if (child.exitCode === null) child.kill('SIGKILL');
 });
 
-function serveRaw(config: string): RawServe {
-  const child = spawn(process.execPath, [CLI, 'serve', '--config', config], { cwd: ROOT, env: childEnv() });
+function serveRaw(config: string, extraArgs: readonly string[] = [], readStderr = true): RawServe {
+  const child = spawn(process.execPath, [CLI, 'serve', '--config', config, ...extraArgs], {
+    cwd: ROOT,
+    env: childEnv(),
+  });
   running.push(child);
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   let buffer = '';
@@ -41,7 +44,7 @@ function serveRaw(config: string): RawServe {
       newline = buffer.indexOf('\n');
     }
   });
-  child.stderr.resume();
+  if (readStderr) child.stderr.resume();
   return {
     child,
     exited,
@@ -135,4 +138,43 @@ describe('serve over stdio as a process', () => {
     expect(answer['result']).toMatchObject({ isError: false });
     expect(await serve.exited).toBe(0);
   });
+
+  // Gemini CLI's `mcp list` closes its end of our stderr and then our stdin. A host that had not
+  // read our stderr left log lines waiting for the full pipe at exit, and the exit's flush wrote
+  // them again every 100 ms for ever (EAGAIN while held, EPIPE once closed), every child alive.
+  it.each([
+    ['closes our stderr, then stdin', 'close', 0],
+    ['closes our stderr, then stdin 500 ms later', 'close', 500],
+    ['never reads our stderr and closes stdin', 'hold', 0],
+  ] as const)(
+    'P5: a host that %s sees serve exit within 10 s and no child left',
+    async (_how, stderr, pauseMs) => {
+      const file = writeConfig(
+        [
+          'servers:',
+          fixtureEntry('noisy', 'noisy'),
+          fixtureEntry('counter', 'counter'),
+          fixtureEntry('echo', 'echo'),
+        ].join('\n'),
+      );
+      // trace logs every call's arguments: the calls below fill the 64 KiB pipe nobody reads.
+      const serve = serveRaw(file, ['--log-level', 'trace'], false);
+      await initialize(serve);
+      const children = descendants(serve.child.pid as number);
+      expect(children.length).toBeGreaterThanOrEqual(3);
+      const text = 'x'.repeat(2_000);
+      for (let id = 10; id < 110; id++)
+        serve.send({ id, method: 'tools/call', params: { name: 'echo_echo', arguments: { text } } });
+      await serve.response(109);
+      if (stderr === 'close') serve.child.stderr.destroy();
+      if (pauseMs > 0) await new Promise((resolve) => setTimeout(resolve, pauseMs));
+      serve.child.stdin.end();
+      const exited = await Promise.race([
+        serve.exited.then(() => true),
+        new Promise<false>((resolve) => setTimeout(() => resolve(false), 10_000)),
+      ]);
+      expect(exited).toBe(true);
+      await expect.poll(() => children.filter(alive), { timeout: 10_000 }).toEqual([]);
+    },
+  );
 });
