@@ -16,6 +16,9 @@ export const SPILL_FILE_NAME = 'result.json';
 /** How many characters of the value's JSON the spilled value keeps as `preview` (N9). */
 export const PREVIEW_CHARS = 512;
 
+/** How many characters of JSON the whole items of a cut list may take in `preview` (N9). */
+export const PREVIEW_ROWS_CHARS = 2048;
+
 const EXTENSION_BY_MIME: Readonly<Record<string, string>> = {
   'image/png': 'png',
   'image/jpeg': 'jpg',
@@ -238,8 +241,19 @@ export interface SpilledValue {
   readonly file: string;
   /** Size of the value's JSON in UTF-8 bytes. */
   readonly bytes: number;
-  /** The first {@link PREVIEW_CHARS} characters of the value's JSON. */
-  readonly preview: string;
+  /** How many items the list that was cut holds (the value, or its largest list field). */
+  readonly items?: number;
+  /** How many of them {@link SpilledValue.preview} shows, from the first. */
+  readonly shown?: number;
+  /**
+   * The value with its list cut to its first {@link SpilledValue.shown} items, whole items only
+   * (at most {@link PREVIEW_ROWS_CHARS} characters of JSON, and half of `max_inline_bytes`); a
+   * value with no such list, or whose first item alone is larger: the first
+   * {@link PREVIEW_CHARS} characters of its JSON.
+   */
+  readonly preview: unknown;
+  /** What the model can do: where the whole value is, and how to ask for less. */
+  readonly advice: string;
 }
 
 /** The start of `text`, never splitting a surrogate pair. */
@@ -274,8 +288,82 @@ export function spillIfTooLarge(
   const encoded = encoder.encode(json);
   return {
     // One UTF-8 encoding gives both the size and the file's bytes.
-    value: { truncated: true, file: name, bytes: encoded.length, preview: previewOf(json) },
+    value: spilledValue(
+      value,
+      json,
+      name,
+      encoded.length,
+      Math.min(PREVIEW_ROWS_CHARS, Math.floor(maxInlineBytes / 2)),
+    ),
     file: { name, mimeType: 'application/json', kind: 'json', base64: bytesToBase64(encoded) },
+  };
+}
+
+/**
+ * The list a large value is made of: the value itself, or its top-level array field with the
+ * most items (a query's `{rows: [...], count}`); undefined when it has none.
+ */
+function listOf(value: unknown): { items: readonly unknown[]; key?: string } | undefined {
+  if (Array.isArray(value)) return { items: value };
+  if (typeof value !== 'object' || value === null) return undefined;
+  let best: { items: readonly unknown[]; key: string } | undefined;
+  for (const [key, field] of Object.entries(value)) {
+    if (Array.isArray(field) && field.length > (best?.items.length ?? 1)) best = { items: field, key };
+  }
+  return best;
+}
+
+/**
+ * N9: the stand-in of a value too large to inline. A list is cut at an item boundary: the
+ * preview is the same value with its first items only, which the model reads as it reads the
+ * whole (a cut inside the JSON text left it half a row to guess at), and the advice says how many
+ * are missing and how to ask for fewer.
+ */
+function spilledValue(
+  value: unknown,
+  json: string,
+  file: string,
+  bytes: number,
+  budget: number,
+): SpilledValue {
+  const list = listOf(value);
+  if (list !== undefined) {
+    // The fields beside the list stay; the items follow while the preview stays within bounds.
+    const rest = list.key === undefined ? 2 : safeStringify({ ...(value as object), [list.key]: [] }).length;
+    let size = rest;
+    let shown = 0;
+    for (const item of list.items) {
+      size += safeStringify(item).length + 1;
+      if (size > budget) break;
+      shown++;
+    }
+    if (shown > 0) {
+      const head = list.items.slice(0, shown);
+      const preview = list.key === undefined ? head : { ...(value as object), [list.key]: head };
+      const what = list.key === undefined ? 'items' : `items of "${list.key}"`;
+      return {
+        truncated: true,
+        file,
+        bytes,
+        items: list.items.length,
+        shown,
+        preview,
+        advice:
+          `Only the first ${shown} of ${list.items.length} ${what} are shown; the whole result (${bytes} bytes) ` +
+          `is in the file ${file}. To see others, ask for fewer (a filter, a limit, a page or an offset) ` +
+          'instead of repeating the same request.',
+      };
+    }
+  }
+  return {
+    truncated: true,
+    file,
+    bytes,
+    preview: previewOf(json),
+    advice:
+      `The result (${bytes} bytes) is too large to show; preview is the start of its JSON and the whole ` +
+      `result is in the file ${file}. Ask for a smaller part of it (a filter, fewer fields, a page) ` +
+      'instead of repeating the same request.',
   };
 }
 

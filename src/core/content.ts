@@ -197,6 +197,8 @@ function readEmbedded(
   return file;
 }
 
+const NONE: readonly string[] = Object.freeze([]);
+
 /** A value read from text blocks (N3), with an upper bound on its JSON size for N9. */
 export interface TextValue {
   readonly value: unknown;
@@ -208,13 +210,20 @@ export interface TextValue {
    * N9 then spills that text as it is instead of serializing a large value again.
    */
   readonly json?: string;
+  /** N13: number tokens of the texts kept as strings (a double could not carry their digits). */
+  readonly inexact: readonly string[];
+  /** N3, N11: the prose blocks beside the JSON block(s) that became the value, in order. */
+  readonly notes: readonly string[];
 }
 
 /**
  * N3: one text block → its JSON parse if it parses (`text_json`), else the string (`text`).
- * Several → an array of their parses if every block parses (`text_json`), else the texts joined
- * by a newline (`text`). Blocks after the first that does not parse are never parsed. `parses`
- * carries parses already made (index-aligned with `texts`) so that no text is parsed twice.
+ * Several → an array of their parses if every block parses (`text_json`); else, when some
+ * blocks are JSON objects or arrays and the others prose, the JSON block is the value (several:
+ * the array of them) and the prose blocks are notes (N11), so that a JSON payload beside a page of
+ * text reaches the model as JSON, not escaped inside one long string (pdf-reader-mcp's
+ * `read_pdf`); else (prose only) the texts joined by a newline (`text`). `parses` carries parses
+ * already made (index-aligned with `texts`) so that no text is parsed twice.
  */
 export function valueFromTexts(texts: readonly string[], parses: (JsonParse | undefined)[] = []): TextValue {
   if (texts.length === 1) {
@@ -222,23 +231,57 @@ export function valueFromTexts(texts: readonly string[], parses: (JsonParse | un
     const parsed = parses[0] ?? tryParseJson(text);
     parses[0] = parsed;
     return parsed.ok
-      ? { value: parsed.value, source: 'text_json', bound: parsedJsonBytesBound(text.length), json: text }
-      : { value: text, source: 'text', bound: stringJsonBytesBound(text) };
+      ? {
+          value: parsed.value,
+          source: 'text_json',
+          bound: parsedJsonBytesBound(text.length),
+          json: text,
+          inexact: parsed.inexact,
+          notes: NONE,
+        }
+      : { value: text, source: 'text', bound: stringJsonBytesBound(text), inexact: NONE, notes: NONE };
+  }
+  let every = true;
+  for (let i = 0; i < texts.length; i++) {
+    const parsed = parses[i] ?? tryParseJson(texts[i] ?? '');
+    parses[i] = parsed;
+    if (!parsed.ok) every = false;
   }
   const values: unknown[] = [];
+  const inexact: string[] = [];
+  const notes: string[] = [];
   let bound = 2;
+  let json: string | undefined;
   for (let i = 0; i < texts.length; i++) {
     const text = texts[i] ?? '';
-    const parsed = parses[i] ?? tryParseJson(text);
-    parses[i] = parsed;
-    if (!parsed.ok) {
-      const joined = texts.join('\n');
-      return { value: joined, source: 'text', bound: stringJsonBytesBound(joined) };
+    const parsed = parses[i] as JsonParse;
+    // Mixed with prose, only an object or an array counts as the JSON block: `42` or `true`
+    // beside prose is prose.
+    if (parsed.ok && (every || (typeof parsed.value === 'object' && parsed.value !== null))) {
+      values.push(parsed.value);
+      inexact.push(...parsed.inexact);
+      bound += parsedJsonBytesBound(text.length) + 1;
+      json = text;
+    } else {
+      notes.push(text);
     }
-    values.push(parsed.value);
-    bound += parsedJsonBytesBound(text.length) + 1;
   }
-  return { value: values, source: 'text_json', bound };
+  if (values.length === 0) {
+    const joined = texts.join('\n');
+    return { value: joined, source: 'text', bound: stringJsonBytesBound(joined), inexact: NONE, notes: NONE };
+  }
+  if (values.length === 1 && !every) {
+    const text = json ?? '';
+    return {
+      value: values[0],
+      source: 'text_json',
+      bound: parsedJsonBytesBound(text.length),
+      json: text,
+      inexact,
+      notes,
+    };
+  }
+  return { value: values, source: 'text_json', bound, inexact, notes };
 }
 
 /** N6: the returned files of an output-contract payload → artifacts (names kept, deduplicated). */

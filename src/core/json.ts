@@ -2,6 +2,7 @@
  * JSON helpers for the output path: serialization that never throws, UTF-8 byte counting without
  * `Buffer`, and a JSON parse that refuses prose cheaply (N9, N10).
  */
+import { parseJsonExact } from './exact-json.js';
 import { NativeBuffer } from './native.js';
 
 /** What {@link safeStringify} returns when even the cycle-safe replacer fails. */
@@ -109,8 +110,11 @@ export function utf8ExceedsLimit(str: string, limit: number): boolean {
   return utf8ByteLength(str) > limit;
 }
 
-/** The outcome of {@link tryParseJson}. */
-export type JsonParse = { ok: true; value: unknown } | { ok: false };
+/**
+ * The outcome of {@link tryParseJson}: the value, and the number tokens kept as strings because a
+ * double could not carry their digits (N13).
+ */
+export type JsonParse = { ok: true; value: unknown; inexact: readonly string[] } | { ok: false };
 
 const NOT_JSON: JsonParse = Object.freeze({ ok: false });
 
@@ -147,17 +151,14 @@ export function looksLikeJson(text: string): boolean {
 }
 
 /**
- * Parses `text` as JSON when it looks like JSON ({@link looksLikeJson}); never throws.
- * @example tryParseJson('{"a":1}') // { ok: true, value: { a: 1 } }
+ * Parses `text` as JSON when it looks like JSON ({@link looksLikeJson}), keeping every digit
+ * (N13: a number a double cannot carry becomes a string of its digits); never throws.
+ * @example tryParseJson('{"a":1}') // { ok: true, value: { a: 1 }, inexact: [] }
  * @example tryParseJson('done.') // { ok: false } (no parse attempted)
  */
 export function tryParseJson(text: string): JsonParse {
   if (!looksLikeJson(text)) return NOT_JSON;
-  try {
-    return { ok: true, value: JSON.parse(text) as unknown };
-  } catch {
-    return NOT_JSON;
-  }
+  return parseJsonExact(text);
 }
 
 /**

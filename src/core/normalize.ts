@@ -58,7 +58,24 @@ export const NORMALIZE_WARNINGS = {
   mismatch: 'structured_text_mismatch',
   malformedContent: 'malformed_content',
   base64Moved: 'base64_moved_to_file',
+  numbersKeptAsText: 'numbers_kept_as_text',
 } as const;
+
+/** How many of the numbers kept as text (N13) the warning's message names. */
+const NAMED_NUMBERS = 5;
+
+/** N13: says which numbers of the texts were kept as strings, and why. */
+function warnInexact(sink: WarningSink, inexact: readonly string[]): void {
+  if (inexact.length === 0) return;
+  const named = inexact
+    .slice(0, NAMED_NUMBERS)
+    .map((token) => (token.length > 40 ? `${token.slice(0, 40)}…` : token));
+  const more = inexact.length > NAMED_NUMBERS ? ` and ${inexact.length - NAMED_NUMBERS} more` : '';
+  sink.add(
+    NORMALIZE_WARNINGS.numbersKeptAsText,
+    `${named.join(', ')}${more}: a JSON number cannot carry these digits exactly, so they are strings holding the digits the server wrote`,
+  );
+}
 
 const NO_MESSAGE = 'The tool reported an error without a message';
 
@@ -158,8 +175,11 @@ function checkAgainstTexts(
     }
     if (agreed !== undefined) continue;
     const bound = textAgrees(structured, text, parsed);
-    if (bound !== undefined) agreed = bound;
-    else firstJson ??= { index: i, value: parsed.value };
+    if (bound !== undefined) {
+      agreed = bound;
+      // N13: the wire kept these digits as strings in the structured value too; say so.
+      warnInexact(call.sink, parsed.inexact);
+    } else firstJson ??= { index: i, value: parsed.value };
   }
   if (agreed !== undefined) return agreed;
   if (firstJson !== undefined) {
@@ -196,10 +216,15 @@ function repeatsValue(structured: unknown, text: string): boolean {
 function toolError(call: Call, structured: unknown, hasStructured: boolean): FailureResult {
   const { texts } = call.scan;
   let payload: unknown;
+  let prose: readonly string[] = [];
   if (hasStructured) payload = structured;
   else if (texts.length > 0) {
     const fromText = valueFromTexts(texts);
-    if (fromText.source === 'text_json') payload = fromText.value;
+    if (fromText.source === 'text_json') {
+      payload = fromText.value;
+      prose = fromText.notes;
+      warnInexact(call.sink, fromText.inexact);
+    }
   }
   if (call.options.inbandErrors) {
     const inband = detectInband(payload);
@@ -217,6 +242,7 @@ function toolError(call: Call, structured: unknown, hasStructured: boolean): Fai
   // goes to errorCode, the text keeps only what went wrong (as classify does for thrown errors).
   // The texts are the error when the payload names none: they are not notes then (N11).
   if (fromPayload.error === undefined) call.notes.length = 0;
+  else call.notes.push(...prose);
   const split = splitMcpErrorPrefix(fromPayload.error ?? (joined.trim() !== '' ? joined : NO_MESSAGE));
   const error = split.message;
   const errorCode = fromPayload.code ?? split.code;
@@ -332,6 +358,9 @@ function normalizeUnsafe(raw: unknown, options: NormalizeOptions): Result {
     source = fromText.source;
     valueBound = fromText.bound;
     valueJson = fromText.json;
+    // N3, N11: prose beside a JSON block is addressed to the model: kept, in order.
+    call.notes.push(...fromText.notes);
+    warnInexact(sink, fromText.inexact);
   } else if (!contentOk) {
     return failure('downstream_error', 'Malformed result from the downstream: "content" is not an array', {
       ...init(call, 'proxy'),

@@ -16,7 +16,11 @@ import { existsSync, statSync } from 'node:fs';
 import { PassThrough, type Readable } from 'node:stream';
 import spawn from 'cross-spawn';
 import { GATEWAY_REFUSAL_KEY } from '../core/classify.js';
+import { keepInexactNumbers } from '../core/exact-json.js';
 import { StreamTransport, type OversizedMessage } from '../wire/stream-transport.js';
+
+/** N13: a line with every number a double cannot carry turned into a string of its digits. */
+const exactLine = (line: string): string | undefined => keepInexactNumbers(line)?.text;
 
 /** How long close() waits for the child after ending its stdin, and again after SIGTERM. */
 const CLOSE_STEP_MS = 2000;
@@ -106,6 +110,14 @@ function spawnError(error: Error, options: StdioClientOptions): Error {
   );
 }
 
+/**
+ * A line of a child's stdout that was skipped (not a JSON-RPC message, or over the limit): the
+ * server's noise, reported by `onerror` and logged as one line without a stack (P6, L1).
+ */
+export class SkippedLine extends Error {
+  override readonly name = 'SkippedLine';
+}
+
 export class StdioClientTransport extends StreamTransport {
   readonly #options: StdioClientOptions;
   /** Handed out before start(), so that no early line of the child's stderr is lost. */
@@ -122,7 +134,8 @@ export class StdioClientTransport extends StreamTransport {
   #stderrTail = '';
 
   constructor(options: StdioClientOptions) {
-    super(options.maxMessageBytes);
+    // N13: a number a double cannot carry keeps its digits, as a string, before anything parses it.
+    super(options.maxMessageBytes, exactLine);
     this.#options = options;
   }
 
@@ -272,7 +285,7 @@ export class StdioClientTransport extends StreamTransport {
    */
   protected oversized({ bytes, limit, id, kind }: OversizedMessage): void {
     const message = `a message of ${bytes} bytes, over the limit of ${limit} bytes for one message (max_message_bytes)`;
-    this.onerror?.(new Error(`skipped ${message}${id === undefined ? '' : ` (id ${id})`}`));
+    this.onerror?.(new SkippedLine(`skipped ${message}${id === undefined ? '' : ` (id ${id})`}`));
     // Only an answer to one of our requests is answered in the server's place: the id of a
     // request or notification from the server would name none of ours.
     if (id === undefined || kind !== 'response') return;
@@ -294,7 +307,7 @@ export class StdioClientTransport extends StreamTransport {
    * wrong (marked like an oversized answer, so the code is not reported as the server's).
    */
   protected unparsable(error: string, id?: string | number, response?: boolean): void {
-    this.onerror?.(new Error(`skipped a line that is no JSON-RPC message: ${error}`));
+    this.onerror?.(new SkippedLine(`skipped a line on its stdout that is no JSON-RPC message: ${error}`));
     if (id === undefined || response !== true) return;
     this.onmessage?.({
       jsonrpc: '2.0',

@@ -11,6 +11,7 @@ import { getDefaultEnvironment } from '@modelcontextprotocol/client/stdio';
 import type { Logger } from 'pino';
 import type { ServerConfig } from '../config/types.js';
 import type { Scrubber } from '../core/secrets.js';
+import { downstreamFetch } from './http-fetch.js';
 import { StdioClientTransport } from './stdio-client.js';
 
 /**
@@ -51,7 +52,8 @@ function logStderr(stream: Readable, logger: Logger, scrub: Scrubber | undefined
  * The transport for `server` as configured: a spawned child over stdio (our own transport,
  * `stdio-client.ts`; its environment is the SDK's safe default set plus the configured `env`),
  * the SDK's Streamable HTTP, or its legacy SSE (headers go with every request through
- * `requestInit`).
+ * `requestInit`; requests go through {@link downstreamFetch}: a signal per request, every digit
+ * kept).
  */
 export async function createTransport(
   server: ServerConfig,
@@ -78,11 +80,13 @@ export async function createTransport(
     case 'streamable-http': {
       return new StreamableHTTPClientTransport(new URL(config.url), {
         requestInit: { headers: { ...config.headers } },
+        fetch: downstreamFetch(),
       });
     }
     case 'sse': {
       return new SSEClientTransport(new URL(config.url), {
         requestInit: { headers: { ...config.headers } },
+        fetch: downstreamFetch(),
       });
     }
   }

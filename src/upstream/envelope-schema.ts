@@ -342,7 +342,10 @@ const SPILLED_VALUE = {
     truncated: { const: true },
     file: { type: 'string' },
     bytes: { type: 'number' },
-    preview: { type: 'string' },
+    items: { type: 'number' },
+    shown: { type: 'number' },
+    preview: {},
+    advice: { type: 'string' },
   },
   required: ['truncated', 'file'],
 } as const;

@@ -191,18 +191,33 @@ export type ParsedLine =
   | { ok: false; error: string; id?: string | number; response?: boolean };
 
 /**
+ * Rewrites a line's JSON before it is parsed, or returns undefined to leave it as it is: the
+ * downstream side keeps numbers a double cannot carry as strings (N13, `core/exact-json.ts`).
+ */
+export type LineRewrite = (line: string) => string | undefined;
+
+/** A JSON-RPC id we can answer under: a string or a safe integer (JSON-RPC 2.0, the SDKs). */
+function isUsableId(id: unknown): id is string | number {
+  return typeof id === 'string' || (typeof id === 'number' && Number.isSafeInteger(id));
+}
+
+/**
  * One line → one JSON-RPC message object. Checked here: the framing (JSON, an object) and the
  * JSON-RPC 2.0 envelope (`jsonrpc`, the `method`/`id` types, one of `result`/`error` with an
  * object result and a `{code, message}` error, no other top-level member of a response). The SDK
  * silently drops a message that fails its own classification, which left a malformed answer's
  * call waiting for its timeout and a malformed request unanswered; the full schema of each
- * method stays the SDK's to check.
+ * method stays the SDK's to check. A request id that is a number must be a safe integer: `1.5`
+ * or `2^53 + 1` (which JSON.parse would round onto another id) is an invalid request, answered
+ * with `"id": null`.
  */
-export function parseMessage(line: string): ParsedLine {
+export function parseMessage(line: string, rewrite?: LineRewrite): ParsedLine {
   let value: unknown;
+  const rewritten = rewrite?.(line);
   try {
-    value = JSON.parse(line);
+    value = JSON.parse(rewritten ?? line);
   } catch (error) {
+    if (rewritten !== undefined) return parseMessage(line);
     return { ok: false, error: `not JSON (${(error as Error).message}): ${excerpt(line)}` };
   }
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
@@ -214,7 +229,7 @@ export function parseMessage(line: string): ParsedLine {
   return {
     ok: false,
     error: `${problem}: ${excerpt(line)}`,
-    ...(typeof id === 'string' || (typeof id === 'number' && Number.isFinite(id)) ? { id } : {}),
+    ...(isUsableId(id) ? { id } : {}),
     response: !('method' in value),
   };
 }
@@ -228,7 +243,7 @@ function envelopeProblem(value: Record<string, unknown>): string | undefined {
   const idOk = id === undefined || typeof id === 'string' || (typeof id === 'number' && Number.isFinite(id));
   if ('method' in value) {
     if (typeof value['method'] !== 'string') return '"method" is not a string';
-    if (!idOk || id === null) return '"id" is not a string or a number';
+    if (id !== undefined && !isUsableId(id)) return '"id" is not a string or an integer';
     const params = value['params'];
     if (params !== undefined && (typeof params !== 'object' || params === null))
       return '"params" is not an object';

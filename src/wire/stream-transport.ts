@@ -5,7 +5,7 @@
  */
 import type { Readable, Writable } from 'node:stream';
 import type { Transport, JSONRPCMessage } from '@modelcontextprotocol/server';
-import { LineSplitter, parseMessage, serializeMessage, type LinePeek } from './lines.js';
+import { LineSplitter, parseMessage, serializeMessage, type LinePeek, type LineRewrite } from './lines.js';
 
 /** A line over the limit, skipped whole, with what its ends show of its id and kind. */
 export interface OversizedMessage extends LinePeek {
@@ -27,6 +27,7 @@ export abstract class StreamTransport implements Transport {
 
   readonly #splitter: LineSplitter;
   readonly #limit: number;
+  readonly #rewrite: LineRewrite | undefined;
   #input: Readable | undefined;
   #output: Writable | undefined;
   #closed = false;
@@ -34,8 +35,10 @@ export abstract class StreamTransport implements Transport {
   #held: JSONRPCMessage[] = [];
   #holding = false;
 
-  constructor(maxMessageBytes: number) {
+  /** `rewrite`: applied to each line before it is parsed (the downstream side keeps digits, N13). */
+  constructor(maxMessageBytes: number, rewrite?: LineRewrite) {
     this.#limit = maxMessageBytes;
+    this.#rewrite = rewrite;
     this.#splitter = new LineSplitter(maxMessageBytes);
   }
 
@@ -151,7 +154,7 @@ export abstract class StreamTransport implements Transport {
     line: (text: string): void => {
       // A handler may close the transport while the rest of a chunk is still being split.
       if (this.#closed) return;
-      const parsed = parseMessage(text);
+      const parsed = parseMessage(text, this.#rewrite);
       if (!parsed.ok) {
         this.unparsable(parsed.error, parsed.id, parsed.response);
         return;

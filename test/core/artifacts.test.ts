@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import {
   ArtifactNamer,
   PREVIEW_CHARS,
+  PREVIEW_ROWS_CHARS,
   bytesToBase64,
   portableBytesToBase64,
   extensionForMime,
@@ -169,10 +170,34 @@ describe('spill (N9)', () => {
       file: 'result.json',
       bytes: new TextEncoder().encode(json).length,
       preview: json.slice(0, PREVIEW_CHARS),
+      advice: expect.stringContaining('result.json') as unknown,
     });
     expect(spilled?.file).toMatchObject({ name: 'result.json', mimeType: 'application/json', kind: 'json' });
     expect(decodeUtf8(spilled?.file.base64 ?? '')).toBe(json);
   });
+
+  it.each([
+    ['a list', Array.from({ length: 1500 }, (_, i) => ({ id: i, name: `row ${i}` })), undefined],
+    [
+      'an object with a list field',
+      { rows: Array.from({ length: 1500 }, (_, i) => ({ id: i, name: `row ${i}` })), count: 1500 },
+      'rows',
+    ],
+  ])(
+    'N9: %s is cut at an item boundary, with how many are left out and how to ask for fewer',
+    (_label, value, key) => {
+      const spilled = spillIfTooLarge(value, 1000, new ArtifactNamer());
+      const preview = spilled?.value.preview as unknown;
+      const rows = (key === undefined ? preview : (preview as Record<string, unknown>)[key]) as unknown[];
+      expect(spilled?.value).toMatchObject({ truncated: true, items: 1500, shown: rows.length });
+      expect(rows.length).toBeGreaterThan(10);
+      // Whole rows, the first ones, and the preview stays small.
+      expect(rows).toEqual(Array.from({ length: rows.length }, (_, i) => ({ id: i, name: `row ${i}` })));
+      expect(JSON.stringify(preview).length).toBeLessThanOrEqual(PREVIEW_ROWS_CHARS);
+      if (key !== undefined) expect(preview).toMatchObject({ count: 1500 });
+      expect(spilled?.value.advice).toMatch(/first \d+ of 1500 .*result\.json.*(filter|limit|page)/);
+    },
+  );
 
   it('N9: the limit is on bytes, not characters', () => {
     // 40 two-byte characters: 42 characters of JSON but 82 bytes.

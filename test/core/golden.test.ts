@@ -8,15 +8,16 @@
  * text) and `meta.elapsedMs` (timing). `envelopes` (rendered forms, added by the renderer's
  * tests) and `captured` (provenance) are ignored here.
  */
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { normalizeCallToolResult } from '../../src/core/normalize.js';
+import { readCorpusFile } from '../helpers/golden.js';
 import type { Result } from '../../src/core/result.js';
 
 const CORPUS_DIR = join(import.meta.dirname, '..', '..', 'fixtures', 'results');
-const RULE_IDS = ['N1', 'N2', 'N3', 'N4', 'N5', 'N6', 'N7', 'N8', 'N9', 'N10', 'N11'] as const;
+const RULE_IDS = ['N1', 'N2', 'N3', 'N4', 'N5', 'N6', 'N7', 'N8', 'N9', 'N10', 'N11', 'N13'] as const;
 
 const FileSchema = z.strictObject({
   name: z.string(),
@@ -92,7 +93,7 @@ const files = readdirSync(CORPUS_DIR)
   .sort();
 
 const cases = files.map((file) => {
-  const parsed = CorpusCaseSchema.safeParse(JSON.parse(readFileSync(join(CORPUS_DIR, file), 'utf8')));
+  const parsed = CorpusCaseSchema.safeParse(readCorpusFile(join(CORPUS_DIR, file)));
   return { file, parsed };
 });
 

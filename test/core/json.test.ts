@@ -64,18 +64,23 @@ describe('utf8ByteLength', () => {
 
 describe('tryParseJson', () => {
   it.each([
-    ['an object', '{"a":1}', { ok: true, value: { a: 1 } }],
-    ['an array with leading whitespace', ' \n [1,2]', { ok: true, value: [1, 2] }],
-    ['a JSON string', '"hi"', { ok: true, value: 'hi' }],
-    ['a negative number', '-3.5', { ok: true, value: -3.5 }],
-    ['true', 'true', { ok: true, value: true }],
-    ['null', 'null', { ok: true, value: null }],
+    ['an object', '{"a":1}', { ok: true, value: { a: 1 }, inexact: [] }],
+    ['an array with leading whitespace', ' \n [1,2]', { ok: true, value: [1, 2], inexact: [] }],
+    ['a JSON string', '"hi"', { ok: true, value: 'hi', inexact: [] }],
+    ['a negative number', '-3.5', { ok: true, value: -3.5, inexact: [] }],
+    ['true', 'true', { ok: true, value: true, inexact: [] }],
+    ['null', 'null', { ok: true, value: null, inexact: [] }],
     ['prose starting with t', 'the answer', { ok: false }],
     ['a number followed by prose', '3 apples', { ok: false }],
     ['prose', 'Done.', { ok: false }],
     ['an empty string', '', { ok: false }],
     ['whitespace only', '  ', { ok: false }],
     ['broken JSON', '{"a":', { ok: false }],
+    [
+      'N13: 2^64 keeps its digits as a string',
+      '{"n":18446744073709551616}',
+      { ok: true, value: { n: '18446744073709551616' }, inexact: ['18446744073709551616'] },
+    ],
   ])('N3: %s', (_label, text, expected) => {
     expect(tryParseJson(text)).toEqual(expected);
   });

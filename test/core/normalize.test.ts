@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { normalizeCallToolResult, type NormalizeOptions } from '../../src/core/normalize.js';
 import { ERROR_TYPES, type Result } from '../../src/core/result.js';
+import { PREVIEW_ROWS_CHARS } from '../../src/core/artifacts.js';
 
 const options: NormalizeOptions = { maxInlineBytes: 65536, inbandErrors: true };
 const PNG = 'iVBORw0KGgo=';
@@ -142,10 +143,16 @@ describe('text content (N3) and empty results (N5)', () => {
       'text_json',
     ],
     [
-      'N3: several blocks, one prose → joined by newline',
-      [text('{"a":1}'), text('done')],
-      '{"a":1}\ndone',
+      'N3: several blocks, prose only → joined by newline',
+      [text('Found 2 rows.'), text('done')],
+      'Found 2 rows.\ndone',
       'text',
+    ],
+    [
+      'N3: a JSON block beside a scalar and prose → the JSON block is the value',
+      [text('{"a":1}'), text('42'), text('done')],
+      { a: 1 },
+      'text_json',
     ],
     ['N3: several prose blocks → joined', [text('a'), text('b'), text('c')], 'a\nb\nc', 'text'],
     ['N5: no content → null', [], null, 'empty'],
@@ -496,12 +503,13 @@ describe('size limit (N9)', () => {
   });
 
   it('N9: JSON text is spilled as the downstream wrote it: parsed once, never serialized again', () => {
-    const written = JSON.stringify({ rows: Array.from({ length: 50 }, (_, i) => ({ i })) }, null, 2);
+    const written = JSON.stringify({ rows: Array.from({ length: 5000 }, (_, i) => ({ i })) }, null, 2);
     const stringify = JSON.stringify;
-    let stringifies = 0;
+    let serialized = 0;
     JSON.stringify = ((...args: Parameters<typeof stringify>) => {
-      stringifies++;
-      return stringify(...args);
+      const out = stringify(...args);
+      serialized += out?.length ?? 0;
+      return out;
     }) as typeof JSON.stringify;
     let result: Result;
     try {
@@ -509,8 +517,9 @@ describe('size limit (N9)', () => {
     } finally {
       JSON.stringify = stringify;
     }
-    expect(stringifies).toBe(0);
-    expect(valueOf(result)).toMatchObject({ truncated: true, bytes: written.length });
+    // Only the preview's first rows are serialized (to measure them), never the whole value.
+    expect(serialized).toBeLessThanOrEqual(2 * PREVIEW_ROWS_CHARS);
+    expect(valueOf(result)).toMatchObject({ truncated: true, bytes: written.length, items: 5000 });
     expect(result.files[0]?.base64).toBe(btoa(written));
   });
 

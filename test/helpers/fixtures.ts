@@ -2,6 +2,7 @@
  * Fixture servers as tests spawn them: the compiled JS in dist/fixtures/servers (built by
  * `npm run build`), run by the current Node binary, plus runtime ServerConfig builders.
  */
+import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -34,7 +35,8 @@ export type FixtureName =
   | 'prompts-resources'
   | 'modern'
   | 'probe-exit'
-  | 'asking';
+  | 'asking'
+  | 'raw';
 
 /**
  * The command that runs fixture `name` over stdio. Throws when dist is missing, naming the fix.
@@ -49,6 +51,43 @@ export function fixtureServer(
     throw new Error(`Fixture server "${name}" is not built (${script} is missing): run npm run build`);
   }
   return { command: process.execPath, args: [script, ...extraArgs] };
+}
+
+/** A fixture serving HTTP on 127.0.0.1, and how to stop it. */
+export interface HttpFixture {
+  readonly url: string;
+  stop(): void;
+}
+
+/**
+ * Spawns fixture `name` with `args` (which make it serve HTTP) and resolves with its URL once it
+ * prints `LISTENING <url>`; rejects after 10 s.
+ */
+export function startHttpFixture(name: FixtureName, args: readonly string[] = []): Promise<HttpFixture> {
+  const { command, args: argv } = fixtureServer(name, args);
+  const child = spawn(command, argv, { stdio: ['ignore', 'pipe', 'inherit'] });
+  const stop = (): void => {
+    if (child.exitCode === null) child.kill('SIGTERM');
+  };
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      stop();
+      reject(new Error(`fixture ${name} did not listen`));
+    }, 10_000);
+    let out = '';
+    child.stdout.on('data', (chunk: Buffer) => {
+      out += chunk.toString();
+      const match = /^LISTENING (\S+)$/m.exec(out);
+      if (match?.[1] !== undefined) {
+        clearTimeout(timer);
+        resolve({ url: match[1], stop });
+      }
+    });
+    child.once('exit', () => {
+      clearTimeout(timer);
+      reject(new Error(`fixture ${name} exited before it listened`));
+    });
+  });
 }
 
 /**

@@ -4,6 +4,7 @@
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { parseJsonExact } from '../../src/core/exact-json.js';
 import { normalizeCallToolResult, type NormalizeOptions } from '../../src/core/normalize.js';
 import { OUTPUT_FORMATS, type OutputFormat } from '../../src/upstream/envelope-schema.js';
 import { renderCallToolResult } from '../../src/upstream/render.js';
@@ -22,13 +23,24 @@ export interface GoldenCase {
   };
 }
 
+/**
+ * One corpus file as the downstream transports read a message (N13): a number a double cannot
+ * carry is kept as a string of its digits, so a case's structuredContent reaches the normalizer
+ * as it would from the wire.
+ */
+export function readCorpusFile(path: string): unknown {
+  const parsed = parseJsonExact(readFileSync(path, 'utf8'));
+  if (!parsed.ok) throw new Error(`${path} is not JSON`);
+  return parsed.value;
+}
+
 export function readCorpus(): GoldenCase[] {
   return readdirSync(CORPUS_DIR)
     .filter((name) => name.endsWith('.json'))
     .sort()
     .map((file) => ({
       file,
-      data: JSON.parse(readFileSync(join(CORPUS_DIR, file), 'utf8')) as GoldenCase['data'],
+      data: readCorpusFile(join(CORPUS_DIR, file)) as GoldenCase['data'],
     }));
 }
 

@@ -170,7 +170,13 @@ describe('the interop oracle (test/interop/envelope-oracle.ts)', () => {
     const json = JSON.stringify(value);
     const raw: RawResult = { content: [{ type: 'text', text: value.content }], structuredContent: value };
     const envelope = (body: string) => ({
-      results: { truncated: true, file: 'result.json', bytes: json.length, preview: json.slice(0, 512) },
+      results: {
+        truncated: true,
+        file: 'result.json',
+        bytes: json.length,
+        preview: json.slice(0, 512),
+        advice: 'The whole result is in the file result.json.',
+      },
       meta_data: { server: 'ev', tool: 'mixed', source: 'structured', elapsed_ms: 1 },
       returned_file_names: ['result.json'],
       returned_file_contents: [Buffer.from(body).toString('base64')],

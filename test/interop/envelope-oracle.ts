@@ -483,20 +483,42 @@ export function assertEnvelopeCarries(
   }
   // N9: the value moved to result.json; results says where and how big.
   const spilled = envelope['results'] as Json;
-  expect(spilled, 'N9: results is the spill marker').toEqual({
+  expect(spilled, 'N9: results is the spill marker').toMatchObject({
     truncated: true,
     file: SPILL_FILE,
     bytes,
-    preview: expect.any(String),
+    advice: expect.stringContaining(SPILL_FILE) as unknown,
   });
-  expect(json.startsWith(spilled['preview'] as string), 'N9: preview is the start of the JSON').toBe(true);
-  // The first 512 characters, one fewer when the 512th would split a surrogate pair.
-  expect(
-    (spilled['preview'] as string).length,
-    'N9: the preview is the first 512 characters',
-  ).toBeGreaterThanOrEqual(Math.min(json.length, PREVIEW_CHARS - 1));
+  const value = transformed.value;
+  const list = Array.isArray(value) ? { items: value, key: undefined } : listField(value);
+  if (typeof spilled['preview'] === 'string') {
+    expect(json.startsWith(spilled['preview']), 'N9: preview is the start of the JSON').toBe(true);
+    // The first 512 characters, one fewer when the 512th would split a surrogate pair.
+    expect(spilled['preview'].length, 'N9: the preview is the first 512 characters').toBeGreaterThanOrEqual(
+      Math.min(json.length, PREVIEW_CHARS - 1),
+    );
+  } else {
+    // A list is cut at an item boundary: its first items, whole, the rest of the value as it is.
+    expect(list, 'N9: a value preview only for a list').toBeDefined();
+    const shown = spilled['shown'] as number;
+    expect(spilled['items'], 'N9: how many items the list has').toBe(list?.items.length);
+    const head = list?.items.slice(0, shown);
+    expect(spilled['preview'], 'N9: the first items, whole').toEqual(
+      list?.key === undefined ? head : { ...(value as Json), [list.key]: head },
+    );
+  }
   expect(names.length, 'N9: one file beyond the raw media').toBe(parts.files.length + 1);
   expect(names[parts.files.length], 'N9: the spill file').toBe(SPILL_FILE);
   const spilledJson = Buffer.from(contents[parts.files.length] as string, 'base64').toString('utf8');
   expect(JSON.parse(spilledJson), 'N9: result.json holds the whole value').toEqual(transformed.value);
+}
+
+/** N9: the top-level list field with the most items (at least 2) of an object value. */
+function listField(value: unknown): { items: unknown[]; key: string } | undefined {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return undefined;
+  let best: { items: unknown[]; key: string } | undefined;
+  for (const [key, field] of Object.entries(value)) {
+    if (Array.isArray(field) && field.length > (best?.items.length ?? 1)) best = { items: field, key };
+  }
+  return best;
 }

@@ -79,11 +79,14 @@ describe('serveStdio', () => {
     ['no jsonrpc member', { id: 'five', method: 'tools/list' }, 'five'],
     ['a method that is no string', { jsonrpc: '2.0', id: 6, method: 42 }, 6],
     ['an id that cannot be read', { jsonrpc: '2.0', id: { x: 1 }, method: 'tools/list' }, null],
+    // JSON-RPC 2.0 ids are integers: these are answered under id null (they got no answer at all).
+    ['an id that is no integer (1.5)', { jsonrpc: '2.0', id: 1.5, method: 'tools/list' }, null],
+    ['an id above 2^53', '{"jsonrpc":"2.0","id":9007199254740993,"method":"tools/list"}', null],
   ])(
     'U1: an invalid request (%s) gets -32600 for its id, and the session goes on',
     async (_label, request, id) => {
       const { send, next } = await stdioSession(1 << 20);
-      send(`${JSON.stringify(request)}\n`);
+      send(`${typeof request === 'string' ? request : JSON.stringify(request)}\n`);
       expect(await next()).toMatchObject({
         jsonrpc: '2.0',
         id,

@@ -162,6 +162,15 @@ describe('parseMessage', () => {
   });
 });
 
+describe('parseMessage: a rewrite', () => {
+  it('N13: the rewritten line is parsed; a rewrite that breaks the JSON falls back to the line', () => {
+    const line = '{"jsonrpc":"2.0","id":1,"result":{"n":18446744073709551616}}';
+    const kept = parseMessage(line, () => '{"jsonrpc":"2.0","id":1,"result":{"n":"18446744073709551616"}}');
+    expect(kept).toMatchObject({ ok: true, message: { result: { n: '18446744073709551616' } } });
+    expect(parseMessage(line, () => '{broken')).toMatchObject({ ok: true, message: { id: 1 } });
+  });
+});
+
 describe('parseMessage: the JSON-RPC 2.0 envelope', () => {
   it.each([
     ['a request', { jsonrpc: '2.0', id: 1, method: 'tools/list' }, true, undefined],
@@ -177,6 +186,8 @@ describe('parseMessage: the JSON-RPC 2.0 envelope', () => {
     ['a response with an unknown member', { jsonrpc: '2.0', id: 9, result: {}, extra: true }, false, 9],
     ['an error without a code', { jsonrpc: '2.0', id: 10, error: { message: 'x' } }, false, 10],
     ['an id that is an object', { jsonrpc: '2.0', id: { a: 1 }, method: 'x' }, false, undefined],
+    ['a request id that is no integer', { jsonrpc: '2.0', id: 1.5, method: 'x' }, false, undefined],
+    ['a request id above 2^53', { jsonrpc: '2.0', id: 2 ** 53, method: 'x' }, false, undefined],
   ])('U1/P7: %s', (_label, value, ok, id) => {
     const parsed = parseMessage(JSON.stringify(value));
     expect(parsed.ok).toBe(ok);
