@@ -12,7 +12,7 @@ import type { Catalog, ExposedTool } from '../core/catalog.js';
 import { applyInstruction, type InstructionLayers } from '../core/instructions.js';
 import { isInputRound } from '../core/input.js';
 import { carriedMeta } from '../core/meta.js';
-import { composeName } from '../core/naming.js';
+import { composeName, echoedName } from '../core/naming.js';
 import { uriPrefix } from '../core/uri-namespace.js';
 import { isForward, prepareCall, type PreparedCall } from '../core/prepare-call.js';
 import { calledName, searchPairNames, type SearchPair } from '../core/search.js';
@@ -172,6 +172,9 @@ export function createToolBackend(deps: ToolDeps): ToolBackend<PreparedCall> {
     calledName(name, args) {
       return calledName(searchPair(), name, args);
     },
+    exposes(name) {
+      return deps.catalog().get(name) !== undefined;
+    },
     listTools() {
       return deps.afterStart(() => deps.catalog().definitions);
     },
@@ -186,7 +189,7 @@ export function createToolBackend(deps: ToolDeps): ToolBackend<PreparedCall> {
         const refused =
           (!prepared.success && prepared.errorType === 'unknown_tool' && notUp(called)) || prepared;
         // T7, T8, T9: refused before any downstream sees it; S2: answered here.
-        return outcome(refused, catalog.get(called), { exposedName: called, requestId });
+        return outcome(refused, catalog.get(called), { exposedName: echoedName(called), requestId });
       });
     },
     async callTool(call, options) {

@@ -141,6 +141,14 @@ export interface CatalogProblem {
   readonly message: string;
 }
 
+/** T6, Q6: a tool's `execution` as exposed: as listed, without `taskSupport: "required"`. */
+function exposedExecution(execution: unknown): Record<string, unknown> | undefined {
+  if (!isRecord(execution)) return undefined;
+  if (execution['taskSupport'] !== 'required') return execution;
+  const { taskSupport: _runHere, ...rest } = execution;
+  return Object.keys(rest).length > 0 ? rest : undefined;
+}
+
 /** The routing table and the tools/list answer. */
 export interface Catalog {
   /** tools/list order: config order, then each downstream's listing order. */
@@ -208,6 +216,10 @@ function buildTool(
       (own !== undefined ? options.typedOutputSchema?.(own) : undefined) ?? options.outputSchema;
   }
   if (isRecord(raw['annotations'])) definition['annotations'] = raw['annotations'];
+  // T6: `execution` travels, except a task-only tool's `taskSupport`: the gateway runs that tool
+  // as a task itself and exposes it as a plain tool (Q6).
+  const execution = exposedExecution(raw['execution']);
+  if (execution !== undefined) definition['execution'] = execution;
   // T13: the downstream's `_meta` travels (reserved keys dropped, `ui://` URIs exposed, U6).
   const meta = carriedMeta(raw['_meta'], uriPrefix(options.globalPrefix, server.prefix));
   if (meta !== undefined) definition['_meta'] = meta;

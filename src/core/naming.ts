@@ -125,3 +125,16 @@ export function exposedName(parts: ExposedNameParts): string {
   if (clean.length === 0) return hash;
   return `${clean.slice(0, maxLength - NAME_HASH_LENGTH - 1)}_${hash}`;
 }
+
+/** The most characters of a name an agent sent that any output repeats (logs, spans, answers). */
+export const ECHOED_NAME_CHARS = 128;
+
+/**
+ * A name an agent sent, cut for repeating it anywhere: an unknown name is unbounded input (one
+ * 1 MB name made a 1 MB span name and 5 MB of log).
+ * @example echoedName('x'.repeat(1000)) // 'xxx…(128 of 1000 characters)'
+ */
+export function echoedName(name: string): string {
+  if (name.length <= ECHOED_NAME_CHARS) return name;
+  return `${name.slice(0, ECHOED_NAME_CHARS)}…(${ECHOED_NAME_CHARS} of ${name.length} characters)`;
+}

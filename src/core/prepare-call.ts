@@ -16,6 +16,7 @@ import {
   type SearchPair,
 } from './search.js';
 import { isRecord } from './json.js';
+import { ECHOED_NAME_CHARS, echoedName } from './naming.js';
 
 /** A call that may go downstream. Fits `upstream/server`'s `PreparedForward`. */
 export interface PreparedCall {
@@ -110,14 +111,16 @@ function prepareTool(
 ): PreparedCall | FailureResult {
   const entry = catalog.get(exposedName);
   if (!entry) {
-    // T9: an isError result the agent can read, with close names to try.
-    const suggestions = catalog.suggest(exposedName);
+    // T9: an isError result the agent can read, with close names to try. A name far longer than
+    // any exposed one is no typo of one (and comparing it would cost its length per tool).
+    const suggestions = exposedName.length > 2 * ECHOED_NAME_CHARS ? [] : catalog.suggest(exposedName);
     const hint =
       suggestions.length > 0 ? ` Did you mean ${suggestions.map((s) => `"${s}"`).join(', ')}?` : '';
-    return failure('unknown_tool', `Unknown tool "${exposedName}".${hint}`, {
-      // No downstream tool exists: `tool` is the name as called, so the log line still says what.
-      meta: { tool: exposedName, source: 'proxy' },
-      errorData: { tool: exposedName, suggestions },
+    const shown = echoedName(exposedName);
+    return failure('unknown_tool', `Unknown tool "${shown}".${hint}`, {
+      // No downstream tool exists: `tool` is the name as called (cut), so the log line says what.
+      meta: { tool: shown, source: 'proxy' },
+      errorData: { tool: shown, suggestions },
     });
   }
   const meta = { server: entry.server, tool: entry.tool, source: 'proxy' as const };

@@ -1,7 +1,8 @@
 /**
  * One log line per call, at the level its outcome deserves (L1): trace when a call starts (with
  * its arguments, redacted by the logger), debug when it succeeds (with the elapsed time), error
- * for every failure (with its errorType), and warn for each warning the normalizer raised, e.g.
+ * for every failure (with its errorType; info for a refusal the agent caused: the explicit gate,
+ * bad arguments, an unknown name), and warn for each warning the normalizer raised, e.g.
  * N2's `structured_text_mismatch` with its short diff.
  *
  * These helpers never throw: logging must not turn an answer into a rejection.
@@ -37,6 +38,16 @@ function bindsServer(logger: Logger): boolean {
 }
 
 const BINDS_SERVER = new WeakMap<Logger, boolean>();
+
+/**
+ * L1: failures of the call itself, refused before any downstream saw it because of what the agent
+ * sent; logged at info (an agent that forgets `explicit_action` is working as designed).
+ */
+const CALLER_REFUSALS: ReadonlySet<string> = new Set([
+  'consent_required',
+  'invalid_arguments',
+  'unknown_tool',
+]);
 
 /**
  * L1: trace line when a call starts, with its arguments.
@@ -93,7 +104,9 @@ export function logCallEnd(logger: Logger, result: Result, call: CallEnd): void 
       return;
     }
     const err = result.exception instanceof Error ? { err: result.exception } : {};
-    logger.error(
+    // A refusal the agent caused and can mend (the gate, its arguments, a name) is no fault here.
+    const level = CALLER_REFUSALS.has(result.errorType) ? 'info' : 'error';
+    logger[level](
       {
         event: 'call_end',
         ...base,

@@ -83,6 +83,8 @@ export interface ToolBackend<F extends PreparedForward = PreparedForward> {
    * after it. @default name
    */
   calledName?(name: string, args: Record<string, unknown> | undefined): string;
+  /** O2: false for a name no tool has now (it names no span). @default true */
+  exposes?(name: string): boolean;
 }
 
 /** Per-call options of {@link ToolBackend.callTool}. */
@@ -379,8 +381,13 @@ export function createUpstreamServer<F extends PreparedForward>(deps: UpstreamDe
                 });
             };
       const called = backend.calledName?.(name, request.params.arguments) ?? name;
-      // O2: a span per upstream call, parented to the request's `traceparent`.
-      const traced = startCallSpan(called, ctx.mcpReq._meta as Record<string, unknown> | undefined, era);
+      // O2: a span per upstream call, parented to the request's `traceparent`, named after the
+      // tool only when the tool exists (an unknown name is unbounded input).
+      const traced = startCallSpan(
+        backend.exposes?.(called) === false ? undefined : called,
+        ctx.mcpReq._meta as Record<string, unknown> | undefined,
+        era,
+      );
       const outcome: { errorType?: string } = {};
       const pending = rounds.handle(
         {

@@ -85,6 +85,16 @@ describe('traces', () => {
       const refused = exporter.getFinishedSpans();
       expect(refused).toHaveLength(1);
       expect(refused[0]?.attributes['error.type']).toBe('unknown_tool');
+      // A name no tool has is an agent's input: it names no span, whatever its length.
+      expect(refused[0]?.name).toBe('tools/call');
+      expect(refused[0]?.attributes['mcp.tool.name']).toBeUndefined();
+      exporter.reset();
+      const huge = await client.request(
+        { method: 'tools/call', params: { name: 'x'.repeat(1_000_000), arguments: {} } },
+        CallToolResultSchema,
+      );
+      expect(exporter.getFinishedSpans().map((span) => span.name)).toEqual(['tools/call']);
+      expect(JSON.stringify(huge).length).toBeLessThan(2_000);
     } finally {
       await client.close();
       await proxy.stop({ graceMs: 0 });

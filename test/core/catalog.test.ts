@@ -214,6 +214,20 @@ describe('catalog', () => {
     expect(definition?.inputSchema).toBe(inputSchema);
   });
 
+  it.each([
+    ['optional task support travels', { taskSupport: 'optional' }, { taskSupport: 'optional' }],
+    ['forbidden task support travels', { taskSupport: 'forbidden' }, { taskSupport: 'forbidden' }],
+    ['a task-only tool is a plain tool here (Q6)', { taskSupport: 'required' }, undefined],
+    ['other keys travel without a task-only taskSupport', { taskSupport: 'required', x: 1 }, { x: 1 }],
+  ])("T6: a tool's execution: %s", (_label, execution, exposed) => {
+    const listing = [{ name: 'run', inputSchema: { type: 'object' }, execution }];
+    const definition = buildCatalog([server('s', listing)], options).definitions[0] as Record<
+      string,
+      unknown
+    >;
+    expect(definition['execution']).toEqual(exposed);
+  });
+
   it('T13: reserved io.modelcontextprotocol/ keys are dropped; ui:// URIs inside _meta become the exposed ones', () => {
     const listing = [
       {

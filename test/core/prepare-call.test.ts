@@ -57,6 +57,16 @@ describe('prepareCall', () => {
     expect(call.entry).toBe(catalog.get('fs_read_file'));
   });
 
+  it('T9: an unknown name of a megabyte is cut wherever it is repeated, and gets no suggestions', () => {
+    const name = 'fs_'.repeat(400_000);
+    const result = prepareCall(catalog, name, {}) as FailureResult;
+    expect(result.errorType).toBe('unknown_tool');
+    expect(result.error.length).toBeLessThan(300);
+    expect(result.errorData).toMatchObject({ suggestions: [] });
+    expect(JSON.stringify(result.errorData).length).toBeLessThan(300);
+    expect(result.meta.tool?.length).toBeLessThan(200);
+  });
+
   it('T9: an unknown name fails with unknown_tool and up to 3 close names', () => {
     const result = refused(prepareCall(catalog, 'fs_raed_file', { path: 'a' }));
     expect(result.errorType).toBe('unknown_tool');

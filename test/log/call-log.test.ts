@@ -80,7 +80,16 @@ describe('logCallEnd', () => {
     expect(lines).toEqual([]);
   });
 
-  it.each(['timeout', 'tool_error', 'downstream_unavailable', 'consent_required'] as const)(
+  it.each(['consent_required', 'invalid_arguments', 'unknown_tool'] as const)(
+    'L1: a %s refusal (the agent can mend it) is an info line with its errorType, not an error',
+    (errorType) => {
+      const { logger, lines } = sink('info');
+      logCallEnd(logger, failure(errorType, 'fix it', { meta }), call);
+      expect(lines).toEqual([expect.objectContaining({ level: 30, event: 'call_end', errorType })]);
+    },
+  );
+
+  it.each(['timeout', 'tool_error', 'downstream_unavailable', 'overloaded'] as const)(
     'L1: a %s failure is an error line with its errorType',
     (errorType) => {
       const { logger, lines } = sink('error');
