@@ -1,8 +1,9 @@
 /**
  * The first stage of a catalog build: one server's raw listing → the tools it may serve.
  * Applies `tools.include`/`tools.exclude` (T5) and `expose: read_only` (T11), withholds malformed
- * tools with a warning naming them (T12), and warns about renames and overrides that match no
- * tool (T5: likely typos). Split from catalog.ts to keep each module on one job.
+ * tools with a warning naming them (T12: every per-tool verdict is made here, on the raw listing:
+ * not an object, no name, a repeated name, the SDK's Tool schema, schemas that do not compile),
+ * and warns about renames and overrides that match no tool (T5: likely typos).
  */
 import { isRecord, ownValue } from './json.js';
 import picomatch from 'picomatch';
@@ -63,19 +64,26 @@ export function candidates(
     return out;
   }
   const listed = new Set<string>();
+  const withhold = (tool: string, why: string): void => {
+    problems.push({
+      severity: 'warning',
+      code: 'malformed_tool',
+      server: server.server,
+      tool,
+      message: `Withheld tool "${tool}" of server "${server.server}": ${why}.`,
+    });
+  };
   server.tools.forEach((raw, index) => {
     if (!isRecord(raw) || typeof raw['name'] !== 'string' || raw['name'] === '') {
-      const why = isRecord(raw) ? 'has no string name' : 'is not an object';
-      problems.push({
-        severity: 'warning',
-        code: 'malformed_tool',
-        server: server.server,
-        tool: `#${index}`,
-        message: `Withheld tool #${index} of server "${server.server}": it ${why}.`,
-      });
+      withhold(`#${index}`, isRecord(raw) ? 'it has no string name' : 'it is not an object');
       return;
     }
     const name = raw['name'];
+    // A downstream that lists one name twice cannot have both routed: the first one is kept.
+    if (listed.has(name)) {
+      withhold(name, 'it repeats the name of an earlier tool of the listing (the first one is kept)');
+      return;
+    }
     listed.add(name);
     if (include && !include(name)) return;
     if (exclude?.(name)) return;
@@ -87,13 +95,7 @@ export function candidates(
       return;
     const why = checkTool(raw, compiler);
     if (why) {
-      problems.push({
-        severity: 'warning',
-        code: 'malformed_tool',
-        server: server.server,
-        tool: name,
-        message: `Withheld tool "${name}" of server "${server.server}": ${why}.`,
-      });
+      withhold(name, why);
       return;
     }
     out.push({ server, raw, name });

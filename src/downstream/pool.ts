@@ -3,12 +3,10 @@
  * server, started in parallel; tool-list and state events for the catalog and health; calls that
  * always answer with a Result; a bounded graceful shutdown.
  */
-import type { DroppedTool } from './tool-list.js';
 import type {
   CompleteRequestParams,
   Implementation,
   LoggingMessageNotification,
-  Tool,
 } from '@modelcontextprotocol/server';
 import type { Logger } from 'pino';
 import type { ServerConfig } from '../config/types.js';
@@ -26,7 +24,7 @@ import {
   type DispatchContext,
   type DispatchTarget,
 } from './dispatch.js';
-import type { FeatureCapability, FeatureLists } from './feature-list.js';
+import type { FeatureCapability, FeatureLists } from './listing.js';
 import { Emitter } from './emitter.js';
 import { CallSlots } from './slots.js';
 import { systemTimers, type TimerHandle, type Timers } from './timers.js';
@@ -52,6 +50,7 @@ export interface PoolOptions {
   readonly random?: () => number;
   /** @default DEFAULT_BACKOFF (500 ms doubling to 30 s, equal jitter) */
   readonly backoff?: BackoffOptions;
+  /** What our clients announce to the servers. @default { name: 'mcp-normalizer', version: '0.0.0' } */
   readonly clientInfo?: Implementation;
 }
 
@@ -68,11 +67,9 @@ export interface CloseOptions {
 export interface ServerSnapshot {
   readonly name: string;
   readonly state: ConnectionState;
-  /** Last known good tools; `[]` while withheld (P4, T10). */
-  readonly tools: readonly Tool[];
+  /** Last known good tools, raw (the catalog checks each, T12); `[]` while withheld (P4, T10). */
+  readonly tools: readonly unknown[];
   readonly toolsWithheld: boolean;
-  /** T12: entries of its last listing withheld before the catalog (not an object, no name, ...). */
-  readonly droppedTools: readonly DroppedTool[];
   /** U5: last known good prompts, resources and templates; empty while withheld. */
   readonly features: FeatureLists;
   readonly lastError?: string;
@@ -149,7 +146,7 @@ export class Pool {
       timers: options.timers,
       random: options.random,
       backoff: options.backoff,
-      clientInfo: options.clientInfo,
+      clientInfo: options.clientInfo ?? { name: 'mcp-normalizer', version: '0.0.0' },
       ...(options.scrub !== undefined ? { scrub: options.scrub } : {}),
     });
     // Events of a connection that was replaced (O3) are not the server's any more.
@@ -262,7 +259,6 @@ export class Pool {
         state: connection.state,
         tools: connection.tools,
         toolsWithheld: connection.toolsWithheld,
-        droppedTools: connection.droppedTools,
         features: connection.features,
         ...(connection.lastError !== undefined ? { lastError: connection.lastError } : {}),
         ...(connection.era !== undefined ? { era: connection.era } : {}),

@@ -111,9 +111,11 @@ export async function runAsTask(
       { ...(signal !== undefined ? { signal } : {}), timeoutMs: Math.max(1, left()) },
     );
   } catch (error) {
-    // The call ended early (cancelled, timed out): the task must not run on for nobody.
+    // The call ended early (cancelled, timed out): the task must not run on for nobody. The
+    // cancel goes out on its own, never under the call's signal (aborted by then, it would stop
+    // the cancel before it is sent: a host's cancel left the task running).
     if (signal?.aborted === true || left() <= 0)
-      void send('tasks/cancel', { taskId }, { timeoutMs: 5000 }).catch(() => {});
+      void send('tasks/cancel', { taskId }, { signal: undefined, timeoutMs: 5000 }).catch(() => {});
     throw error;
   }
 }

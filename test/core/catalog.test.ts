@@ -88,13 +88,6 @@ describe('catalog', () => {
       { server: 'one', tool: 'read' },
     ],
     [
-      'a listing with a name twice',
-      [server('s', [tool('x'), tool('x')])],
-      's_x',
-      { server: 's', tool: 'x' },
-      { server: 's', tool: 'x' },
-    ],
-    [
       'a rename onto an existing name',
       [server('s', [tool('x'), tool('y')], { rename: { y: 'x' } })],
       's_x',
@@ -374,6 +367,9 @@ describe('catalog', () => {
     ['not an object', 'oops', '#1', /is not an object/],
     ['no string name', { inputSchema: { type: 'object' } }, '#1', /has no string name/],
     ['no inputSchema', { name: 'bad' }, 'bad', /MCP Tool schema \(inputSchema/],
+    ['an inputSchema that is a string', { name: 'bad', inputSchema: 'object' }, 'bad', /MCP Tool schema/],
+    ['an inputSchema that is an array', { name: 'bad', inputSchema: [] }, 'bad', /MCP Tool schema/],
+    ['the name of an earlier tool', tool('good1'), 'good1', /repeats the name .* first one is kept/],
     [
       'an inputSchema that is not an object schema',
       { name: 'bad', inputSchema: { type: 'string' } },

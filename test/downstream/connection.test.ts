@@ -2,6 +2,7 @@
  * One downstream over the SDK's InMemoryTransport, with fake timers driving restarts and
  * withholding (P3, P4, P7, P8, T10, T12).
  */
+import { buildCatalog } from '../../src/core/catalog.js';
 import { getEventListeners } from 'node:events';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
@@ -45,7 +46,13 @@ function echoServer(extraTool?: string): McpServer {
 function setup(build: () => Connectable, overrides: Partial<ServerConfig> = {}) {
   const transports = new MemoryTransports({ s: build });
   const { logger, lines } = captureLogger();
-  const connection = new Connection({ server: config(overrides), logger, transports, random: () => 0 });
+  const connection = new Connection({
+    server: config(overrides),
+    logger,
+    transports,
+    random: () => 0,
+    clientInfo: { name: 'test', version: '1.0.0' },
+  });
   const states: ConnectionState[] = [];
   let toolsChanged = 0;
   connection.events.on('stateChanged', (state) => states.push(state));
@@ -53,7 +60,16 @@ function setup(build: () => Connectable, overrides: Partial<ServerConfig> = {}) 
   return { connection, transports, lines, states, changes: () => toolsChanged };
 }
 
-const names = (connection: Connection): string[] => connection.tools.map((tool) => tool.name);
+const CATALOG_OPTIONS = {
+  separator: '_',
+  nameMaxLength: 64,
+  explicitDestructive: true,
+  strictArguments: false,
+  describeArguments: false,
+};
+
+const names = (connection: Connection): string[] =>
+  connection.tools.map((tool) => (tool as { name: string }).name);
 
 beforeEach(() => {
   vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
@@ -79,7 +95,7 @@ describe('Connection', () => {
     },
   );
 
-  it('T12: one malformed tool is withheld with a warning naming it; the rest are served', async () => {
+  it("T12: a listing with malformed tools is passed on whole: every per-tool verdict is the catalog's", async () => {
     const raw = rawServer(() => ({
       pages: [
         {
@@ -95,12 +111,14 @@ describe('Connection', () => {
         },
       ],
     }));
-    const { connection, lines } = setup(() => raw);
+    const { connection } = setup(() => raw);
     await connection.start();
     expect(connection.state).toBe('ready');
-    expect(names(connection)).toEqual(['good', 'also_good']);
-    const warnings = lines.filter((line) => line['level'] === 40).map((line) => line['tool']);
-    expect(warnings).toEqual(['bad_schema', '#2']);
+    expect(connection.tools).toHaveLength(4);
+    const catalog = buildCatalog([{ server: 's', prefix: 's', tools: connection.tools }], CATALOG_OPTIONS);
+    // also_good's $ref does not resolve: the catalog withholds it too (its schema cannot compile).
+    expect(catalog.tools.map((tool) => tool.tool)).toEqual(['good']);
+    expect(catalog.problems.map((problem) => problem.tool)).toEqual(['bad_schema', '#2', 'also_good']);
     await connection.close();
   });
 

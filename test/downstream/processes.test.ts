@@ -16,7 +16,9 @@ import {
   fixtureServer,
   ROOT,
   serverConfig,
+  startHttpFixture,
   stdioTransport,
+  type HttpFixture,
 } from '../helpers/fixtures.js';
 import { captureLogger } from '../helpers/memory-servers.js';
 import type { HostSpec } from '../helpers/pool-host.js';
@@ -169,13 +171,10 @@ describe('Pool with real child processes', () => {
     expect(states).toEqual([]);
     expect(pool.snapshot()[0]).toMatchObject({ state: 'ready', restarts: 0 });
     expect(await pool.callTool('noisy', 'echo', { text: 'after' })).toMatchObject({ success: true });
-    expect(
-      lines.some((line) =>
-        /skipped a message of \d+ bytes/.test(
-          String(line['err'] && (line['err'] as { message?: string }).message),
-        ),
-      ),
-    ).toBe(true);
+    // P6, L1: logged as one line of the server's noise, without a stack.
+    const skipped = lines.find((line) => /skipped a message of \d+ bytes/.test(String(line['msg'])));
+    expect(skipped).toMatchObject({ level: 30, stdout: true });
+    expect(skipped?.['err']).toBeUndefined();
   });
 
   it('P5: killAll (the forced-exit path) SIGKILLs every stdio child at once, even one busy in a call', async () => {
@@ -335,7 +334,7 @@ describe('Pool with real child processes', () => {
       const remote = serverConfig('remote', { type: 'streamable-http', url, headers: { 'X-Test': 'yes' } });
       const { pool } = startPool([remote]);
       await pool.start();
-      expect(pool.snapshot()[0]?.tools.map((tool) => tool.name)).toEqual([
+      expect(pool.snapshot()[0]?.tools.map((tool) => (tool as { name: string }).name)).toEqual([
         'weather',
         'weather_summary',
         'weather_mismatch',
@@ -359,5 +358,45 @@ describe('Pool with real child processes', () => {
     } finally {
       child.kill('SIGTERM');
     }
+  });
+});
+
+describe('an HTTP server that gives no 2026 answer to the probe', () => {
+  const fixtures: HttpFixture[] = [];
+  afterEach(() => {
+    for (const fixture of fixtures.splice(0)) fixture.stop();
+  });
+
+  // @cyanheads/git-mcp-server 2.15.3 answers server/discover with HTTP 500 and a -32603 body, and
+  // was marked down for ever (ERA_NEGOTIATION_FAILED); the others are what servers seen in the
+  // field answer to a method they do not know.
+  it.each([['500'], ['404'], ['405'], ['html'], ['rpc-error']])(
+    'E5: one that answers the probe with %s is reached through initialize with protocol: auto',
+    async (how) => {
+      const fixture = await startHttpFixture('raw', ['--http', `--discover=${how}`]);
+      fixtures.push(fixture);
+      const { pool } = startPool([
+        serverConfig('r', { type: 'streamable-http', url: fixture.url, headers: {} }),
+      ]);
+      await pool.start();
+      expect(pool.snapshot()[0]).toMatchObject({ state: 'ready', era: 'legacy' });
+      expect(await pool.callTool('r', 'echo', { text: 'through initialize' })).toMatchObject({
+        success: true,
+        value: 'through initialize',
+      });
+    },
+  );
+
+  it('E5: one that fails initialize too is down, and its error names the probe and protocol: legacy', async () => {
+    const fixture = await startHttpFixture('raw', ['--http', '--discover=500', '--fail-initialize']);
+    fixtures.push(fixture);
+    const { pool } = startPool([
+      serverConfig('r', { type: 'streamable-http', url: fixture.url, headers: {} }),
+    ]);
+    await pool.start();
+    const snapshot = pool.snapshot()[0];
+    expect(snapshot?.state).toMatch(/^(down|restarting)$/);
+    expect(snapshot?.lastError).toMatch(/server\/discover probe failed.*HTTP 500/);
+    expect(snapshot?.lastError).toContain('`protocol: legacy`');
   });
 });

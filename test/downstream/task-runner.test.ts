@@ -16,8 +16,11 @@ afterEach(() => {
 /** A downstream whose task reports `statuses` on successive tasks/get, then answers `result`. */
 function scripted(statuses: string[], result: unknown = { content: [{ type: 'text', text: 'done' }] }) {
   const sent: [string, Record<string, unknown>][] = [];
-  const send: SendRequest = async (method, params) => {
+  /** Whether each request went out under a signal that was already aborted (it would never leave). */
+  const aborted: boolean[] = [];
+  const send: SendRequest = async (method, params, options) => {
     sent.push([method, params]);
+    aborted.push(options.signal?.aborted === true);
     if (method === 'tools/call') return { task: { taskId: 't1', status: 'working', pollInterval: 200 } };
     if (method === 'tasks/get') {
       const status = statuses.shift() ?? 'working';
@@ -26,7 +29,7 @@ function scripted(statuses: string[], result: unknown = { content: [{ type: 'tex
     if (method === 'tasks/result') return result;
     return {};
   };
-  return { send, sent };
+  return { send, sent, aborted };
 }
 
 describe('running a tool as a task', () => {
@@ -67,6 +70,8 @@ describe('running a tool as a task', () => {
     controller.abort(new Error('stop'));
     await seen;
     expect(first.sent.at(-1)).toEqual(['tasks/cancel', { taskId: 't1' }]);
+    // The host's cancel aborted the call's signal: the cancel must not go out under it.
+    expect(first.aborted.at(-1)).toBe(false);
 
     const second = scripted([]);
     const late = runAsTask(second.send, 'r', {}, { timers: systemTimers, timeoutMs: 1000 });

@@ -1,33 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { checkTools, listAllPages, MAX_LIST_PAGES, stableJson } from '../../src/downstream/tool-list.js';
+import { listAllEntries, MAX_LIST_PAGES, stableJson } from '../../src/downstream/tool-list.js';
 
-const schema = { type: 'object', properties: {} };
+/** Every page of `tools/list` through `fetchPage`. */
+const listAllPages = (fetchPage: (cursor: string | undefined) => Promise<Record<string, unknown>>) =>
+  listAllEntries('tools/list', 'tools', fetchPage);
 
-describe('tool listing helpers', () => {
-  it.each([
-    ['not an object', 42, '#0', 'not an object'],
-    ['an array', [1], '#0', 'not an object'],
-    ['null', null, '#0', 'not an object'],
-    ['no name', { inputSchema: schema }, '#0', 'no string name'],
-    ['empty name', { name: '', inputSchema: schema }, '#0', 'no string name'],
-    ['numeric name', { name: 7, inputSchema: schema }, '#0', 'no string name'],
-    ['missing inputSchema', { name: 'x' }, 'x', 'inputSchema is not an object'],
-    ['string inputSchema', { name: 'x', inputSchema: 'object' }, 'x', 'inputSchema is not an object'],
-    ['array inputSchema', { name: 'x', inputSchema: [] }, 'x', 'inputSchema is not an object'],
-  ])('T12: a tool that is %s is dropped with a reason naming it', (_d, entry, name, reason) => {
-    const good = { name: 'good', inputSchema: schema };
-    const { tools, dropped } = checkTools([entry, good]);
-    expect(tools).toEqual([good]);
-    expect(dropped).toEqual([{ name, reason }]);
-  });
-
-  it('T12: a duplicate name keeps the first definition and drops the later one', () => {
-    const first = { name: 'a', inputSchema: schema, description: 'first' };
-    const { tools, dropped } = checkTools([first, { name: 'a', inputSchema: schema, description: 'second' }]);
-    expect(tools).toEqual([first]);
-    expect(dropped).toEqual([{ name: 'a', reason: 'duplicate name (the first one is kept)' }]);
-  });
-
+describe('list helpers', () => {
   it('T10: stableJson ignores key order and undefined keys but not array order', () => {
     expect(stableJson({ b: 1, a: { d: [1, 2], c: null } })).toBe(
       stableJson({ a: { c: null, d: [1, 2] }, b: 1 }),
@@ -37,7 +15,7 @@ describe('tool listing helpers', () => {
     expect(stableJson([{ name: 'a' }])).not.toBe(stableJson([{ name: 'a', title: 'A' }]));
   });
 
-  it('T12: listAllPages follows every cursor and concatenates the pages', async () => {
+  it('P4: listAllPages follows every cursor and concatenates the pages', async () => {
     const pages: Record<string, { tools: unknown; nextCursor?: string }> = {
       start: { tools: [1, 2], nextCursor: 'p2' },
       p2: { tools: [3], nextCursor: 'p3' },

@@ -50,15 +50,6 @@ export async function run(args: readonly string[], io: CliIO): Promise<number> {
           (server) =>
             `error: server "${server.name}" is ${server.state}${server.error !== undefined ? `: ${server.error}` : ''}`,
         );
-      // T12: entries withheld while the listing was read (not an object, no name, a duplicate,
-      // no object inputSchema) are listed beside the catalog's own, every one of them.
-      const withheldBeforeCatalog = proxy
-        .snapshot()
-        .flatMap((server) =>
-          server.droppedTools.map(
-            (tool) => `warning: Withheld tool "${tool.name}" of server "${server.name}": ${tool.reason}.`,
-          ),
-        );
       // U5/T4: a withheld prompt, resource or template collision is a problem too.
       const featureProblems = proxy
         .features()
@@ -69,7 +60,6 @@ export async function run(args: readonly string[], io: CliIO): Promise<number> {
         ...configWarnings,
         ...failures,
         ...formatProblems(catalog.problems),
-        ...withheldBeforeCatalog,
         ...featureProblems,
       ];
       const errors =

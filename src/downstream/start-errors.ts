@@ -1,0 +1,41 @@
+/**
+ * How a failed start is worded (P1, P6, U3): a start-up that timed out names the bound it hit, a
+ * remote server's failure names its URL, and a stdio server whose process ended says how it ended
+ * and what it last wrote to stderr. Pure: the caller passes the error, the config and the report.
+ */
+import { SdkErrorCode } from '@modelcontextprotocol/client';
+import type { ServerConfig } from '../config/types.js';
+import type { Scrubber } from '../core/secrets.js';
+import { describeError } from './errors.js';
+import { withExit, type ExitReport } from './stdio-client.js';
+
+/** P1: a start-up that timed out says which bound it hit (start-up, not a call's `timeout_ms`). */
+export function startupTimeout(error: unknown, server: ServerConfig): unknown {
+  if ((error as { code?: unknown } | null)?.code !== SdkErrorCode.RequestTimeout) return error;
+  return new Error(
+    `did not start within startup_timeout_ms (${server.startupTimeoutMs} ms): ${describeError(error)}`,
+  );
+}
+
+/**
+ * P6: a remote server's failure names its URL ("fetch failed" alone did not say which server's
+ * address was wrong); the URL is scrubbed like every output (L2) where it is shown.
+ */
+export function located(error: unknown, server: ServerConfig): unknown {
+  const transport = server.transport;
+  if (transport.type === 'stdio') return error;
+  const text = describeError(error);
+  return text.includes(transport.url) ? error : new Error(`${transport.url}: ${text}`);
+}
+
+/**
+ * U3: a stdio server whose process ended is reported with how it ended and its last stderr lines
+ * (scrubbed, L2): "Connection closed" alone sent users to the log to find out why.
+ */
+export function withExitReport(
+  error: unknown,
+  report: ExitReport | undefined,
+  scrub: Scrubber | undefined,
+): unknown {
+  return report === undefined ? error : new Error(withExit(describeError(error), report, scrub));
+}
