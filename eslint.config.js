@@ -30,7 +30,7 @@ export default tseslint.config(
     rules: { 'no-console': 'error' },
   },
   {
-    // core is pure: no I/O, no logger, no SDK runtime classes (ARCHITECTURE 1).
+    // core is pure: no I/O, no logger, no SDK runtime classes (N10; docs/architecture.md, "Layers").
     files: ['src/core/**/*.ts'],
     rules: {
       'no-restricted-imports': [

@@ -48,7 +48,7 @@ function cycleSafeReplacer(): (this: unknown, key: string, value: unknown) => un
 }
 
 /**
- * JSON text of any value; never throws (ARCHITECTURE style rule 6, N10). Layers: plain
+ * JSON text of any value; never throws (N10: the output path is total). Layers: plain
  * `JSON.stringify` (the fast path), then a cycle- and BigInt-safe replacer, then the fixed
  * sentinel {@link UNSERIALIZABLE} (a throwing `toJSON`, for instance). Values JSON cannot express
  * at top level (`undefined`, functions, symbols) give `null`.

@@ -114,8 +114,14 @@ export function traceMeta(traced: Traced): Record<string, unknown> | undefined {
 }
 
 /** Ends `span` with the call's outcome: `error.type` is the R3 error type of a failure. */
-export function endSpan(span: Span, errorType: string | undefined): void {
+export function endSpan(span: Span, errorType: string | undefined, name?: string): void {
   if (!span.isRecording()) return;
+  // O2: a call that came before its tool was known (the catalog was still being built) is named
+  // once it is: a name is given here only for a tool that exists.
+  if (name !== undefined) {
+    span.updateName(`tools/call ${name}`);
+    span.setAttribute('mcp.tool.name', name);
+  }
   if (errorType !== undefined) {
     span.setAttribute('error.type', errorType);
     span.setStatus({ code: SpanStatusCode.ERROR, message: errorType });

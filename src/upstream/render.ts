@@ -157,7 +157,7 @@ function resultsEnvelope(result: Result, extraWarnings: readonly string[]): Resu
 function exceptionFields(exception: unknown): { type: string; message: string } | undefined {
   if (exception === null || typeof exception !== 'object') return undefined;
   try {
-    // Structural, not instanceof: errors come from other packages and realms (ARCHITECTURE 4).
+    // Structural, not instanceof: errors come from other packages and realms (docs/architecture.md, "one translation point").
     const { name, message } = exception as { name?: unknown; message?: unknown };
     if (typeof name !== 'string' || typeof message !== 'string') return undefined;
     return { type: name, message: stripMcpErrorPrefix(message) };

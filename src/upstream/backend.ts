@@ -1,0 +1,131 @@
+/**
+ * The ports of the upstream side (U1): what the aggregated server needs from the rest of the
+ * gateway ({@link ToolBackend}, which the composition root implements with the pool and the
+ * catalog) and what it offers ({@link UpstreamServer}). Types only: `upstream` and `downstream`
+ * never import each other, and `app` joins them through these.
+ */
+import type {
+  Server,
+  ServerEventBus,
+  Tool,
+  Transport,
+  LoggingMessageNotification,
+} from '@modelcontextprotocol/server';
+import type { Context } from '@opentelemetry/api';
+import type { Caller, InputReply, InputRound } from '../core/input.js';
+import type { Result } from '../core/result.js';
+import type { Era } from './notifier.js';
+
+export type { Era } from './notifier.js';
+
+/** A call that passed routing, the explicit gate and argument validation (T3, T7, T8). */
+export interface PreparedForward {
+  readonly kind: 'forward';
+  /** The downstream server key. */
+  readonly server: string;
+  /** The downstream tool's own name. */
+  readonly tool: string;
+  /** The arguments to forward (`explicit_action` already removed, T7). */
+  readonly arguments: Record<string, unknown>;
+}
+
+/** One progress update from a downstream, forwarded upstream with the upstream's token (P3). */
+export interface ProgressUpdate {
+  readonly progress: number;
+  readonly total?: number;
+  readonly message?: string;
+}
+
+/** What the server needs from the rest of the proxy; the composition root wires the real ones. */
+export interface ToolBackend<F extends PreparedForward = PreparedForward> {
+  /**
+   * tools/list: the exposed definitions, served from memory (T6, T10). May be a promise so that a
+   * client asking right after start waits for the first connection round instead of seeing a
+   * partial list.
+   */
+  listTools(): readonly Tool[] | Promise<readonly Tool[]>;
+  /**
+   * tools/call, step 1: lookup, explicit gate, argument check; a failure reaches no downstream,
+   * and neither does a call the gateway answers itself (`search_tools`, S2). May be a promise for the same reason as {@link ToolBackend.listTools}: a call that arrives
+   * before the first connection round must not be answered `unknown_tool`.
+   */
+  prepareCall(
+    name: string,
+    args: Record<string, unknown> | undefined,
+    requestId?: string | number,
+  ): F | Result | Promise<F | Result>;
+  /**
+   * tools/call, step 2: the downstream call. Never rejects (R3). The backend owns the outcome of
+   * both steps: instructions (R4) and the call's end line in the log (L1). With a caller, a 2026
+   * downstream's `input_required` comes back as an {@link InputRound} to relay (Q3).
+   */
+  callTool(call: F, options: ForwardOptions): Promise<Result | InputRound>;
+  /**
+   * S4: the exposed name a call is for: `call_tool`'s named tool, else `name`. Input rounds are
+   * bound to it (a requestState minted for one tool is refused for another) and the span is named
+   * after it. @default name
+   */
+  calledName?(name: string, args: Record<string, unknown> | undefined): string;
+  /** O2: false for a name no tool has now (it names no span). @default true */
+  exposes?(name: string): boolean;
+}
+
+/** Per-call options of {@link ToolBackend.callTool}. */
+export interface ForwardOptions {
+  /** The upstream request's cancellation (P3). */
+  readonly signal: AbortSignal;
+  /** Present only when the upstream sent a progress token (P3). */
+  readonly onProgress?: (update: ProgressUpdate) => void;
+  /** The exposed name, for the log (L1). */
+  readonly exposedName: string;
+  /** The upstream JSON-RPC request id, for the log (L1). */
+  readonly requestId: string | number;
+  /** Q1: the upstream client behind the call, who answers what its server asks meanwhile. */
+  readonly caller?: Caller;
+  /** Q3: the retry of a relayed round. */
+  readonly reply?: InputReply;
+  /** O2: the upstream call's trace context. */
+  readonly trace?: Context;
+}
+
+/** The aggregated server: SDK servers for every era and transport, sharing one backend. */
+export interface UpstreamServer {
+  /**
+   * The SDK-shaped factory (`McpServerFactory`) for `serveStdio` and `createMcpHandler`: a fresh,
+   * unregistered `Server` for the era asked for. Cheap and O(1) in the number of tools: the
+   * handlers read the catalog, they do not register anything per tool (E2).
+   */
+  readonly factory: (context: { era: Era }) => Server;
+  /** The one list-change bus; `createMcpHandler` gives it to modern listen streams (E4). */
+  readonly bus: ServerEventBus;
+  /**
+   * Registers `server` (built by {@link factory}) for notifications until it closes: the stdio
+   * connection's pinned instance, in either era.
+   */
+  track(server: Server, era: Era): Server;
+  /**
+   * Creates a legacy-era `Server` for `transport`, connects it, and tracks it until it closes: a
+   * 2025-era HTTP session, an in-memory CLI client. `direct`: a transport of one client with
+   * no per-request routing (stdio) answers plain calls past the SDK's Protocol (direct-calls.ts).
+   */
+  connect(transport: Transport, options?: { readonly direct?: boolean }): Promise<Server>;
+  /** T10: tells every client that the tool list changed. */
+  notifyToolsChanged(): void;
+  /** U5: tells every client that the prompt list changed. */
+  notifyPromptsChanged(): void;
+  /** U5: tells every client that the resource or resource-template list changed. */
+  notifyResourcesChanged(): void;
+  /**
+   * U5: a downstream's log message to every legacy client, each filtered by the level that client
+   * set with `logging/setLevel` (the SDK keeps it per session).
+   */
+  sendLog(params: LoggingMessageNotification['params']): void;
+  /** P5: from now on tools/call answers `downstream_unavailable` (shutting down). */
+  stopAccepting(): void;
+  /** P5: resolves true once no call is in flight, or false after `graceMs`. */
+  drain(graceMs: number): Promise<boolean>;
+  /** Number of calls being answered right now. */
+  inFlight(): number;
+  /** Closes every tracked `Server` (and with it its transport). */
+  close(): Promise<void>;
+}
