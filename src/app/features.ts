@@ -1,8 +1,8 @@
 /**
- * U5 in the composition root: the prompt and resource index rebuilt from the pool's snapshots,
- * the {@link FeatureBackend} the upstream server serves it through (lists from memory; gets,
- * reads and completions routed by table lookup to the pool), and downstream log messages passed
- * to pino and to every upstream client with the server's name.
+ * U5 in the composition root: the {@link FeatureBackend} the upstream server serves the prompt
+ * and resource index through (lists from memory, held by `catalogs.ts`; gets, reads and
+ * completions routed by table lookup to the pool; Q5 subscriptions), and downstream log messages
+ * passed to pino and to every upstream client with the server's name.
  *
  * A routed request's failure is a JSON-RPC error (these methods have no `isError` convention):
  * InvalidParams for an unknown name or URI (naming close matches), the downstream's own code for
@@ -20,8 +20,7 @@ import {
 import type { Logger } from 'pino';
 import type { z } from 'zod';
 import type { Config } from '../config/types.js';
-import { buildFeatureIndex, diffFeatureIndexes } from '../core/feature-index.js';
-import type { FeatureIndex, FeatureProblem } from '../core/feature-index.js';
+import type { FeatureIndex } from '../core/feature-index.js';
 import type { Result } from '../core/result.js';
 import { namespaceUri, uriPrefix } from '../core/uri-namespace.js';
 import type { Pool } from '../downstream/pool.js';
@@ -35,23 +34,22 @@ export interface FeatureDeps {
   readonly servers?: ServerSource;
   readonly pool: Pool;
   readonly logger: Logger;
-  /** Runs `read` now, or once the first connection round is done (bounded), like tools/list. */
-  readonly afterStart: <T>(read: () => T) => T | Promise<T>;
-  /** The upstream notifications (U5); wired after the upstream server exists. */
-  readonly notify: () => {
-    prompts(): void;
-    resources(): void;
-    log(params: LoggingMessageNotification['params']): void;
-  };
+  /** The prompt and resource index now (rebuilt on every list change, U5). */
+  index(): FeatureIndex;
+  /**
+   * P1: resolves (bounded) once no server is in its first attempt, the index then including what
+   * they listed; undefined when none is. A name not found yet is looked up again after it.
+   */
+  settle(): Promise<void> | undefined;
+  /** P1: a list's wait for servers still starting, in the first moments (undefined: none). */
+  settleLists(): Promise<void> | undefined;
+  /** U5: a downstream log message to every upstream client that asked for logs. */
+  log(params: LoggingMessageNotification['params']): void;
 }
 
 /** The U5 part of a proxy. */
 export interface Features {
   readonly backend: FeatureBackend;
-  /** The current index (replaced on every rebuild). */
-  index(): FeatureIndex;
-  /** Rebuilds the index from the pool; notifies upstream clients of the lists that changed. */
-  rebuild(): void;
 }
 
 /** A JSON-RPC error as the SDK sends it: `code`, `message` (no "MCP error" prefix), `data`. */
@@ -100,48 +98,27 @@ const PINO_LEVEL: Readonly<Record<string, 'debug' | 'info' | 'warn' | 'error'>> 
 };
 
 /**
- * Builds the U5 index, its backend and the log forwarding.
- * @example const features = createFeatures({ config, pool, logger, afterStart, notify: () => upstreamNotifications });
+ * Builds the U5 backend and the log forwarding.
+ * @example const features = createFeatures({ config, pool, logger, index: catalogs.features, settle: () => catalogs.settle(), log });
  */
 export function createFeatures(deps: FeatureDeps): Features {
   const { config, pool, logger } = deps;
   const servers = deps.servers ?? fixedServers(config.servers);
-  const options: { globalPrefix?: string; separator: string; nameMaxLength: number } = {
-    ...(config.prefix !== undefined ? { globalPrefix: config.prefix } : {}),
-    separator: config.separator,
-    nameMaxLength: config.nameMaxLength,
-  };
-  let current = buildFeatureIndex([], options);
+  const options = { globalPrefix: config.prefix };
 
-  function rebuild(): void {
-    const inputs = pool.snapshot().map((snapshot) => ({
-      server: snapshot.name,
-      prefix: servers.get(snapshot.name)?.prefix ?? snapshot.name,
-      ...snapshot.features,
-    }));
-    const next = buildFeatureIndex(inputs, options);
-    const diff = diffFeatureIndexes(current, next);
-    logNewProblems(current.problems, next.problems);
-    current = next;
-    if (diff.prompts) {
-      logger.info({ prompts: next.prompts.length }, 'prompt list changed');
-      deps.notify().prompts();
-    }
-    if (diff.resources) {
-      logger.info(
-        { resources: next.resources.length, resourceTemplates: next.resourceTemplates.length },
-        'resource list changed',
-      );
-      deps.notify().resources();
-    }
+  /** P1: a list from the index, once the servers starting in the first moments are up. */
+  function listed<T>(read: (index: FeatureIndex) => T): T | Promise<T> {
+    const settling = deps.settleLists();
+    return settling === undefined ? read(deps.index()) : settling.then(() => read(deps.index()));
   }
 
-  function logNewProblems(before: readonly FeatureProblem[], after: readonly FeatureProblem[]): void {
-    const seen = new Set(before.map((problem) => problem.message));
-    // T4 for prompts and URIs: a withheld collision is an error in the log; `check` fails on it.
-    for (const problem of after)
-      if (!seen.has(problem.message))
-        logger.error({ server: problem.server, kind: problem.kind }, problem.message);
+  /** `find` in the index now, else (a server still starting) once it settled. */
+  async function lookup<T>(find: (index: FeatureIndex) => T | undefined): Promise<T | undefined> {
+    const found = find(deps.index());
+    if (found !== undefined) return found;
+    // A server that came up a moment ago: the index has it once settled (at once).
+    await deps.settle();
+    return find(deps.index());
   }
 
   pool.on('log', (server, params) => {
@@ -152,25 +129,22 @@ export function createFeatures(deps: FeatureDeps): Features {
       { server, logger: name, ...(typeof params.data === 'string' ? {} : { data: params.data }) },
       text,
     );
-    deps.notify().log({ ...params, logger: name });
+    deps.log({ ...params, logger: name });
   });
 
   const backend: FeatureBackend = {
-    listPrompts: () => deps.afterStart(() => current.prompts.map((route) => route.definition)),
-    listResources: () => deps.afterStart(() => current.resources.map((route) => route.definition)),
-    listResourceTemplates: () =>
-      deps.afterStart(() => current.resourceTemplates.map((route) => route.definition)),
+    listPrompts: () => listed((index) => index.prompts.map((route) => route.definition)),
+    listResources: () => listed((index) => index.resources.map((route) => route.definition)),
+    listResourceTemplates: () => listed((index) => index.resourceTemplates.map((route) => route.definition)),
     async getPrompt(name, args, { signal }) {
-      await deps.afterStart(() => undefined);
-      const route = current.getPrompt(name);
-      if (!route) throw unknown('prompt', name, current.suggestPrompts(name));
+      const route = await lookup((index) => index.getPrompt(name));
+      if (!route) throw unknown('prompt', name, deps.index().suggestPrompts(name));
       const result = await pool.getPrompt(route.server, route.original, args, { signal });
       return unwrap(result, GetPromptResultSchema, 'prompts/get');
     },
     async readResource(uri, { signal }) {
-      await deps.afterStart(() => undefined);
-      const route = current.resolveUri(uri);
-      if (!route) throw unknown('resource', uri, current.suggestUris(uri));
+      const route = await lookup((index) => index.resolveUri(uri));
+      if (!route) throw unknown('resource', uri, deps.index().suggestUris(uri));
       const result = await pool.readResource(route.server, route.uri, { signal });
       const read = unwrap(result, ReadResourceResultSchema, 'resources/read');
       // Contents name URIs as the client sees them: the one it asked for, others namespaced.
@@ -182,8 +156,8 @@ export function createFeatures(deps: FeatureDeps): Features {
       };
     },
     async complete(params, { signal }) {
-      await deps.afterStart(() => undefined);
-      const routed = route(params);
+      const routed = await lookup((index) => route(index, params));
+      if (routed === undefined) throw unknownReference(deps.index(), params.ref);
       const result = await pool.complete(routed.server, routed.params, { signal });
       // A downstream without completions has nothing to suggest: no values, not an error.
       if (!result.success && result.errorCode === String(ProtocolErrorCode.MethodNotFound))
@@ -191,9 +165,8 @@ export function createFeatures(deps: FeatureDeps): Features {
       return unwrap(result, CompleteResultSchema, 'completion/complete');
     },
     async subscribe(uri, subscriber, { signal }) {
-      await deps.afterStart(() => undefined);
-      const route = current.resolveUri(uri);
-      if (!route) throw unknown('resource', uri, current.suggestUris(uri));
+      const route = await lookup((index) => index.resolveUri(uri));
+      if (!route) throw unknown('resource', uri, deps.index().suggestUris(uri));
       const key = subscriptionKey(route.server, route.uri);
       let subscription = subscriptions.get(key);
       if (subscription === undefined) {
@@ -211,7 +184,7 @@ export function createFeatures(deps: FeatureDeps): Features {
       subscription.subscribers.add(subscriber);
     },
     async unsubscribe(uri, subscriber) {
-      const route = current.resolveUri(uri);
+      const route = deps.index().resolveUri(uri);
       const subscription = route && subscriptions.get(subscriptionKey(route.server, route.uri));
       if (subscription?.subscribers.delete(subscriber) === true) await release(subscription);
     },
@@ -263,20 +236,28 @@ export function createFeatures(deps: FeatureDeps): Features {
   });
 
   /** U5: completions route by reference: a prompt by exposed name, a template by exposed URI. */
-  function route(params: CompleteRequestParams): { server: string; params: CompleteRequestParams } {
+  function route(
+    index: FeatureIndex,
+    params: CompleteRequestParams,
+  ): { server: string; params: CompleteRequestParams } | undefined {
     const ref = params.ref;
     if (ref.type === 'ref/prompt') {
-      const prompt = current.getPrompt(ref.name);
-      if (!prompt) throw unknown('prompt', ref.name, current.suggestPrompts(ref.name));
-      return { server: prompt.server, params: { ...params, ref: { ...ref, name: prompt.original } } };
+      const prompt = index.getPrompt(ref.name);
+      return (
+        prompt && { server: prompt.server, params: { ...params, ref: { ...ref, name: prompt.original } } }
+      );
     }
-    const template = current.getTemplate(ref.uri);
-    const target = template
-      ? { server: template.server, uri: template.original }
-      : current.resolveUri(ref.uri);
-    if (!target) throw unknown('resource template', ref.uri, current.suggestUris(ref.uri));
-    return { server: target.server, params: { ...params, ref: { ...ref, uri: target.uri } } };
+    const template = index.getTemplate(ref.uri);
+    const target = template ? { server: template.server, uri: template.original } : index.resolveUri(ref.uri);
+    return target && { server: target.server, params: { ...params, ref: { ...ref, uri: target.uri } } };
   }
 
-  return { backend, index: () => current, rebuild };
+  /** The error for a completion reference that names nothing. */
+  function unknownReference(index: FeatureIndex, ref: CompleteRequestParams['ref']): Error {
+    return ref.type === 'ref/prompt'
+      ? unknown('prompt', ref.name, index.suggestPrompts(ref.name))
+      : unknown('resource template', ref.uri, index.suggestUris(ref.uri));
+  }
+
+  return { backend };
 }

@@ -46,7 +46,11 @@ export interface MetricsSources {
 
 /** Methods counted by name; anything else is counted as `other` (bounded label values). */
 const METHODS = new Set([
+  'initialize',
+  'ping',
   'server/discover',
+  'subscriptions/listen',
+  'logging/setLevel',
   'tools/list',
   'tools/call',
   'prompts/list',

@@ -1,62 +1,47 @@
 /**
- * The composition root (CONTRACT P1, P5, T10, U1): config → pool → catalog → upstream server →
- * stdio or HTTP hosting. The only module that knows every other layer; each of them only knows
- * the narrow interface it is given here.
- *
- * The catalog is rebuilt from the pool's snapshots (config order) whenever a server's tools
- * change, coalesced per event-loop turn (a downstream may announce a burst of changes), and the
- * upstream clients are told only when the exposed list really differs (T10).
+ * The composition root (CONTRACT P1, P5, T10, U1): config → pool → catalogs → upstream server →
+ * stdio or HTTP hosting. The only module that knows every other layer; each part only knows the
+ * narrow interface it is given here. It reads top to bottom: the list-change bus is created
+ * first, so that whatever publishes on it (the catalogs, the log forwarding) gets it at
+ * construction, and nothing refers forward.
  */
 import type { Logger } from 'pino';
-import type { Config, ServerConfig } from '../config/types.js';
-import { scrubDeep, secretScrubber } from '../core/secrets.js';
-import { buildCatalog, diffCatalogs } from '../core/catalog.js';
-import type { Catalog, CatalogProblem, CatalogServerInput } from '../core/catalog.js';
-import type { SchemaDialect } from '../core/schema-compiler.js';
+import type { Config } from '../config/types.js';
+import type { Catalog, CatalogOptions } from '../core/catalog.js';
+import type { FeatureIndex } from '../core/feature-index.js';
+import { secretScrubber } from '../core/secrets.js';
 import { Pool } from '../downstream/pool.js';
 import type { PoolOptions, ServerSnapshot } from '../downstream/pool.js';
 import { ENVELOPE_OUTPUT_SCHEMAS, typedEnvelopeSchema } from '../upstream/envelope-schema.js';
+import { createFileStore } from '../upstream/file-store.js';
 import type { HealthReport, HttpHandle, HttpOptions } from '../upstream/http.js';
 import { createInputRounds } from '../upstream/input-rounds.js';
-import { createMetrics } from './metrics.js';
-import type { ServerSource } from './servers.js';
-import { createFileStore } from '../upstream/file-store.js';
-import { createUpstreamServer } from '../upstream/server.js';
-import type { UpstreamServer } from '../upstream/server.js';
+import { createNotifier } from '../upstream/notifier.js';
+import { createUpstreamServer, type UpstreamServer } from '../upstream/server.js';
 import { serveStdio } from '../upstream/stdio.js';
 import type { StdioHandle, StdioOptions } from '../upstream/stdio.js';
+import { createCatalogs } from './catalogs.js';
 import { createFeatures } from './features.js';
-import type { Features } from './features.js';
+import { createHealth, type ServerHealth } from './health.js';
+import { createMetrics } from './metrics.js';
+import { applyServers, restartNeeded } from './reload.js';
+import { serverHolder } from './servers.js';
 import { createToolBackend } from './tools.js';
 import { PACKAGE_NAME, packageVersion } from './version.js';
+
+export type { ServerHealth } from './health.js';
 
 /** Options of {@link createProxy}. */
 export interface ProxyOptions {
   readonly logger: Logger;
   /**
-   * How long a tools/list that arrives during start waits for the first connection round before
-   * answering with what is there (later changes follow as list_changed, T10).
+   * The longest a call to a name no tool has yet waits for a server still in its first
+   * connection attempt that could hold it (P1); lists never wait.
    * @default 10000
    */
   readonly startupWaitMs?: number;
   /** Passed to the pool; tests inject transports, timers and backoff here. */
   readonly pool?: Partial<Omit<PoolOptions, 'servers' | 'logger'>>;
-}
-
-/** One server as `/healthz` and `check` report it. */
-export interface ServerHealth {
-  readonly name: string;
-  readonly state: string;
-  /** Tools of this server exposed upstream right now. */
-  readonly tools: number;
-  /** E5: `legacy` or `modern`, once a connection was made. */
-  readonly era?: string;
-  /** E5: the protocol revision negotiated, e.g. `2026-07-28` or `2025-06-18`. */
-  readonly protocol_version?: string;
-  /** P2: calls running on the server now, and waiting for a slot. */
-  readonly in_flight: number;
-  readonly queued: number;
-  readonly error?: string;
 }
 
 /** A proxy built from one config. */
@@ -67,12 +52,12 @@ export interface Proxy {
   /** The current catalog (replaced on every rebuild). */
   catalog(): Catalog;
   /** U5: the current prompt and resource index (replaced on every rebuild). */
-  features(): ReturnType<Features['index']>;
+  features(): FeatureIndex;
   /** The pool's view of every enabled server. */
   snapshot(): readonly ServerSnapshot[];
   /** Per-server state and exposed-tool count (U4). */
   servers(): readonly ServerHealth[];
-  /** The `/healthz` answer (U4): 200 while serving, 503 once stopping. */
+  /** The `/healthz` answer (U4): 200 while serving, 503 until started and once stopping. */
   health(): HealthReport;
   /** P1: connects every downstream in parallel; resolves once each is ready or failed once. */
   start(): Promise<void>;
@@ -85,10 +70,8 @@ export interface Proxy {
   /** P5, forced exit only: SIGKILL every downstream child process now. */
   killAll(): void;
   /**
-   * O3: applies a new config's servers: removed and changed servers stop after their in-flight
-   * calls (up to `graceMs`), added and changed ones start, unchanged ones are not touched; the
-   * catalog is rebuilt and list changes announced. Settings other than `servers` are not applied
-   * live: resolves with the keys that differ, which need a restart.
+   * O3: applies a new config's servers (reload.ts); the catalogs are rebuilt and list changes
+   * announced. Resolves with the other settings that differ, which need a restart.
    */
   reload(next: Config, graceMs?: number): Promise<{ readonly restartNeeded: readonly string[] }>;
   /** O1: the Prometheus exposition (what `GET /metrics` answers). */
@@ -97,28 +80,9 @@ export interface Proxy {
   listenMetrics(port: number): Promise<{ url: string; close(): Promise<void> }>;
 }
 
-/**
- * Builds the proxy. Nothing starts until {@link Proxy.start}.
- * @example const proxy = createProxy(config, { logger }); void proxy.start(); await proxy.serveStdio();
- */
-export function createProxy(config: Config, options: ProxyOptions): Proxy {
-  const { logger } = options;
-  const scrub = secretScrubber(config.secrets);
-  const startupWaitMs = options.startupWaitMs ?? 10_000;
-  // O3: replaced by a reload; everything that reads a server's settings reads them here.
-  let serverConfigs = new Map<string, ServerConfig>(config.servers.map((server) => [server.name, server]));
-  let serverArray: readonly ServerConfig[] = config.servers;
-  const serverList = (): readonly ServerConfig[] => serverArray;
-  const configured: ServerSource = { list: serverList, get: (name) => serverConfigs.get(name) };
-  const pool = new Pool({
-    ...(scrub !== undefined ? { scrub } : {}),
-    maxInlineBytes: config.output.maxInlineBytes,
-    clientInfo: { name: PACKAGE_NAME, version: packageVersion() },
-    ...options.pool,
-    servers: config.servers,
-    logger,
-  });
-  const catalogOptions = {
+/** T1–T7, T14: the catalog settings of `config`. */
+function catalogOptions(config: Config): CatalogOptions {
+  return {
     ...(config.prefix !== undefined ? { globalPrefix: config.prefix } : {}),
     separator: config.separator,
     nameMaxLength: config.nameMaxLength,
@@ -135,146 +99,82 @@ export function createProxy(config: Config, options: ProxyOptions): Proxy {
         }
       : {}),
   };
-  let current = buildCatalog([], catalogOptions);
+}
+
+/**
+ * Builds the proxy. Nothing starts until {@link Proxy.start}.
+ * @example const proxy = createProxy(config, { logger }); void proxy.start(); await proxy.serveStdio();
+ */
+export function createProxy(config: Config, options: ProxyOptions): Proxy {
+  const { logger } = options;
+  const scrub = secretScrubber(config.secrets);
+  // O3: a reload replaces them; every part reads the servers here.
+  const servers = serverHolder(config.servers);
+  const pool = new Pool({
+    ...(scrub !== undefined ? { scrub } : {}),
+    maxInlineBytes: config.output.maxInlineBytes,
+    clientInfo: { name: PACKAGE_NAME, version: packageVersion() },
+    ...options.pool,
+    servers: config.servers,
+    logger,
+  });
   let started: Promise<void> | undefined;
   let firstRoundDone = false;
-  let rebuildScheduled = false;
   let stopping = false;
+  let sessions: () => number = () => 0;
   const endpoints: { close(): Promise<void> }[] = [];
 
-  function catalogInputs(): CatalogServerInput[] {
-    // Config order (E2), whatever order a reload started the servers in.
-    const snapshots = new Map(pool.snapshot().map((snapshot) => [snapshot.name, snapshot]));
-    return serverList().flatMap((server) => {
-      const snapshot = snapshots.get(server.name);
-      if (snapshot === undefined) return [];
-      return [
-        {
-          server: server.name,
-          prefix: server.prefix,
-          expose: server.expose,
-          tools: snapshot.tools,
-          include: server.tools.include,
-          exclude: server.tools.exclude,
-          rename: server.tools.rename,
-          overrides: server.tools.overrides,
-          stripPrefix: server.tools.stripPrefix,
-        },
-      ];
-    });
-  }
-
-  function rebuild(): void {
-    const next = buildCatalog(catalogInputs(), { ...catalogOptions, previous: current });
-    const diff = diffCatalogs(current, next);
-    logNewProblems(current.problems, next.problems);
-    current = next;
-    if (diff.added.length + diff.removed.length + diff.changed.length === 0) return;
-    logger.info({ ...diff, tools: next.tools.length }, 'tool catalog changed');
-    upstream.notifyToolsChanged(); // T10
-  }
-
-  function logNewProblems(before: readonly CatalogProblem[], after: readonly CatalogProblem[]): void {
-    const seen = new Set(before.map((problem) => problem.message));
-    for (const problem of after) {
-      if (seen.has(problem.message)) continue;
-      // T4: a collision is an error in the log; `check` exits non-zero on it.
-      if (problem.severity === 'error')
-        logger.error({ server: problem.server, tool: problem.tool }, problem.message);
-      else logger.warn({ server: problem.server, tool: problem.tool }, problem.message);
-    }
-  }
-
-  function scheduleRebuild(): void {
-    // During the first connection round every read waits for it, and start() rebuilds once when
-    // it is over: rebuilding per server that became ready meanwhile (20 times for 20 servers,
-    // each over every tool) only delayed the first complete list (docs/performance.md).
-    if (rebuildScheduled || stopping || inFirstRound()) return;
-    rebuildScheduled = true;
-    setImmediate(() => {
-      rebuildScheduled = false;
-      if (!stopping) rebuild();
-    });
-  }
-
-  pool.on('toolsChanged', scheduleRebuild);
-
-  /**
-   * T12's first schema check compiles Ajv's meta-schemas (~100 ms for 2020-12, ~25 ms for
-   * draft-07 here): do it while the downstreams spawn, one dialect per turn of the event loop,
-   * instead of on the path to the first tools/list (docs/performance.md, cold start).
-   */
-  function warmSchemaCompiler(): void {
-    const dialects: SchemaDialect[] = ['2020-12', 'draft-07'];
-    const next = (): void => {
-      const dialect = dialects.shift();
-      if (dialect === undefined || stopping) return;
-      current.compiler.warm(dialect);
-      setImmediate(next);
-    };
-    setImmediate(next);
-  }
-
-  /** True between start() and the end of the first connection round. */
-  function inFirstRound(): boolean {
-    return started !== undefined && !firstRoundDone;
-  }
-
-  /** Runs `read` now, or once the first connection round is done (bounded by startupWaitMs). */
-  function afterStart<T>(read: () => T): T | Promise<T> {
-    if (!inFirstRound() || started === undefined) return read();
-    return waitAtMost(started, startupWaitMs).then(read);
-  }
-
-  // U5: prompts, resources and templates, rebuilt on their own events like the catalog (T10).
-  const features = createFeatures({
-    config,
-    servers: configured,
-    pool,
-    logger,
-    afterStart,
-    notify: () => ({
-      prompts: () => upstream.notifyPromptsChanged(),
-      resources: () => upstream.notifyResourcesChanged(),
-      log: (params) => upstream.sendLog(params),
-    }),
-  });
-  let featuresScheduled = false;
-  pool.on('featuresChanged', () => {
-    if (featuresScheduled || stopping || inFirstRound()) return;
-    featuresScheduled = true;
-    setImmediate(() => {
-      featuresScheduled = false;
-      if (!stopping) features.rebuild();
-    });
-  });
-
-  // O1: Prometheus metrics, read from the pool and the catalog when scraped.
-  let sessions: () => number = () => 0;
+  // E4: the one list-change bus, before anything that publishes on it.
+  const notifier = createNotifier(logger);
   const metrics = createMetrics({
     pool,
-    catalogSize: () => current.tools.length,
+    catalogSize: () => catalogs.tools().tools.length,
     sessions: () => sessions(),
+  });
+  const catalogs = createCatalogs({
+    config,
+    servers,
+    pool,
+    logger,
+    catalogOptions: catalogOptions(config),
+    startupWaitMs: options.startupWaitMs ?? 10_000,
+    listWaitMs: config.listWaitMs,
+    changes: {
+      toolsChanged: () => (metrics.forwarded('list_changed'), notifier.toolsChanged()),
+      promptsChanged: () => (metrics.forwarded('list_changed'), notifier.promptsChanged()),
+      resourcesChanged: () => (metrics.forwarded('list_changed'), notifier.resourcesChanged()),
+    },
+  });
+  const features = createFeatures({
+    config,
+    servers,
+    pool,
+    logger,
+    index: catalogs.features,
+    settle: () => catalogs.settle(),
+    settleLists: catalogs.settleLists,
+    log: (params) => (metrics.forwarded('log'), notifier.log(params)),
   });
   const backend = createToolBackend({
     config,
-    servers: configured,
+    servers,
     pool,
     logger,
-    catalog: () => current,
-    afterStart,
+    catalog: catalogs.tools,
+    settle: catalogs.settle,
+    settleLists: catalogs.settleLists,
     metrics,
   });
-
   const upstream = createUpstreamServer({
     backend,
+    notifier,
     output: { format: config.output.format, media: config.output.media, text: config.output.text },
     ...(config.output.files === 'resource' ? { files: createFileStore(config.output.fileStore) } : {}),
     logger,
     features: features.backend,
     serverInfo: { name: PACKAGE_NAME, version: packageVersion() },
-    onRequest: (era, method) => metrics.request(era, method),
     onForward: (kind) => metrics.forwarded(kind),
+    listsComplete: () => pool.starting().length === 0,
     rounds: createInputRounds({
       ...(config.inputRequired.stateKey !== undefined ? { key: config.inputRequired.stateKey } : {}),
       roundTimeoutMs: config.inputRequired.roundTimeoutMs,
@@ -283,71 +183,35 @@ export function createProxy(config: Config, options: ProxyOptions): Proxy {
     }),
     ...(scrub !== undefined ? { scrub } : {}),
   });
-
-  function servers(): readonly ServerHealth[] {
-    const exposed = new Map<string, number>();
-    for (const tool of current.tools) exposed.set(tool.server, (exposed.get(tool.server) ?? 0) + 1);
-    return pool.snapshot().map((snapshot) => ({
-      name: snapshot.name,
-      state: snapshot.state,
-      tools: exposed.get(snapshot.name) ?? 0,
-      ...(snapshot.era !== undefined ? { era: snapshot.era } : {}),
-      ...(snapshot.protocolVersion !== undefined ? { protocol_version: snapshot.protocolVersion } : {}),
-      in_flight: snapshot.inFlight,
-      queued: snapshot.queued,
-      ...(snapshot.state !== 'ready' && snapshot.lastError !== undefined
-        ? { error: snapshot.lastError }
-        : {}),
-    }));
-  }
-
-  /**
-   * Readiness (`/healthz`): 503 `starting` until the first connection round is over (a replica
-   * that would answer a partial tools/list gets no traffic yet), 503 `stopping` once stopping,
-   * else 200, even degraded: the proxy answers every call (a down server's calls fail fast with
-   * downstream_unavailable); per-server state is in the body.
-   */
-  function health(): HealthReport {
-    const list = servers();
-    const starting = started === undefined || !firstRoundDone;
-    const status = stopping
-      ? 'stopping'
-      : starting
-        ? 'starting'
-        : list.every((server) => server.state === 'ready')
-          ? 'ok'
-          : 'degraded';
-    const body = { status, servers: list };
-    // L2: a server's last error can echo an interpolated secret.
-    return {
-      status: stopping || starting ? 503 : 200,
-      body: scrub === undefined ? body : scrubDeep(body, scrub),
-    };
-  }
+  const health = createHealth({
+    pool,
+    catalog: catalogs.tools,
+    lifecycle: () => ({ started: started !== undefined && firstRoundDone, stopping }),
+    ...(scrub !== undefined ? { scrub } : {}),
+  });
+  const onRequest = (era: 'legacy' | 'modern', method: string): void => metrics.request(era, method);
 
   return {
     config,
     pool,
     upstream,
-    catalog: () => current,
-    features: () => features.index(),
+    catalog: catalogs.tools,
+    features: catalogs.features,
     snapshot: () => pool.snapshot(),
-    servers,
-    health,
+    servers: health.servers,
+    health: health.report,
     start() {
-      if (started === undefined) warmSchemaCompiler();
       // `finally`: even if the pool's start ever rejected (it is written never to), the first
-      // round must end, or every later tools/list_changed would be ignored (scheduleRebuild).
+      // round must end, or /healthz would say `starting` for ever.
+      catalogs.begin();
       started ??= pool.start().finally(() => {
         firstRoundDone = true;
-        if (stopping) return;
-        rebuild();
-        features.rebuild();
+        if (!stopping) catalogs.rebuild();
       });
       return started;
     },
     async serveStdio(stdioOptions) {
-      const handle = await serveStdio(upstream, stdioOptions ?? {}, logger);
+      const handle = await serveStdio(upstream, { onRequest, ...stdioOptions }, logger);
       endpoints.push(handle);
       return handle;
     },
@@ -366,9 +230,10 @@ export function createProxy(config: Config, options: ProxyOptions): Proxy {
           ...(config.http.replicaId !== undefined ? { replicaId: config.http.replicaId } : {}),
           ...(config.http.token !== undefined ? { token: config.http.token } : {}),
           metrics: () => metrics.scrape(),
+          onRequest,
           onSessions: (count) => (sessions = count),
           ...overrides,
-          health,
+          health: health.report,
         },
         logger,
       );
@@ -379,6 +244,7 @@ export function createProxy(config: Config, options: ProxyOptions): Proxy {
       const graceMs = stopOptions.graceMs ?? 5000;
       const began = Date.now();
       stopping = true;
+      catalogs.stop();
       upstream.stopAccepting();
       const drained = await upstream.drain(graceMs);
       if (!drained)
@@ -388,44 +254,9 @@ export function createProxy(config: Config, options: ProxyOptions): Proxy {
       await pool.close({ graceMs: Math.max(0, graceMs - (Date.now() - began)) });
     },
     async reload(next, graceMs = 5000) {
-      const same = (a: ServerConfig, b: ServerConfig): boolean => {
-        const { source: _a, ...left } = a;
-        const { source: _b, ...right } = b;
-        return JSON.stringify(left) === JSON.stringify(right);
-      };
-      const before = serverConfigs;
-      const after = new Map(next.servers.map((server) => [server.name, server]));
-      const removed = [...before.values()].filter((old) => !after.has(old.name));
-      const changed = next.servers.filter((now) => {
-        const old = before.get(now.name);
-        return old !== undefined && !same(old, now);
-      });
-      const added = next.servers.filter((now) => !before.has(now.name));
-      serverConfigs = after;
-      serverArray = next.servers;
-      logger.info(
-        {
-          removing: removed.map((s) => s.name),
-          changing: changed.map((s) => s.name),
-          adding: added.map((s) => s.name),
-        },
-        'config reloaded',
-      );
-      await Promise.all([
-        ...removed.map((server) => pool.remove(server.name, graceMs)),
-        ...changed.map((server) => pool.replace(server, graceMs)),
-        ...added.map((server) => pool.add(server)),
-      ]);
-      rebuild();
-      features.rebuild();
-      const { servers: _old, secrets: _s1, ...globalsBefore } = config;
-      const { servers: _new, secrets: _s2, ...globalsAfter } = next;
-      const restartNeeded = Object.keys({ ...globalsBefore, ...globalsAfter }).filter(
-        (key) =>
-          JSON.stringify((globalsBefore as Record<string, unknown>)[key]) !==
-          JSON.stringify((globalsAfter as Record<string, unknown>)[key]),
-      );
-      return { restartNeeded };
+      await applyServers(pool, servers, next, graceMs, logger);
+      catalogs.rebuild();
+      return { restartNeeded: restartNeeded(config, next) };
     },
     metrics: () => metrics.scrape(),
     async listenMetrics(port) {
@@ -438,19 +269,4 @@ export function createProxy(config: Config, options: ProxyOptions): Proxy {
       pool.killAll();
     },
   };
-}
-
-/** Resolves when `promise` settles or after `ms`, whichever comes first; never rejects. */
-function waitAtMost(promise: Promise<unknown>, ms: number): Promise<void> {
-  let timer: NodeJS.Timeout | undefined;
-  return Promise.race([
-    promise.then(
-      () => undefined,
-      () => undefined,
-    ),
-    new Promise<void>((resolve) => {
-      timer = setTimeout(resolve, ms);
-      timer.unref();
-    }),
-  ]).finally(() => clearTimeout(timer));
 }

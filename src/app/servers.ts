@@ -18,3 +18,21 @@ export function fixedServers(servers: readonly ServerConfig[]): ServerSource {
   const byName = new Map(servers.map((server) => [server.name, server]));
   return { list: () => servers, get: (name) => byName.get(name) };
 }
+
+/** A source a reload replaces (O3). */
+export interface ServerHolder extends ServerSource {
+  /** From now on, `servers` are the servers. */
+  replace(servers: readonly ServerConfig[]): void;
+}
+
+/** The proxy's servers: `initial`, until a reload replaces them. */
+export function serverHolder(initial: readonly ServerConfig[]): ServerHolder {
+  let current = fixedServers(initial);
+  return {
+    list: () => current.list(),
+    get: (name) => current.get(name),
+    replace(servers) {
+      current = fixedServers(servers);
+    },
+  };
+}

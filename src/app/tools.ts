@@ -36,8 +36,13 @@ export interface ToolDeps {
   readonly logger: Logger;
   /** The catalog now (it is rebuilt on every list change, T10). */
   catalog(): Catalog;
-  /** Runs `read` now, or once the first connection round is done (P1). */
-  afterStart<T>(read: () => T): T | Promise<T>;
+  /**
+   * P1: resolves (bounded) once no server that could hold `name` is in its first attempt, the
+   * catalog then including what they listed; undefined when none is (the usual case).
+   */
+  settle(name: string): Promise<void> | undefined;
+  /** P1: a list's wait for servers still starting, in the first moments (undefined: none). */
+  settleLists(): Promise<void> | undefined;
   /** O1: every answer is counted here, where it is logged. */
   readonly metrics?: Metrics;
 }
@@ -45,7 +50,7 @@ export interface ToolDeps {
 /**
  * The upstream server's tool backend: tools/list from the catalog, tools/call = prepare (lookup,
  * explicit gate, arguments) → pool → outcome.
- * @example const backend = createToolBackend({ config, pool, logger, catalog: () => current, afterStart });
+ * @example const backend = createToolBackend({ config, pool, logger, catalog: catalogs.tools, settle: catalogs.settle });
  */
 export function createToolBackend(deps: ToolDeps): ToolBackend<PreparedCall> {
   const { config, pool, logger } = deps;
@@ -168,6 +173,46 @@ export function createToolBackend(deps: ToolDeps): ToolBackend<PreparedCall> {
     return pairOf.pair;
   }
 
+  /** T9: the call named no tool. */
+  function unknownTool(prepared: PreparedCall | Result): boolean {
+    return !isForward(prepared) && !prepared.success && prepared.errorType === 'unknown_tool';
+  }
+
+  /** The call goes on, or its refusal (T7–T9) or own answer (S2) gets its outcome (R4, L1, O1). */
+  function finishPrepare(
+    prepared: PreparedCall | Result,
+    name: string,
+    args: Record<string, unknown> | undefined,
+    requestId: string | number | undefined,
+  ): PreparedCall | Result {
+    if (isForward(prepared)) return prepared;
+    // S4: a refusal of the call `call_tool` named is that tool's (its name, its instructions).
+    const called = calledName(searchPair(), name, args);
+    // T9: a name of a server that never came up is that server's failure, not a typo.
+    const refused = (!prepared.success && prepared.errorType === 'unknown_tool' && notUp(called)) || prepared;
+    return outcome(refused, deps.catalog().get(called), { exposedName: echoedName(called), requestId });
+  }
+
+  /** tools/call, step 1 (T3, T7–T9, S2, P1): the call to forward, or its answer. */
+  function prepare(
+    name: string,
+    args: Record<string, unknown> | undefined,
+    requestId: string | number | undefined,
+  ): PreparedCall | Result | Promise<PreparedCall | Result> {
+    // P1, S2: a search is a list of sorts: in the first moments it waits for servers starting.
+    const searching = name === searchPair()?.search ? deps.settleLists() : undefined;
+    if (searching !== undefined) return searching.then(() => prepare(name, args, requestId));
+    const prepared = prepareCall(deps.catalog(), name, args);
+    if (!unknownTool(prepared)) return finishPrepare(prepared, name, args, requestId);
+    // P1: a name no tool has yet, while a server that could hold it is still starting: the call
+    // waits for that server (bounded) instead of being answered unknown_tool. A server that came
+    // up a moment ago has its tools in the catalog once it settled (at once).
+    const again = (): PreparedCall | Result =>
+      finishPrepare(prepareCall(deps.catalog(), name, args), name, args, requestId);
+    const settling = deps.settle(calledName(searchPair(), name, args));
+    return settling === undefined ? again() : settling.then(again);
+  }
+
   return {
     calledName(name, args) {
       return calledName(searchPair(), name, args);
@@ -176,22 +221,14 @@ export function createToolBackend(deps: ToolDeps): ToolBackend<PreparedCall> {
       return deps.catalog().get(name) !== undefined;
     },
     listTools() {
-      return deps.afterStart(() => deps.catalog().definitions);
+      // P1: what is ready (in the first moments, once the servers starting then are up); a host
+      // that lists early hears of the rest (T10).
+      const settling = deps.settleLists();
+      return settling === undefined
+        ? deps.catalog().definitions
+        : settling.then(() => deps.catalog().definitions);
     },
-    prepareCall(name, args, requestId) {
-      return deps.afterStart(() => {
-        const catalog = deps.catalog();
-        const prepared = prepareCall(catalog, name, args);
-        if (isForward(prepared)) return prepared;
-        // S4: a refusal of the call `call_tool` named is that tool's (its name, its instructions).
-        const called = calledName(searchPair(), name, args);
-        // T9: a name of a server that never came up is that server's failure, not a typo.
-        const refused =
-          (!prepared.success && prepared.errorType === 'unknown_tool' && notUp(called)) || prepared;
-        // T7, T8, T9: refused before any downstream sees it; S2: answered here.
-        return outcome(refused, catalog.get(called), { exposedName: echoedName(called), requestId });
-      });
-    },
+    prepareCall: prepare,
     async callTool(call, options) {
       const result = await pool.callTool(call.server, call.tool, call.arguments, options);
       if (isInputRound(result)) {

@@ -30,8 +30,11 @@ export function formatToolTable(tools: readonly ExposedTool[]): string {
   ]);
 }
 
+/** One row of the server table: a server's health, or a disabled server. */
+export type ServerRow = Omit<ServerHealth, 'state'> & { readonly state: ServerHealth['state'] | 'disabled' };
+
 /** The server table: name, state, protocol era and revision, exposed tools, last error. */
-export function formatServerTable(servers: readonly ServerHealth[]): string {
+export function formatServerTable(servers: readonly ServerRow[]): string {
   if (servers.length === 0) return '(no servers configured)';
   return formatTable(servers, [
     { header: 'SERVER', value: (server) => server.name },

@@ -163,6 +163,7 @@ export function normalizeConfig(
     },
     explicitDestructive: written.explicit_destructive,
     strictArguments: written.strict_arguments,
+    listWaitMs: written.list_wait_ms,
     expose: written.expose,
     instructions: (written.instructions ?? {}) as InstructionMap,
     http: {

@@ -452,6 +452,15 @@ export const ConfigSchema = z
       .boolean()
       .default(false)
       .describe('T8: reject arguments the inputSchema does not declare.'),
+    list_wait_ms: z
+      .number()
+      .int()
+      .min(0)
+      .max(120_000)
+      .default(1000)
+      .describe(
+        'P1: in the first this many ms after start, a tools/prompts/resources list waits for servers still starting (a host that lists once gets them in one answer); later, lists answer at once with what is ready and list_changed follows. server/discover and initialize never wait.',
+      ),
     expose: exposeSchema
       .default('all')
       .describe(

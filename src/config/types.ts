@@ -177,6 +177,8 @@ export interface Config {
   readonly explicitDestructive: boolean;
   /** T8. @default false */
   readonly strictArguments: boolean;
+  /** P1: how long after start a list waits for servers still starting. */
+  readonly listWaitMs: number;
   /** T11. @default 'all' */
   readonly expose: ExposeMode;
   /** R4, global layer. */

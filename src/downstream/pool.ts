@@ -105,6 +105,9 @@ export interface RequestOptions {
 
 interface Entry extends DispatchTarget {
   readonly connection: Connection;
+  /** P1: the first connection attempt, once started; `settled` once it ended either way. */
+  first?: Promise<void>;
+  settled?: boolean;
 }
 
 /** The downstream pool. Construct, `start()`, serve `callTool`s, `close()`. */
@@ -211,7 +214,7 @@ export class Pool {
   async #launch(server: ServerConfig): Promise<void> {
     const entry = this.#entry(server);
     this.#entries.set(server.name, entry);
-    await entry.connection.start();
+    await this.#startOnce(entry);
     // A server whose first listing is empty (or that failed) changed nothing the events said.
     this.#events.emit('toolsChanged', server.name);
   }
@@ -244,10 +247,31 @@ export class Pool {
    * first attempt (failed ones retry in the background; this never waits on a backoff).
    */
   async start(): Promise<void> {
-    await Promise.all([...this.#entries.values()].map((entry) => entry.connection.start()));
+    await Promise.all([...this.#entries.values()].map((entry) => this.#startOnce(entry)));
     const down = this.snapshot().filter((s) => s.state !== 'ready');
     for (const s of down)
       this.#logger.error({ server: s.name, error: s.lastError }, 'downstream failed to start');
+  }
+
+  /** The first attempt of `entry`, started once. */
+  #startOnce(entry: Entry): Promise<void> {
+    entry.first ??= entry.connection.start().finally(() => (entry.settled = true));
+    return entry.first;
+  }
+
+  /** P1: the servers whose first connection attempt is under way. */
+  starting(): string[] {
+    return [...this.#entries.values()]
+      .filter((entry) => entry.first !== undefined && entry.settled !== true && entry.removing !== true)
+      .map((entry) => entry.server.name);
+  }
+
+  /**
+   * Resolves once the first attempt of `name` ended (ready or failed); at once for a server that
+   * is unknown or was never started.
+   */
+  firstAttempt(name: string): Promise<void> {
+    return this.#entries.get(name)?.first ?? Promise.resolve();
   }
 
   /** Every enabled server in config order. */

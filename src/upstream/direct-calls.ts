@@ -99,17 +99,12 @@ function isPlainResult(result: CallToolResult): boolean {
 
 /**
  * Answers the plain tools/call requests of `server`'s session on `transport` with `handler`
- * (module comment). `transport` must be connected to `server`; `onRequest` counts each call (O1).
+ * (module comment). `transport` must be connected to `server`.
  * @example
  * await server.connect(transport);
- * answerCallsDirectly(server, transport, handler, () => metrics.request('legacy', 'tools/call'));
+ * answerCallsDirectly(server, transport, handler);
  */
-export function answerCallsDirectly(
-  server: Server,
-  transport: Transport,
-  handler: CallHandler,
-  onRequest?: () => void,
-): void {
+export function answerCallsDirectly(server: Server, transport: Transport, handler: CallHandler): void {
   const shim = server as unknown as Partial<LegacyShimHost>;
   if (typeof shim._legacyInputRequiredShim !== 'function') return;
   const inflight = new Map<string | number, AbortController>();
@@ -126,7 +121,6 @@ export function answerCallsDirectly(
     const id = request.id;
     const controller = new AbortController();
     inflight.set(id, controller);
-    onRequest?.();
     const ctx = {
       mcpReq: {
         id,

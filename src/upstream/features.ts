@@ -72,16 +72,25 @@ const LEGACY_CAPABILITIES: ServerCapabilities = Object.freeze({
   resources: { listChanged: true, subscribe: true },
 });
 
-/**
- * Registers the six U5 handlers on `server`. `signalOf` turns the SDK's per-request signal into
- * the one handed to the backend (see `cancellationSignal` in server.ts).
- */
+/** How {@link registerFeatureHandlers} wires one server. */
+export interface FeatureHandlerOptions {
+  /** Turns the SDK's per-request signal into the one handed to the backend (server.ts). */
+  readonly signalOf: (signal: AbortSignal) => AbortSignal;
+  readonly era: 'legacy' | 'modern';
+  /** T10: the server was answered a list (its next change is worth a notification). */
+  readonly listed?: (kind: 'prompts' | 'resources') => void;
+  /** E2: the list result as sent (cache hints). @default as it is */
+  readonly hint?: <T extends object>(result: T) => T;
+}
+
+/** Registers the U5 handlers on `server`. */
 export function registerFeatureHandlers(
   server: Server,
   backend: FeatureBackend,
-  signalOf: (signal: AbortSignal) => AbortSignal,
-  era: 'legacy' | 'modern',
+  options: FeatureHandlerOptions,
 ): void {
+  const { signalOf, era } = options;
+  const hint = options.hint ?? (<T extends object>(result: T): T => result);
   if (era === 'legacy') {
     // Q5: this server is one session; its subscriptions end with it.
     const subscriber: Subscriber = {
@@ -101,15 +110,18 @@ export function registerFeatureHandlers(
       previous?.();
     };
   }
-  server.setRequestHandler('prompts/list', async () => ({
-    prompts: [...(await backend.listPrompts())],
-  }));
-  server.setRequestHandler('resources/list', async () => ({
-    resources: [...(await backend.listResources())],
-  }));
-  server.setRequestHandler('resources/templates/list', async () => ({
-    resourceTemplates: [...(await backend.listResourceTemplates())],
-  }));
+  server.setRequestHandler('prompts/list', async () => {
+    options.listed?.('prompts');
+    return hint({ prompts: [...(await backend.listPrompts())] });
+  });
+  server.setRequestHandler('resources/list', async () => {
+    options.listed?.('resources');
+    return hint({ resources: [...(await backend.listResources())] });
+  });
+  server.setRequestHandler('resources/templates/list', async () => {
+    options.listed?.('resources');
+    return hint({ resourceTemplates: [...(await backend.listResourceTemplates())] });
+  });
   server.setRequestHandler('prompts/get', (request, ctx) =>
     backend.getPrompt(request.params.name, request.params.arguments, { signal: signalOf(ctx.mcpReq.signal) }),
   );

@@ -1,6 +1,7 @@
 /**
  * E1: which leg of `/mcp` a POST without a session belongs to, by the SDK's own classification
- * (so the branch never disagrees with the handler it leads to).
+ * (so the branch never disagrees with the handler it leads to); and, for the O1 count, the era
+ * and method of each request a message or body holds.
  */
 import type { IncomingMessage } from 'node:http';
 import { classifyInboundRequest } from '@modelcontextprotocol/server';
@@ -45,4 +46,22 @@ export function claimsModernEnvelope(body: unknown): boolean {
 function header<K extends string>(key: K, value: string | string[] | undefined): Partial<Record<K, string>> {
   const first = Array.isArray(value) ? value[0] : value;
   return first === undefined ? {} : ({ [key]: first } as Record<K, string>);
+}
+
+/** The upstream era of one request as it came (O1): the 2026 envelope, or `server/discover`. */
+export function eraOfRequest(message: Record<string, unknown>): 'legacy' | 'modern' {
+  if (message['method'] === 'server/discover') return 'modern';
+  const params = message['params'];
+  return isRecord(params) && isRecord(params['_meta']) && PROTOCOL_VERSION_META_KEY in params['_meta']
+    ? 'modern'
+    : 'legacy';
+}
+
+/** The requests (with an id and a string method) of a JSON-RPC body: one message or a batch. */
+export function requestsOf(body: unknown): Record<string, unknown>[] {
+  const messages = Array.isArray(body) ? body : [body];
+  return messages.filter(
+    (message): message is Record<string, unknown> =>
+      isRecord(message) && typeof message['method'] === 'string' && message['id'] !== undefined,
+  );
 }

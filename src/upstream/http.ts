@@ -29,7 +29,7 @@ import { createMcpHandler, isInitializeRequest } from '@modelcontextprotocol/ser
 import { NodeStreamableHTTPServerTransport } from '@modelcontextprotocol/node';
 import type { Logger } from 'pino';
 import { bridgeFetchHandler } from './fetch-bridge.js';
-import { isLegacy } from './http-era.js';
+import { eraOfRequest, isLegacy, requestsOf } from './http-era.js';
 import { createRequestGuard } from './http-guard.js';
 import { answerProbe, sendJson, sendJsonRpcError, type HealthReport } from './http-probes.js';
 import type { UpstreamServer } from './server.js';
@@ -91,6 +91,8 @@ export interface HttpOptions {
   readonly live?: () => HealthReport;
   /** O1: the Prometheus exposition for `GET /metrics`; undefined: no such path. */
   readonly metrics?: () => Promise<{ contentType: string; body: string }>;
+  /** O1: each request of a POST body, by era and method (`initialize` and `ping` included). */
+  readonly onRequest?: (era: 'legacy' | 'modern', method: string) => void;
   /** Open 2025 sessions, for the metrics; called by {@link listenHttp} with its counter. */
   readonly onSessions?: (count: () => number) => void;
   /** Builds the `/healthz` answer on each request. */
@@ -171,6 +173,13 @@ export async function listenHttp(
   const newSessionId =
     options.replicaId === undefined ? randomUUID : (): string => `${options.replicaId}.${randomUUID()}`;
   const serveModern = bridgeFetchHandler(modern, onerror);
+
+  /** O1: counts each request of `body` in the era `eraOf` gives it. */
+  function count(body: unknown, eraOf: (request: Record<string, unknown>) => 'legacy' | 'modern'): void {
+    const onRequest = options.onRequest;
+    if (onRequest === undefined) return;
+    for (const request of requestsOf(body)) onRequest(eraOf(request), request['method'] as string);
+  }
 
   /** Counts `res` as open on `session` until it ends or its socket closes. */
   function track(session: Session, res: ServerResponse): void {
@@ -261,6 +270,7 @@ export async function listenHttp(
         );
       }
       if (body?.kind === 'invalid') return sendJsonRpcError(res, 400, -32700, 'Parse error: Invalid JSON');
+      count(body?.value, (request) => eraOfRequest(request));
       return serveModern(req, res, body?.value);
     }
     const sessionHeader = req.headers['mcp-session-id'];
@@ -279,9 +289,13 @@ export async function listenHttp(
         );
       }
       if (body.kind === 'invalid') return sendJsonRpcError(res, 400, -32700, 'Parse error: Invalid JSON');
-      if (transport !== undefined) return transport.handleRequest(req, res, body.value);
+      if (transport !== undefined) {
+        count(body.value, () => 'legacy');
+        return transport.handleRequest(req, res, body.value);
+      }
       if (sessionId !== undefined) return sendJsonRpcError(res, 404, -32001, 'Session not found');
       const legacy = isLegacy(req, body.value);
+      count(body.value, () => (legacy ? 'legacy' : 'modern'));
       if (logger.isLevelEnabled('debug')) {
         logger.debug({ era: legacy ? 'legacy' : 'modern', method: methodOf(body.value) }, 'HTTP request');
       }

@@ -9,6 +9,12 @@
  *   below: a legacy instance sends an unsolicited `list_changed`, a modern stdio instance's send
  *   is routed by `serveStdio` onto that connection's listen subscriptions.
  * Per-request instances (modern HTTP) are never registered here: they are gone after one answer.
+ *
+ * A 2025 connection is told that a list changed only once it has been answered that list (and
+ * again only after it lists it again): a host that has not listed yet gets the list as it is when
+ * it asks. Hosts saw three list_changed notifications on every connect, before their first
+ * tools/list was answered (Claude Code, Codex, opencode). A 2026 connection asks for changes with
+ * a listen stream, and gets every one on it.
  */
 import { InMemoryServerEventBus } from '@modelcontextprotocol/server';
 import type { LoggingMessageNotification, Server, ServerEventBus } from '@modelcontextprotocol/server';
@@ -16,6 +22,9 @@ import type { Logger } from 'pino';
 
 /** The protocol era a connection speaks: 2025's sessions, or 2026-07-28's stateless requests. */
 export type Era = 'legacy' | 'modern';
+
+/** The lists a `list_changed` notification is about. */
+export type ListedKind = 'tools' | 'prompts' | 'resources';
 
 /** The registry of long-lived upstream connections and the bus that reaches all of them. */
 export interface Notifier {
@@ -28,6 +37,8 @@ export interface Notifier {
   register(server: Server, era: Era): void;
   /** Forgets a server (its transport never started, or it closed). */
   unregister(server: Server): void;
+  /** `server` was answered its `kind` list: the next change of it is worth telling it. */
+  listed(server: Server, kind: ListedKind): void;
   toolsChanged(): void;
   promptsChanged(): void;
   resourcesChanged(): void;
@@ -45,6 +56,8 @@ export interface Notifier {
 export function createNotifier(logger: Logger): Notifier {
   const eras = new Map<Server, Era>();
   const initialized = new WeakSet<Server>();
+  /** The lists each connection was answered since it was last told of a change of them. */
+  const listed = new WeakMap<Server, Set<ListedKind>>();
   const bus = new InMemoryServerEventBus((error) =>
     logger.debug({ err: error }, 'list-change listener failed'),
   );
@@ -56,14 +69,26 @@ export function createNotifier(logger: Logger): Notifier {
     }
   }
 
+  /**
+   * Sends to each 2025 connection that listed `kind` since its last such notification, and to
+   * every modern one: a 2026 host asked for changes with a listen stream (one sent before it
+   * opened the stream is dropped by the SDK's router, so none may be held back for a listing).
+   */
+  function changed(kind: ListedKind, what: string, send: (server: Server) => Promise<void>): void {
+    each(what, (server, era) => {
+      if (era === 'legacy' && listed.get(server)?.delete(kind) !== true) return undefined;
+      return send(server);
+    });
+  }
+
   bus.subscribe((event) => {
     switch (event.kind) {
       case 'tools_list_changed':
-        return each('tools/list_changed', (server) => server.sendToolListChanged());
+        return changed('tools', 'tools/list_changed', (server) => server.sendToolListChanged());
       case 'prompts_list_changed':
-        return each('prompts/list_changed', (server) => server.sendPromptListChanged());
+        return changed('prompts', 'prompts/list_changed', (server) => server.sendPromptListChanged());
       case 'resources_list_changed':
-        return each('resources/list_changed', (server) => server.sendResourceListChanged());
+        return changed('resources', 'resources/list_changed', (server) => server.sendResourceListChanged());
       case 'resource_updated':
         return each('resources/updated', (server) => server.sendResourceUpdated({ uri: event.uri }));
     }
@@ -83,6 +108,11 @@ export function createNotifier(logger: Logger): Notifier {
     },
     unregister(server) {
       eras.delete(server);
+    },
+    listed(server, kind) {
+      let lists = listed.get(server);
+      if (lists === undefined) listed.set(server, (lists = new Set()));
+      lists.add(kind);
     },
     toolsChanged: () => bus.publish({ kind: 'tools_list_changed' }),
     promptsChanged: () => bus.publish({ kind: 'prompts_list_changed' }),

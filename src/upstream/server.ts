@@ -20,7 +20,7 @@ import { endSpan, startCallSpan } from '../log/trace.js';
 import type { Context } from '@opentelemetry/api';
 import { featureCapabilities, registerFeatureHandlers, type FeatureBackend } from './features.js';
 import { renderCallToolResult, type RenderOptions } from './render.js';
-import { createNotifier, type Era } from './notifier.js';
+import { createNotifier, type Era, type Notifier } from './notifier.js';
 import { withFileLinks, type FileStore } from './file-store.js';
 import { cancellationSignal } from './cancellation.js';
 import { answerCallsDirectly, type CallHandler } from './direct-calls.js';
@@ -65,8 +65,16 @@ export interface UpstreamDeps<F extends PreparedForward = PreparedForward> {
    * @default { name: 'mcp-normalizer', version: '0.0.0' }
    */
   readonly serverInfo?: Implementation;
-  /** O1: one upstream request of `era` for `method` (a handler of ours was reached). */
-  readonly onRequest?: (era: Era, method: string) => void;
+  /**
+   * E4, T10: the list-change bus and its registry of connections, created by the composition root
+   * before anything publishes on it. @default a bus of its own
+   */
+  readonly notifier?: Notifier;
+  /**
+   * E2, P1: false while lists may still grow (servers in their first connection attempt): modern
+   * list results then say `ttlMs: 0`, so no host caches a partial list. @default always true
+   */
+  readonly listsComplete?: () => boolean;
   /** O1: one notification sent upstream. */
   readonly onForward?: (kind: 'progress' | 'log' | 'list_changed') => void;
   /**
@@ -117,7 +125,7 @@ const SHUTTING_DOWN = 'mcp-normalizer is shutting down and takes no new calls';
 export function createUpstreamServer<F extends PreparedForward>(deps: UpstreamDeps<F>): UpstreamServer {
   const { backend, output, logger } = deps;
   const serverInfo = deps.serverInfo ?? { name: 'mcp-normalizer', version: '0.0.0' };
-  const notifier = createNotifier(logger);
+  const notifier = deps.notifier ?? createNotifier(logger);
   const calls = new Set<Promise<unknown>>();
   let accepting = true;
 
@@ -220,31 +228,28 @@ export function createUpstreamServer<F extends PreparedForward>(deps: UpstreamDe
       cacheHints: CACHE_HINTS,
       requestState: { verify: rounds.verify },
     });
-    const onRequest = deps.onRequest;
-    if (onRequest !== undefined) {
-      // O1: every handler registered below counts its requests, by era and method.
-      const register = server.setRequestHandler.bind(server) as (
-        method: string,
-        handler: (request: unknown, ctx: unknown) => unknown,
-      ) => void;
-      (server as unknown as { setRequestHandler: typeof register }).setRequestHandler = (method, handler) =>
-        register(method, (request, ctx) => {
-          onRequest(era, method);
-          return handler(request, ctx);
-        });
-    }
     const owner = (): object | undefined => (sessions.has(server) ? server : undefined);
+    // E2: a list that may still grow is not to be cached by a modern host (the SDK's configured
+    // hint is a fallback: a handler's own ttlMs wins).
+    const hint = <T extends object>(result: T): T =>
+      era === 'modern' && deps.listsComplete?.() === false ? { ...result, ttlMs: 0 } : result;
     const files = deps.files;
     if (deps.features !== undefined) {
       const features = files === undefined ? deps.features : withFileLinks(deps.features, files, owner);
-      registerFeatureHandlers(server, features, cancellationSignal, era);
+      registerFeatureHandlers(server, features, {
+        signalOf: cancellationSignal,
+        era,
+        listed: (kind) => notifier.listed(server, kind),
+        hint,
+      });
     } else if (files !== undefined) {
       server.setRequestHandler('resources/read', (request) => files.read(request.params.uri, owner()));
     }
     // T6, T10: the list comes from memory; no downstream is asked.
-    server.setRequestHandler('tools/list', async () => ({
-      tools: [...(await backend.listTools())],
-    }));
+    server.setRequestHandler('tools/list', async () => {
+      notifier.listed(server, 'tools');
+      return hint({ tools: [...(await backend.listTools())] });
+    });
     const onCall: CallHandler = (request, ctx) => {
       const token = ctx.mcpReq._meta?.progressToken;
       const requestId = ctx.mcpReq.id;
@@ -347,8 +352,7 @@ export function createUpstreamServer<F extends PreparedForward>(deps: UpstreamDe
         notifier.unregister(server);
         throw error;
       }
-      if (options?.direct === true)
-        answerCallsDirectly(server, transport, onCall, () => deps.onRequest?.('legacy', 'tools/call'));
+      if (options?.direct === true) answerCallsDirectly(server, transport, onCall);
       return server;
     },
     notifyToolsChanged() {

@@ -15,6 +15,7 @@ import type { JSONRPCMessage, Server, Transport } from '@modelcontextprotocol/se
 import { serveStdio as serveStdioEntry } from '@modelcontextprotocol/server/stdio';
 import type { Logger } from 'pino';
 import { StreamTransport, type OversizedMessage } from '../wire/stream-transport.js';
+import { eraOfRequest } from './http-era.js';
 import type { Era, UpstreamServer } from './server.js';
 
 /**
@@ -54,6 +55,8 @@ export interface StdioOptions {
   readonly stdout?: Writable;
   /** @default {@link MAX_STDIO_REQUEST_BYTES} */
   readonly maxRequestBytes?: number;
+  /** O1: each request read, by era and method (`initialize` and `ping` included). */
+  readonly onRequest?: (era: Era, method: string) => void;
 }
 
 /** A running stdio endpoint. */
@@ -176,6 +179,13 @@ export async function serveStdio(
     options.maxRequestBytes ?? MAX_STDIO_REQUEST_BYTES,
     logger,
   );
+  const onRequest = options.onRequest;
+  if (onRequest !== undefined) {
+    transport.inbound = (message) => {
+      if ('method' in message && 'id' in message)
+        onRequest(eraOfRequest(message as unknown as Record<string, unknown>), message.method);
+    };
+  }
   // P5 treats the end of input as a shutdown request.
   const ended = new Promise<void>((resolve) => {
     stdin.once('end', resolve);

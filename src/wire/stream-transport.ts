@@ -24,6 +24,8 @@ export abstract class StreamTransport implements Transport {
   onmessage?: Transport['onmessage'];
   onerror?: Transport['onerror'];
   onclose?: Transport['onclose'];
+  /** Sees every message read, before `onmessage` (whoever owns that): the O1 count. */
+  inbound?: (message: JSONRPCMessage) => void;
 
   readonly #splitter: LineSplitter;
   readonly #limit: number;
@@ -139,6 +141,7 @@ export abstract class StreamTransport implements Transport {
 
   #dispatch(message: JSONRPCMessage): void {
     try {
+      this.inbound?.(message);
       this.onmessage?.(message);
     } catch (error) {
       // A throwing handler must not stop the lines after this one.

@@ -211,6 +211,9 @@ describe('prompts and resources through the proxy', () => {
     const resources = vi.fn();
     client.setNotificationHandler(PromptListChangedNotificationSchema, prompts);
     client.setNotificationHandler(ResourceListChangedNotificationSchema, resources);
+    // T10: a client hears of the changes of the lists it has been answered.
+    await client.listPrompts();
+    await client.listResources();
     await client.callTool({ name: 'notes_add_prompt', arguments: { name: 'fresh' } });
     await vi.waitFor(() => expect(prompts).toHaveBeenCalled());
     expect((await client.listPrompts()).prompts.map((p) => p.name)).toContain('notes_fresh');

@@ -91,6 +91,7 @@ describe('createProxy', () => {
       changed += 1;
     });
     expect(proxy.catalog().tools.map((tool) => tool.name)).toEqual(['dyn_echo']);
+    expect((await client.listTools()).tools.map((tool) => tool.name)).toEqual(['dyn_echo']);
     downstream?.registerTool('shout', { description: 'Shout.' }, () => ({
       content: [{ type: 'text', text: 'HI' }],
     }));

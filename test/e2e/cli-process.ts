@@ -107,14 +107,22 @@ export async function connectStdio(
   env: Record<string, string> = {},
   extraArgs: readonly string[] = [],
 ): Promise<StdioSession> {
+  // The log must say when the first round is over (below): at least at info.
+  const args = extraArgs.includes('--log-level') ? extraArgs : [...extraArgs, '--log-level', 'info'];
   const transport = new StdioClientTransport({
-    ...serveStdio(config, extraArgs, env),
+    ...serveStdio(config, args, env),
     stderr: 'pipe',
   });
   let stderr = '';
   transport.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
   const client = new Client({ name: 'e2e', version: '1.0.0' });
   await client.connect(transport);
+  // P1: the gateway answers before its servers are up; these tests want them all (a host that
+  // listed early would hear of them by list_changed).
+  for (const end = Date.now() + 20_000; !stderr.includes('first connection round over');) {
+    if (Date.now() > end) throw new Error(`the gateway did not finish starting its servers:\n${stderr}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
   return { client, transport, stderr: () => stderr };
 }
 

@@ -48,6 +48,8 @@ async function modernStdio(file: string): Promise<{ client: Client; stderr: () =
   const client = new Client({ name: 'e2e-modern', version: '1.0.0' }, { versionNegotiation: MODERN });
   await client.connect(transport);
   cleanup.push(() => client.close());
+  // P1: the gateway answers before its servers are up; these tests want them all.
+  await until(() => stderr.includes('first connection round over'), 20_000);
   return { client, stderr: () => stderr };
 }
 

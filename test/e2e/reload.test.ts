@@ -52,6 +52,8 @@ describe('reloading the config of a running gateway', { timeout: 90_000 }, () =>
   it('O3: SIGHUP with 200 calls in flight: unchanged servers lose none, the changed one finishes or fails downstream_unavailable, the added one is listed and list_changed is sent', async () => {
     const file = writeConfig(body());
     const { serve, client, changes } = await start(file);
+    // A host that listed hears of the change (T10).
+    await client.listTools();
     const servers = ['a', 'b', 'c'] as const;
     const calls = Array.from({ length: 200 }, (_, i) => {
       const server = servers[i % 3]!;

@@ -119,6 +119,8 @@ describe('e2e over stdio: refused calls reach no downstream', () => {
     session.client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
       changed += 1;
     });
+    // A host hears of changes of a list it was answered.
+    await session.client.listTools();
     const added = await call(session, 'dynamic_add_tool', { name: 'fresh' });
     expect(added.isError).toBe(false);
     await expect.poll(() => changed, { timeout: 10_000 }).toBeGreaterThan(0);

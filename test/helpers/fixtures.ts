@@ -166,6 +166,7 @@ export function runtimeConfig(servers: ServerConfig[], overrides: Partial<Config
     },
     explicitDestructive: true,
     strictArguments: false,
+    listWaitMs: 1000,
     expose: 'all',
     instructions: {},
     http: {

@@ -17,7 +17,8 @@ afterEach(async () => {
 });
 
 function config(): string {
-  const lines = ['log_level: warn', 'expose: search', 'servers:'];
+  // One-shot hosts: a list (and a search) waits for the real servers to start (P1).
+  const lines = ['log_level: warn', 'expose: search', 'list_wait_ms: 60000', 'servers:'];
   for (const [name, spec] of Object.entries({
     everything: stdioServer(REAL_PACKAGES.everything, ['stdio']),
     memory: stdioServer(REAL_PACKAGES.memory),

@@ -108,16 +108,4 @@ describe('direct tools/call path', () => {
     expect(String(signals[0]?.reason)).toContain('Connection closed');
     await expect.poll(() => upstream.inFlight()).toBe(0);
   });
-
-  it('O1: every call answered on the direct path is counted as a legacy tools/call request', async () => {
-    const counted: string[] = [];
-    const { received, send } = await session(fakeBackend(), {
-      onRequest: (era, method) => counted.push(`${era} ${method}`),
-    });
-    for (const id of [1, 2, 3]) {
-      await send({ id, method: 'tools/call', params: { name: 'demo_echo', arguments: { text: 'x' } } });
-    }
-    await expect.poll(() => received.filter((message) => message.result !== undefined).length).toBe(4);
-    expect(counted.filter((entry) => entry === 'legacy tools/call')).toHaveLength(3);
-  });
 });

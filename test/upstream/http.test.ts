@@ -484,9 +484,11 @@ describe('U1/U2: Streamable HTTP endpoint', () => {
     client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
       changed += 1;
     });
-    // The client opens its GET stream right after initialization; give it that moment.
+    // The client opens its GET stream right after initialization; give it that moment. It is
+    // told of a change once it has listed (and again after each listing).
     await expect
-      .poll(() => {
+      .poll(async () => {
+        await client.listTools();
         upstream.notifyToolsChanged();
         return changed;
       })

@@ -158,18 +158,41 @@ describe.each([
     release(ok('late'));
   });
 
-  it('T10: notifyToolsChanged sends notifications/tools/list_changed and the next list is fresh', async () => {
+  it('T10: notifyToolsChanged sends notifications/tools/list_changed to a client that listed, and the next list is fresh', async () => {
     const backend = fakeBackend();
     const { client, upstream } = await wire(backend);
     let changed = 0;
     client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
       changed += 1;
     });
+    await client.listTools();
     backend.tools.push({ ...ECHO_TOOL, name: 'demo_shout' });
     upstream.notifyToolsChanged();
     await expect.poll(() => changed).toBe(1);
     const { tools } = await client.listTools();
     expect(tools.map((tool) => tool.name)).toEqual(['demo_echo', 'demo_shout']);
+  });
+
+  it('T10: a client that has not listed yet is told of no change; one that listed is told once until it lists again', async () => {
+    const backend = fakeBackend();
+    const { client, upstream } = await wire(backend);
+    let changed = 0;
+    client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
+      changed += 1;
+    });
+    upstream.notifyToolsChanged();
+    upstream.notifyPromptsChanged();
+    upstream.notifyResourcesChanged();
+    await client.ping();
+    expect(changed).toBe(0);
+    await client.listTools();
+    upstream.notifyToolsChanged();
+    upstream.notifyToolsChanged();
+    await client.ping();
+    await expect.poll(() => changed).toBe(1);
+    await client.listTools();
+    upstream.notifyToolsChanged();
+    await expect.poll(() => changed).toBe(2);
   });
 
   it('P5: after stopAccepting new calls fail fast and drain waits for the calls in flight', async () => {

@@ -54,7 +54,7 @@ async function stdioSession(maxRequestBytes: number) {
   );
   expect(await next()).toMatchObject({ id: 0, result: { serverInfo: expect.any(Object) } });
   send(`${JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' })}\n`);
-  return { send, next, lines };
+  return { send, next, lines, proxy };
 }
 
 const callLine = (id: number, text: string): string =>
@@ -128,5 +128,20 @@ describe('serveStdio', () => {
     expect(lines.some((line) => typeof line['bytes'] === 'number' && line['requestId'] === undefined)).toBe(
       true,
     );
+  });
+
+  it('O1: every request read on stdio is counted by era and method, initialize, ping and the direct tools/call path included', async () => {
+    const { send, next, proxy } = await stdioSession(1 << 20);
+    send(`${JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping' })}\n`);
+    await next();
+    send(`${JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/list' })}\n`);
+    await next();
+    send(callLine(3, 'counted'));
+    await next();
+    const body = (await proxy.metrics()).body;
+    for (const method of ['initialize', 'ping', 'tools/list', 'tools/call'])
+      expect(body, method).toContain(
+        `mcp_normalizer_upstream_requests_total{era="legacy",method="${method}"} 1`,
+      );
   });
 });

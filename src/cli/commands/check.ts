@@ -6,7 +6,7 @@
 import { createHash } from 'node:crypto';
 import type { CliIO } from '../common.js';
 import { EXIT, parseCommandArgs, withStartedProxy } from '../common.js';
-import { formatProblems, formatServerTable, formatToolTable } from '../report.js';
+import { formatProblems, formatServerTable, formatToolTable, type ServerRow } from '../report.js';
 
 /** `check --help`. */
 export const HELP = `Usage: mcp-normalizer check [--config FILE]
@@ -43,7 +43,13 @@ export async function run(args: readonly string[], io: CliIO): Promise<number> {
       const servers = proxy.servers();
       const disabled = proxy.config.servers
         .filter((server) => !server.enabled)
-        .map((server) => ({ name: server.name, state: 'disabled', tools: 0, in_flight: 0, queued: 0 }));
+        .map((server): ServerRow => ({
+          name: server.name,
+          state: 'disabled',
+          tools: 0,
+          in_flight: 0,
+          queued: 0,
+        }));
       const failures = servers
         .filter((server) => server.state !== 'ready')
         .map(

@@ -71,6 +71,9 @@ export async function run(args: readonly string[], io: CliIO): Promise<number> {
     await proxy.stop({ graceMs });
     await stopTracing();
   };
+  // E1, P1: over stdio the host's opening message is read before anything else starts (a host
+  // like Claude Code gives up on the 2026 protocol when discover is not answered in ~2.6 s).
+  const stdio = values['http'] !== true ? await proxy.serveStdio() : undefined;
   // Cold start: the downstreams spawn now, in parallel with our own endpoint coming up.
   const started = proxy.start();
   if (metricsPort !== undefined) {
@@ -84,8 +87,7 @@ export async function run(args: readonly string[], io: CliIO): Promise<number> {
     }
   }
 
-  if (values['http'] !== true) {
-    const stdio = await proxy.serveStdio();
+  if (stdio !== undefined) {
     installShutdown({
       stop,
       forceKill: () => proxy.killAll(),
@@ -94,6 +96,18 @@ export async function run(args: readonly string[], io: CliIO): Promise<number> {
     });
     installReload({ proxy, file, logger, watchFile: values['watch'] === true });
     logger.info({ file }, 'serving MCP on stdio');
+    // Over stdio nothing waits for the servers (P1): the log says when the first round is over.
+    void started.then(() => {
+      const servers = proxy.servers();
+      logger.info(
+        {
+          ready: servers.filter((server) => server.state === 'ready').length,
+          servers: servers.length,
+          tools: proxy.catalog().tools.length,
+        },
+        'first connection round over',
+      );
+    });
     return new Promise<number>(() => undefined);
   }
 

@@ -1,0 +1,160 @@
+/**
+ * `npm run bench:start`: how soon a host that spawns the gateway over stdio is answered (issue 27
+ * items 4 and 15), with eight downstream servers that each take 3 s to start (the echo fixture
+ * behind `sleep 3`), as a host like Claude Code spawns it:
+ *
+ * - spawn → the answer to `server/discover` (Claude Code waits ~2.6 s, then falls back to
+ *   `initialize` and the 2025 protocol);
+ * - spawn → the answer to `initialize`;
+ * - spawn → a working server's tool listed and called, beside one that never starts.
+ *
+ * Runs each `--runs` times (default 5) and prints one JSON line with the medians (ms).
+ * Loopback only (stdio); every run is bounded in time.
+ */
+import { spawn } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { parseArgs } from 'node:util';
+
+const ROOT = join(import.meta.dirname, '..', '..');
+const CLI = join(ROOT, 'dist', 'src', 'cli', 'main.js');
+const ECHO = join(ROOT, 'dist', 'fixtures', 'servers', 'echo.js');
+const RUN_BOUND_MS = 20_000;
+
+const { values } = parseArgs({ options: { runs: { type: 'string', default: '5' } } });
+const RUNS = Number(values.runs);
+
+function config(entries: string[]): string {
+  const dir = mkdtempSync(join(tmpdir(), 'mcp-normalizer-bench-start-'));
+  const file = join(dir, 'config.yaml');
+  writeFileSync(file, ['servers:', ...entries].join('\n'));
+  return file;
+}
+
+/** An echo server that starts after `sleep <seconds>`, or never (`gate` never created). */
+function echoEntry(name: string, start: { sleep: number } | 'never'): string {
+  const command =
+    start === 'never'
+      ? `${JSON.stringify(process.execPath)} ${JSON.stringify(ECHO)} --start-after=/nonexistent/gate`
+      : `sleep ${start.sleep}; exec ${JSON.stringify(process.execPath)} ${JSON.stringify(ECHO)}`;
+  return `  ${name}:\n    command: sh\n    args: [-c, ${JSON.stringify(command)}]\n    protocol: legacy`;
+}
+
+const ENVELOPE = {
+  'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+  'io.modelcontextprotocol/clientInfo': { name: 'bench', version: '1' },
+  'io.modelcontextprotocol/clientCapabilities': {},
+};
+
+/** Spawns `serve` on `file`, sends `requests` in order (each after the previous answer), times each answer. */
+async function timeAnswers(
+  file: string,
+  requests: { method: string; params: Record<string, unknown>; until?: (result: unknown) => boolean }[],
+): Promise<number[]> {
+  const began = performance.now();
+  const child = spawn(process.execPath, [CLI, 'serve', '--config', file], {
+    stdio: ['pipe', 'pipe', 'ignore'],
+  });
+  const times: number[] = [];
+  try {
+    let buffer = '';
+    const waiting = new Map<number, (message: { result?: unknown }) => void>();
+    child.stdout.setEncoding('utf8');
+    child.stdout.on('data', (chunk: string) => {
+      buffer += chunk;
+      for (let end = buffer.indexOf('\n'); end >= 0; end = buffer.indexOf('\n')) {
+        const message = JSON.parse(buffer.slice(0, end)) as { id?: number; result?: unknown };
+        buffer = buffer.slice(end + 1);
+        if (message.id !== undefined) waiting.get(message.id)?.(message);
+      }
+    });
+    let id = 0;
+    const ask = (method: string, params: Record<string, unknown>): Promise<{ result?: unknown }> => {
+      const mine = ++id;
+      child.stdin.write(`${JSON.stringify({ jsonrpc: '2.0', id: mine, method, params })}\n`);
+      return new Promise((resolve) => waiting.set(mine, resolve));
+    };
+    const deadline = began + RUN_BOUND_MS;
+    for (const request of requests) {
+      for (;;) {
+        if (performance.now() > deadline) throw new Error(`no answer to ${request.method} in time`);
+        const answer = await ask(request.method, request.params);
+        if (request.until === undefined || request.until(answer.result)) break;
+        await new Promise((resolve) => setTimeout(resolve, 5));
+      }
+      times.push(performance.now() - began);
+      if (request.method === 'initialize')
+        child.stdin.write(`${JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' })}\n`);
+    }
+  } finally {
+    // End it the way a host does (stdin closed), so that its children are gone before the next
+    // run: an orphan starting later would weigh on the next run's figures.
+    const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+    child.stdin.end();
+    const bound = setTimeout(() => child.kill('SIGKILL'), 15_000);
+    await exited;
+    clearTimeout(bound);
+  }
+  return times;
+}
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return Math.round(sorted[Math.floor(sorted.length / 2)] ?? Number.NaN);
+}
+
+const slow = config(Array.from({ length: 8 }, (_, i) => echoEntry(`slow${i}`, { sleep: 3 })));
+const stuck = config([echoEntry('stuck', 'never'), echoEntry('ok', { sleep: 0 })]);
+const discover: number[] = [];
+const initialize: number[] = [];
+const callable: number[] = [];
+for (let run = 0; run < RUNS; run++) {
+  discover.push(...(await timeAnswers(slow, [{ method: 'server/discover', params: { _meta: ENVELOPE } }])));
+  const init = await timeAnswers(slow, [
+    {
+      method: 'initialize',
+      params: {
+        protocolVersion: '2025-06-18',
+        capabilities: {},
+        clientInfo: { name: 'bench', version: '1' },
+      },
+    },
+  ]);
+  initialize.push(...init);
+  const [, , called] = await timeAnswers(stuck, [
+    {
+      method: 'initialize',
+      params: {
+        protocolVersion: '2025-06-18',
+        capabilities: {},
+        clientInfo: { name: 'bench', version: '1' },
+      },
+    },
+    {
+      method: 'tools/list',
+      params: {},
+      until: (result) =>
+        ((result as { tools?: { name: string }[] }).tools ?? []).some((t) => t.name === 'ok_echo'),
+    },
+    { method: 'tools/call', params: { name: 'ok_echo', arguments: { text: 'x' } } },
+  ]);
+  callable.push(called ?? Number.NaN);
+}
+process.stdout.write(
+  `${JSON.stringify({
+    bench: 'fast-start',
+    runs: RUNS,
+    slowServers: 8,
+    serverStartMs: 3000,
+    spawnToDiscoverMs: median(discover),
+    spawnToInitializeMs: median(initialize),
+    workingServerCalledMs: median(callable),
+    all: {
+      discover: discover.map(Math.round),
+      initialize: initialize.map(Math.round),
+      callable: callable.map(Math.round),
+    },
+  })}\n`,
+);

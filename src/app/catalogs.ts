@@ -1,0 +1,267 @@
+/**
+ * The one holder of both catalogs (T10, U5, P1): the tool catalog and the prompt/resource index,
+ * built from the pool's last known good lists in config order, rebuilt when a server's lists
+ * change (coalesced per turn of the event loop: a downstream may announce a burst), compared
+ * with what was served, and announced on the list-change bus only when the exposed lists differ.
+ *
+ * Nothing waits for the whole pool to start (issue: one server that never finished starting
+ * emptied the catalog for two minutes): each server's tools are served as soon as it is ready,
+ * and a host that listed early is told when more arrive. A call to a name no tool has yet, while
+ * a server that could hold it is still in its first attempt, waits for that server (bounded):
+ * {@link Catalogs.settle}.
+ */
+import type { Logger } from 'pino';
+import type { Config } from '../config/types.js';
+import {
+  buildCatalog,
+  diffCatalogs,
+  type Catalog,
+  type CatalogOptions,
+  type CatalogProblem,
+} from '../core/catalog.js';
+import {
+  buildFeatureIndex,
+  diffFeatureIndexes,
+  type FeatureIndex,
+  type FeatureProblem,
+} from '../core/feature-index.js';
+import { composeName } from '../core/naming.js';
+import type { SchemaDialect } from '../core/schema-compiler.js';
+import type { Pool } from '../downstream/pool.js';
+import type { ServerSource } from './servers.js';
+
+/** When the schema compiler's meta-schemas are compiled, after construction (see `warm`). */
+const WARM_AFTER_MS = 50;
+
+/** Where changes are announced (the upstream's list-change bus). */
+export interface ListChanges {
+  toolsChanged(): void;
+  promptsChanged(): void;
+  resourcesChanged(): void;
+}
+
+/** What {@link createCatalogs} needs. */
+export interface CatalogsDeps {
+  readonly config: Config;
+  readonly servers: ServerSource;
+  readonly pool: Pool;
+  readonly logger: Logger;
+  readonly catalogOptions: CatalogOptions;
+  readonly changes: ListChanges;
+  /** The longest a call waits for a server still in its first attempt. */
+  readonly startupWaitMs: number;
+  /** P1: how long after {@link Catalogs.begin} a list waits for servers still starting. */
+  readonly listWaitMs: number;
+}
+
+/** Both catalogs of a proxy. */
+export interface Catalogs {
+  /** The tool catalog now. */
+  tools(): Catalog;
+  /** The prompt and resource index now. */
+  features(): FeatureIndex;
+  /** Rebuilds both now (start, reload), announcing what changed. */
+  rebuild(): void;
+  /**
+   * Resolves once no server that could serve `name` (its prefix starts it, or it has none) is in
+   * its first attempt, and the catalogs include what those servers listed; at most the startup
+   * wait. `undefined`: any server. Undefined when none is starting (the usual case); a rebuild
+   * that is due is then done at once, so the caller reads the catalogs as they are.
+   */
+  settle(name?: string): Promise<void> | undefined;
+  /**
+   * P1: for a list: resolves once no server is in its first attempt, but at most until
+   * `listWaitMs` after {@link Catalogs.begin}; undefined when there is nothing to wait for.
+   */
+  settleLists(): Promise<void> | undefined;
+  /** The pool is starting now: the list wait counts from here. */
+  begin(): void;
+  /** Stops rebuilding (shutdown). */
+  stop(): void;
+}
+
+/** Builds the holder; it rebuilds on the pool's events from now on. */
+export function createCatalogs(deps: CatalogsDeps): Catalogs {
+  const { config, servers, pool, logger, catalogOptions, changes } = deps;
+  const featureOptions = {
+    ...(config.prefix !== undefined ? { globalPrefix: config.prefix } : {}),
+    separator: config.separator,
+    nameMaxLength: config.nameMaxLength,
+  };
+  let tools = buildCatalog([], catalogOptions);
+  let features = buildFeatureIndex([], featureOptions);
+  let stopped = false;
+  let begunAt: number | undefined;
+  const dirty = new Set<'tools' | 'features'>();
+  let scheduled: NodeJS.Immediate | undefined;
+
+  function rebuildTools(): void {
+    // Config order (E2), whatever order a reload started the servers in.
+    const snapshots = new Map(pool.snapshot().map((snapshot) => [snapshot.name, snapshot]));
+    const inputs = servers.list().flatMap((server) => {
+      const snapshot = snapshots.get(server.name);
+      if (snapshot === undefined) return [];
+      return [
+        {
+          server: server.name,
+          prefix: server.prefix,
+          expose: server.expose,
+          tools: snapshot.tools,
+          include: server.tools.include,
+          exclude: server.tools.exclude,
+          rename: server.tools.rename,
+          overrides: server.tools.overrides,
+          stripPrefix: server.tools.stripPrefix,
+        },
+      ];
+    });
+    const next = buildCatalog(inputs, { ...catalogOptions, previous: tools });
+    const diff = diffCatalogs(tools, next);
+    logNew(tools.problems, next.problems);
+    tools = next;
+    if (diff.added.length + diff.removed.length + diff.changed.length === 0) return;
+    logger.info({ ...diff, tools: next.tools.length }, 'tool catalog changed');
+    changes.toolsChanged(); // T10
+  }
+
+  function rebuildFeatures(): void {
+    const inputs = pool.snapshot().map((snapshot) => ({
+      server: snapshot.name,
+      prefix: servers.get(snapshot.name)?.prefix ?? snapshot.name,
+      ...snapshot.features,
+    }));
+    const next = buildFeatureIndex(inputs, featureOptions);
+    const diff = diffFeatureIndexes(features, next);
+    logNew(features.problems, next.problems);
+    features = next;
+    if (diff.prompts) {
+      logger.info({ prompts: next.prompts.length }, 'prompt list changed');
+      changes.promptsChanged();
+    }
+    if (diff.resources) {
+      logger.info(
+        { resources: next.resources.length, resourceTemplates: next.resourceTemplates.length },
+        'resource list changed',
+      );
+      changes.resourcesChanged();
+    }
+  }
+
+  /**
+   * Logs the problems of `after` that `before` did not have (T4: a withheld collision is an
+   * error in the log; `check` fails on it).
+   */
+  function logNew(
+    before: readonly { readonly message: string }[],
+    after: readonly (CatalogProblem | FeatureProblem)[],
+  ): void {
+    const seen = new Set(before.map((problem) => problem.message));
+    for (const problem of after) {
+      if (seen.has(problem.message)) continue;
+      const where =
+        'kind' in problem
+          ? { server: problem.server, kind: problem.kind }
+          : { server: problem.server, tool: problem.tool };
+      logger[problem.severity === 'error' ? 'error' : 'warn'](where, problem.message);
+    }
+  }
+
+  /** Runs what is scheduled now. */
+  function flush(): void {
+    if (scheduled !== undefined) clearImmediate(scheduled);
+    scheduled = undefined;
+    if (stopped) return;
+    const what = [...dirty];
+    dirty.clear();
+    if (what.includes('tools')) rebuildTools();
+    if (what.includes('features')) rebuildFeatures();
+  }
+
+  function schedule(what: 'tools' | 'features'): void {
+    if (stopped) return;
+    dirty.add(what);
+    scheduled ??= setImmediate(flush);
+  }
+
+  pool.on('toolsChanged', () => schedule('tools'));
+  pool.on('featuresChanged', () => schedule('features'));
+
+  /**
+   * Resolves once every server of `starting` ended its first attempt, or after `ms`, whichever is
+   * first, with the catalogs rebuilt; undefined when there is nothing to wait for.
+   */
+  function waitFor(starting: readonly string[], ms: number): Promise<void> | undefined {
+    if (starting.length === 0 || ms <= 0) {
+      // A server that became ready a moment ago: its rebuild is due this turn; do it now.
+      if (dirty.size > 0) flush();
+      return undefined;
+    }
+    let timer: NodeJS.Timeout | undefined;
+    const bound = new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, ms);
+      timer.unref();
+    });
+    return Promise.race([Promise.all(starting.map((server) => pool.firstAttempt(server))), bound]).then(
+      () => {
+        clearTimeout(timer);
+        flush();
+      },
+    );
+  }
+
+  /** T1: the prefix every name of `server` starts with ("" for an unprefixed server). */
+  function prefixOf(name: string): string {
+    const server = servers.get(name);
+    return composeName({
+      globalPrefix: config.prefix,
+      serverPrefix: server?.prefix ?? name,
+      separator: config.separator,
+      tool: '',
+    });
+  }
+
+  /**
+   * T12's first schema check compiles Ajv's meta-schemas (~100 ms for 2020-12, ~25 ms for
+   * draft-07 here): done while the downstreams spawn, one dialect per turn of the event loop,
+   * instead of on the path to the first tools/list (docs/performance.md, cold start).
+   */
+  const dialects: SchemaDialect[] = ['2020-12', 'draft-07'];
+  const warm = (): void => {
+    const dialect = dialects.shift();
+    if (dialect === undefined || stopped) return;
+    tools.compiler.warm(dialect);
+    setImmediate(warm);
+  };
+  // After a host's opening message had its turn (answering it first is what keeps a host on the
+  // 2026 protocol), still well before a downstream's first listing arrives.
+  setTimeout(warm, WARM_AFTER_MS).unref();
+
+  return {
+    tools: () => tools,
+    features: () => features,
+    rebuild() {
+      dirty.add('tools');
+      dirty.add('features');
+      flush();
+    },
+    settle(name) {
+      const starting = pool
+        .starting()
+        .filter(
+          (server) => name === undefined || prefixOf(server) === '' || name.startsWith(prefixOf(server)),
+        );
+      return waitFor(starting, deps.startupWaitMs);
+    },
+    settleLists() {
+      if (begunAt === undefined) return undefined;
+      return waitFor(pool.starting(), begunAt + deps.listWaitMs - Date.now());
+    },
+    begin() {
+      begunAt ??= Date.now();
+    },
+    stop() {
+      stopped = true;
+      if (scheduled !== undefined) clearImmediate(scheduled);
+    },
+  };
+}

@@ -1,0 +1,127 @@
+/**
+ * P1, E1, T10 as a host sees them: the gateway answers `server/discover` and `initialize` before
+ * any downstream is up, lists what is ready, and tells a host that listed when more arrives; a
+ * server that never finishes starting holds nothing back. The downstreams here start when the
+ * test says so (the echo fixture's `--start-after=<file>`), so no test waits on a clock.
+ */
+import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Client } from '@modelcontextprotocol/client';
+import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
+import { afterEach, describe, expect, it } from 'vitest';
+import { ROOT } from '../helpers/fixtures.js';
+import { childEnv, CLI, fixtureEntry, serveStdio, writeConfig } from './cli-process.js';
+
+const running: ChildProcessWithoutNullStreams[] = [];
+const cleanup: (() => unknown)[] = [];
+afterEach(async () => {
+  for (const step of cleanup.splice(0).reverse()) await step();
+  for (const child of running.splice(0)) if (child.exitCode === null) child.kill('SIGKILL');
+});
+
+/** A config of `count` echo servers that start once their gate file exists, plus `extra` lines. */
+function gated(count: number, extra: string[] = []): { file: string; open(i: number): void } {
+  const dir = mkdtempSync(join(tmpdir(), 'mcp-normalizer-gates-'));
+  const gate = (i: number): string => join(dir, `gate-${i}`);
+  const servers = Array.from({ length: count }, (_, i) =>
+    fixtureEntry(`s${i}`, 'echo', { protocol: 'legacy' }).replace(
+      /args: \[(.*)\]/,
+      (_m, args: string) => `args: [${args}, ${JSON.stringify(`--start-after=${gate(i)}`)}]`,
+    ),
+  );
+  return {
+    file: writeConfig(['servers:', ...servers, ...extra].join('\n')),
+    open: (i) => writeFileSync(gate(i), ''),
+  };
+}
+
+/** `serve` over stdio spoken to in raw JSON-RPC lines. */
+function raw(file: string): {
+  send(message: Record<string, unknown>): void;
+  next(match: (message: Record<string, unknown>) => boolean): Promise<Record<string, unknown>>;
+} {
+  const child = spawn(process.execPath, [CLI, 'serve', '--config', file], { cwd: ROOT, env: childEnv() });
+  running.push(child);
+  child.stderr.resume();
+  const seen: Record<string, unknown>[] = [];
+  let buffer = '';
+  child.stdout.setEncoding('utf8');
+  child.stdout.on('data', (chunk: string) => {
+    buffer += chunk;
+    for (let end = buffer.indexOf('\n'); end >= 0; end = buffer.indexOf('\n')) {
+      seen.push(JSON.parse(buffer.slice(0, end)) as Record<string, unknown>);
+      buffer = buffer.slice(end + 1);
+    }
+  });
+  return {
+    send: (message) => child.stdin.write(`${JSON.stringify({ jsonrpc: '2.0', ...message })}\n`),
+    async next(match) {
+      await expect.poll(() => seen.some(match), { timeout: 15_000 }).toBe(true);
+      const index = seen.findIndex(match);
+      return seen.splice(index, 1)[0] as Record<string, unknown>;
+    },
+  };
+}
+
+const id = (n: number) => (message: Record<string, unknown>) => message['id'] === n;
+const names = (message: Record<string, unknown>): string[] =>
+  ((message['result'] as { tools: { name: string }[] }).tools ?? []).map((tool) => tool.name);
+
+describe('a gateway whose servers are slow to start', { timeout: 60_000 }, () => {
+  it('P1/E1: server/discover and initialize are answered while all 8 servers are still starting; tools follow by list_changed (T10)', async () => {
+    const { file, open } = gated(8);
+    const host = raw(file);
+    host.send({
+      id: 1,
+      method: 'server/discover',
+      params: {
+        _meta: {
+          'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+          'io.modelcontextprotocol/clientInfo': { name: 'raw', version: '1' },
+          'io.modelcontextprotocol/clientCapabilities': {},
+        },
+      },
+    });
+    expect((await host.next(id(1)))['result']).toMatchObject({ supportedVersions: expect.any(Array) });
+    host.send({
+      id: 2,
+      method: 'initialize',
+      params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
+    });
+    expect((await host.next(id(2)))['result']).toMatchObject({ serverInfo: { name: 'mcp-normalizer' } });
+    host.send({ method: 'notifications/initialized' });
+    host.send({ id: 3, method: 'tools/list' });
+    expect(names(await host.next(id(3)))).toEqual([]);
+    open(0);
+    await host.next((message) => message['method'] === 'notifications/tools/list_changed');
+    host.send({ id: 4, method: 'tools/list' });
+    expect(names(await host.next(id(4)))).toEqual(['s0_echo']);
+    // A call to a server still starting waits for it, and is answered once it is up.
+    host.send({ id: 5, method: 'tools/call', params: { name: 's5_echo', arguments: { text: 'waited' } } });
+    open(5);
+    expect((await host.next(id(5)))['result']).toMatchObject({ structuredContent: { results: 'waited' } });
+  });
+
+  it.each([['2025'], ['2026']] as const)(
+    'P1: beside a server that never finishes starting, a %s host lists and calls the working one at once',
+    async (era) => {
+      const { file } = gated(1, [fixtureEntry('ok', 'echo', { protocol: 'legacy' })]);
+      const client =
+        era === '2026'
+          ? new Client(
+              { name: 'host', version: '1' },
+              { versionNegotiation: { mode: { pin: '2026-07-28' } } },
+            )
+          : new Client({ name: 'host', version: '1' }, { versionNegotiation: { mode: 'legacy' } });
+      await client.connect(new StdioClientTransport(serveStdio(file)));
+      cleanup.push(() => client.close());
+      await expect
+        .poll(async () => (await client.listTools()).tools.map((tool) => tool.name), { timeout: 10_000 })
+        .toEqual(['ok_echo']);
+      const answer = await client.callTool({ name: 'ok_echo', arguments: { text: 'served' } });
+      expect(answer.structuredContent).toMatchObject({ results: 'served' });
+    },
+  );
+});
