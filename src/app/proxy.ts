@@ -26,7 +26,7 @@ import { createHealth, type ServerHealth } from './health.js';
 import { createMetrics } from './metrics.js';
 import { applyServers, restartNeeded } from './reload.js';
 import { serverHolder } from './servers.js';
-import { createToolBackend } from './tools.js';
+import { createToolBackend } from './calls.js';
 import { PACKAGE_NAME, packageVersion } from './version.js';
 
 export type { ServerHealth } from './health.js';

@@ -13,7 +13,7 @@ import type {
 } from '@modelcontextprotocol/server';
 import type { Context } from '@opentelemetry/api';
 import type { Caller, InputReply, InputRound } from '../core/input.js';
-import type { Result } from '../core/result.js';
+import type { FailureResult, Result } from '../core/result.js';
 import type { Era } from './notifier.js';
 
 export type { Era } from './notifier.js';
@@ -68,6 +68,12 @@ export interface ToolBackend<F extends PreparedForward = PreparedForward> {
   calledName?(name: string, args: Record<string, unknown> | undefined): string;
   /** O2: false for a name no tool has now (it names no span). @default true */
   exposes?(name: string): boolean;
+  /**
+   * R4, L1, O1: the outcome step for a failure the server answers itself (shutting down, its
+   * outermost net, a failed input round): the instruction, the end line in the log, the count.
+   * @default the failure as it is
+   */
+  answer?(name: string, result: FailureResult, requestId: string | number | undefined): FailureResult;
 }
 
 /** Per-call options of {@link ToolBackend.callTool}. */

@@ -258,6 +258,17 @@ export async function listenHttp(
     if (transport.sessionId === undefined) await transport.close();
   }
 
+  /**
+   * P5: the answers being written now (POSTs other than listen streams): a shutdown lets them
+   * finish before it closes the connections (a drained call's answer was cut off before).
+   */
+  const answering = new Set<ServerResponse>();
+  function answeringUntilDone(res: ServerResponse, body: unknown): void {
+    if (requestsOf(body).some((request) => request['method'] === 'subscriptions/listen')) return;
+    answering.add(res);
+    res.once('close', () => answering.delete(res));
+  }
+
   async function handleMcp(req: IncomingMessage, res: ServerResponse): Promise<void> {
     if (stateless) {
       const body = req.method === 'POST' ? await readJsonBody(req, maxBodyBytes) : undefined;
@@ -271,6 +282,7 @@ export async function listenHttp(
       }
       if (body?.kind === 'invalid') return sendJsonRpcError(res, 400, -32700, 'Parse error: Invalid JSON');
       count(body?.value, (request) => eraOfRequest(request));
+      answeringUntilDone(res, body?.value);
       return serveModern(req, res, body?.value);
     }
     const sessionHeader = req.headers['mcp-session-id'];
@@ -289,6 +301,7 @@ export async function listenHttp(
         );
       }
       if (body.kind === 'invalid') return sendJsonRpcError(res, 400, -32700, 'Parse error: Invalid JSON');
+      answeringUntilDone(res, body.value);
       if (transport !== undefined) {
         count(body.value, () => 'legacy');
         return transport.handleRequest(req, res, body.value);
@@ -395,6 +408,8 @@ export async function listenHttp(
       closing ??= (async () => {
         const closed = new Promise<void>((resolve) => server.close(() => resolve()));
         if (sweeper !== undefined) clearInterval(sweeper);
+        // P5: answers still being written (the drain saw their calls end) go out first, bounded.
+        await allClosed([...answering], ANSWER_FLUSH_MS);
         await Promise.allSettled([
           modern.close(),
           ...[...sessions.values()].map(({ transport }) => transport.close()),
@@ -407,6 +422,24 @@ export async function listenHttp(
       return closing;
     },
   };
+}
+
+/** How long a shutdown waits for answers still being written before it closes every socket. */
+const ANSWER_FLUSH_MS = 2000;
+
+/** Resolves once every response of `responses` closed, or after `ms`. */
+function allClosed(responses: readonly ServerResponse[], ms: number): Promise<void> {
+  const open = responses.filter((res) => !res.writableFinished && !res.destroyed);
+  if (open.length === 0) return Promise.resolve();
+  let timer: NodeJS.Timeout | undefined;
+  const bound = new Promise<void>((resolve) => {
+    timer = setTimeout(resolve, ms);
+    timer.unref();
+  });
+  const closed = Promise.all(
+    open.map((res) => new Promise<void>((resolve) => res.once('close', () => resolve()))),
+  );
+  return Promise.race([closed, bound]).then(() => clearTimeout(timer));
 }
 
 /** Node's and the socket's ways of saying that the client went away mid-request. */

@@ -73,11 +73,15 @@ export interface RoundRequest {
 export interface InputRounds {
   /** For `ServerOptions.requestState.verify`. */
   readonly verify: (state: string, ctx: ServerContext) => Promise<RoundState>;
-  /** Answers one tools/call request: a new call, a relayed round's retry or a parked call's. */
+  /**
+   * Answers one tools/call request: a new call, a relayed round's retry or a parked call's.
+   * `fail` answers a failure of the rounds themselves (too many, expired, unknown, mismatched): the
+   * call's outcome step (R4, L1, O1), then rendered, like every answer.
+   */
   handle(
     request: RoundRequest,
     start: StartCall,
-    render: (result: FailureResult) => CallToolResult,
+    fail: (result: FailureResult) => CallToolResult,
   ): Promise<CallToolResult | InputRequiredResult>;
   /** Parked calls waiting for their host now. */
   parked(): number;
@@ -120,14 +124,21 @@ class Parked {
    */
   detached: AbortController | undefined;
 
-  /** The downstream call runs; its end is the last step (it never rejects; if it did, an error result). */
-  run(outcome: Promise<CallToolResult | InputRound>): void {
+  /**
+   * The downstream call runs; its end is the last step. It never rejects; if it did, the call ends
+   * as `normalization_error`, answered by `fail` like every other failure (R2, R3).
+   */
+  run(outcome: Promise<CallToolResult | InputRound>, fail: (result: FailureResult) => CallToolResult): void {
     const end = (value: CallToolResult | InputRound): void => {
       this.#done = { value };
       this.#take({ done: value });
     };
     outcome.then(end, (error: unknown) =>
-      end({ content: [{ type: 'text', text: String(error) }], isError: true }),
+      end(
+        fail(
+          failure('normalization_error', 'mcp-normalizer failed to answer the call', { exception: error }),
+        ),
+      ),
     );
   }
 
@@ -244,18 +255,15 @@ export function createInputRounds(options: InputRoundsOptions): InputRounds {
   function tooMany(name: string, rounds: number): FailureResult {
     return failure(
       'downstream_error',
-      `"${name}" asked its client for input ${rounds} times; input_required.max_rounds is ${maxRounds}`,
-      {
-        errorData: { reason: 'input_rounds_exceeded', max_rounds: maxRounds },
-        instruction: 'Tell the user the tool kept asking for input and was stopped; do not retry.',
-      },
+      `"${name}" asked its client for input ${rounds} times and was stopped: input_required.max_rounds is ${maxRounds}`,
+      { errorData: { reason: 'input_rounds_exceeded', max_rounds: maxRounds } },
     );
   }
 
   async function step(
     call: Parked,
     name: string,
-    render: (result: FailureResult) => CallToolResult,
+    fail: (result: FailureResult) => CallToolResult,
   ): Promise<CallToolResult | InputRequiredResult> {
     const next = await call.next();
     call.unlink();
@@ -264,7 +272,7 @@ export function createInputRounds(options: InputRoundsOptions): InputRounds {
       if (!isInputRound(next.done)) return next.done;
       // A 2026 downstream's own round: relayed with its state wrapped in ours.
       const rounds = call.rounds + 1;
-      if (rounds > maxRounds) return render(tooMany(name, rounds));
+      if (rounds > maxRounds) return fail(tooMany(name, rounds));
       const state: RoundState = {
         k: 'relay',
         n: name,
@@ -281,7 +289,7 @@ export function createInputRounds(options: InputRoundsOptions): InputRounds {
     if (call.rounds > maxRounds) {
       call.abandon(`input_required.max_rounds (${maxRounds}) reached`);
       parked.delete(call.id);
-      return render(tooMany(name, call.rounds));
+      return fail(tooMany(name, call.rounds));
     }
     // A 2025 downstream's push: the call waits here for the host's retry.
     parked.set(call.id, call);
@@ -305,6 +313,7 @@ export function createInputRounds(options: InputRoundsOptions): InputRounds {
   function begin(
     request: RoundRequest,
     start: StartCall,
+    fail: (result: FailureResult) => CallToolResult,
     reply: InputReply | undefined,
     rounds: number,
   ): Parked {
@@ -330,6 +339,7 @@ export function createInputRounds(options: InputRoundsOptions): InputRounds {
         // for it then); none at all is cheaper downstream.
         onProgress: request.onProgress === undefined ? undefined : (update) => call.progress?.(update),
       }),
+      fail,
     );
     return call;
   }
@@ -337,15 +347,16 @@ export function createInputRounds(options: InputRoundsOptions): InputRounds {
   return {
     verify: (state, ctx) => codec.verify(state, ctx),
     parked: () => parked.size,
-    async handle(request, start, render) {
+    async handle(request, start, fail) {
       const { state, name } = request;
-      if (state === undefined) return step(begin(request, start, undefined, 0), name, render);
+      if (state === undefined) return step(begin(request, start, fail, undefined, 0), name, fail);
       if (state.n !== name) {
-        return render(
-          failure('invalid_arguments', `This requestState belongs to a call of "${state.n}", not "${name}"`, {
-            errorData: { reason: 'input_state_mismatch' },
-            instruction: 'Call the tool again without requestState.',
-          }),
+        return fail(
+          failure(
+            'invalid_arguments',
+            `This requestState belongs to a call of "${state.n}", not "${name}": call the tool again without requestState`,
+            { errorData: { reason: 'input_state_mismatch' } },
+          ),
         );
       }
       if (state.k === 'relay') {
@@ -353,21 +364,18 @@ export function createInputRounds(options: InputRoundsOptions): InputRounds {
           inputResponses: request.responses ?? {},
           ...(state.s !== undefined ? { requestState: state.s } : {}),
         };
-        return step(begin(request, start, reply, state.r), name, render);
+        return step(begin(request, start, fail, reply, state.r), name, fail);
       }
       const call = parked.get(state.id);
       if (call === undefined) {
         const gone = expired.has(state.id);
-        return render(
+        return fail(
           failure(
             gone ? 'timeout' : 'downstream_unavailable',
             gone
-              ? `The call of "${name}" waiting for this answer ended: no answer came within input_required.round_timeout_ms (${roundTimeoutMs} ms)`
-              : `The call of "${name}" waiting for this answer is not in this mcp-normalizer process: it ended, or another replica holds it (route every round of a call to one replica)`,
-            {
-              errorData: { reason: gone ? 'input_round_expired' : 'input_round_unknown' },
-              instruction: 'Call the tool again from the start.',
-            },
+              ? `The call of "${name}" waiting for this answer ended: no answer came within input_required.round_timeout_ms (${roundTimeoutMs} ms); call the tool again from the start`
+              : `The call of "${name}" waiting for this answer is not in this mcp-normalizer process: it ended, or another replica holds it (route every round of a call to one replica); call the tool again from the start`,
+            { errorData: { reason: gone ? 'input_round_expired' : 'input_round_unknown' } },
           ),
         );
       }
@@ -375,7 +383,7 @@ export function createInputRounds(options: InputRoundsOptions): InputRounds {
       parked.delete(call.id);
       call.link(request.signal, request.onProgress);
       call.deliver(request.responses ?? {});
-      return step(call, name, render);
+      return step(call, name, fail);
     },
   };
 }

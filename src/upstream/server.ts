@@ -14,7 +14,7 @@ import type { Logger } from 'pino';
 import type { HostCapabilities, Caller, InputReply, InputRound } from '../core/input.js';
 import { isInputRound } from '../core/input.js';
 import type { Result } from '../core/result.js';
-import { failure } from '../core/result.js';
+import { failure, type FailureResult } from '../core/result.js';
 import { scrubDeep, type Scrubber } from '../core/secrets.js';
 import { endSpan, startCallSpan } from '../log/trace.js';
 import type { Context } from '@opentelemetry/api';
@@ -116,7 +116,7 @@ function isAnswered<F extends PreparedForward>(prepared: F | Result): prepared i
   return (prepared as { kind?: unknown }).kind !== 'forward';
 }
 
-const SHUTTING_DOWN = 'mcp-normalizer is shutting down and takes no new calls';
+const SHUTTING_DOWN = 'mcp-normalizer is shutting down and takes no new calls: retry later';
 
 /**
  * Builds the aggregated upstream server.
@@ -145,6 +145,18 @@ export function createUpstreamServer<F extends PreparedForward>(deps: UpstreamDe
     return deps.scrub === undefined ? rendered : scrubDeep(rendered, deps.scrub);
   }
 
+  /**
+   * The answer of a failure the server makes itself (shutting down, its outermost net, an input
+   * round that failed): through the backend's outcome step, like every call's answer (R4, L1, O1).
+   */
+  function finish(
+    name: string,
+    result: FailureResult,
+    requestId: string | number | undefined,
+  ): FailureResult {
+    return backend.answer?.(name, result, requestId) ?? result;
+  }
+
   async function answer(
     name: string,
     args: Record<string, unknown> | undefined,
@@ -156,26 +168,35 @@ export function createUpstreamServer<F extends PreparedForward>(deps: UpstreamDe
     } catch (error) {
       // R3, outermost net: a bug anywhere in the call path still gets exactly one answer.
       logger.error({ err: error, tool: name, requestId: extra.requestId }, 'tools/call failed unexpectedly');
-      result = failure('normalization_error', `mcp-normalizer failed to answer the call to "${name}"`, {
-        exception: error,
-        instruction: 'Tell the user the tool could not be called because of an internal error; do not retry.',
-      });
+      result = finish(
+        name,
+        failure('normalization_error', `mcp-normalizer failed to answer the call to "${name}"`, {
+          exception: error,
+        }),
+        extra.requestId,
+      );
     }
     if (!isInputRound(result) && !result.success) extra.outcome.errorType = result.errorType;
     return isInputRound(result) ? result : render(result, extra.owner);
   }
 
+  /**
+   * The call pipeline, in its order; each step answers the call or hands it on:
+   * 1. accept: P5, a call during shutdown is refused;
+   * 2. prepare (the backend): T3 lookup, T7 explicit gate, T8 arguments; S2 answered here;
+   * 3. authorize: not built yet (identity and per-caller policy, issue 29) — it goes here, after
+   *    the lookup (it needs the tool) and before anything reaches a downstream;
+   * 4. run (the backend): queue, deadline, the downstream call, normalize (R3), the outcome step
+   *    (R4, L1, O1); or an input round to relay (Q3).
+   * Rendering (R2) follows in {@link answer}.
+   */
   async function route(
     name: string,
     args: Record<string, unknown> | undefined,
     extra: CallExtra,
   ): Promise<Result | InputRound> {
-    if (!accepting) {
-      return failure('downstream_unavailable', SHUTTING_DOWN, {
-        instruction: 'Tell the user the tool proxy is shutting down; retry later.',
-      });
-    }
-    // Synchronous once the first connection round is over: no extra await on the hot path.
+    if (!accepting) return finish(name, failure('downstream_unavailable', SHUTTING_DOWN), extra.requestId);
+    // Synchronous once the catalog is built: no extra await on the hot path.
     const preparing = backend.prepareCall(name, args, extra.requestId);
     const prepared = preparing instanceof Promise ? await preparing : preparing;
     // T7, T8, T9: refused before any downstream sees it (the backend logged it, L1); S2 answered.
@@ -311,7 +332,7 @@ export function createUpstreamServer<F extends PreparedForward>(deps: UpstreamDe
             outcome,
             owner: owner(),
           }),
-        render,
+        (result) => render(finish(called, result, requestId)),
       );
       calls.add(pending);
       void pending.finally(() => {

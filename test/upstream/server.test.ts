@@ -8,7 +8,7 @@ import { CallToolResultSchema, ToolListChangedNotificationSchema } from '@modelc
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { failure, ok } from '../../src/core/result.js';
-import type { Result } from '../../src/core/result.js';
+import type { FailureResult, Result } from '../../src/core/result.js';
 import type { ToolBackend, UpstreamServer } from '../../src/upstream/server.js';
 import { ECHO_TOOL, fakeBackend, wireUpstream } from './fake-backend.js';
 
@@ -94,6 +94,26 @@ describe.each([
     expect(result.isError).toBe(true);
     expect(envelope(result)['meta_data']?.['error_type']).toBe('normalization_error');
     expect(JSON.stringify(result)).not.toContain('boom');
+  });
+
+  it("R3/R4: the outermost net answers through the backend's outcome step (instruction, log line, count)", async () => {
+    const answered: { name: string; errorType: string }[] = [];
+    const backend = {
+      ...fakeBackend(() => {
+        throw new Error('boom');
+      }),
+      answer: (name: string, result: FailureResult) => {
+        answered.push({ name, errorType: result.errorType });
+        return { ...result, instruction: 'FROM THE OUTCOME STEP' };
+      },
+    };
+    const { client } = await wire(backend);
+    const result = await call(client, 'demo_echo', { text: 'x' });
+    expect(answered).toEqual([{ name: 'demo_echo', errorType: 'normalization_error' }]);
+    expect(envelope(result)['meta_data']).toMatchObject({
+      error_type: 'normalization_error',
+      instruction: 'FROM THE OUTCOME STEP',
+    });
   });
 
   it('R4: a downstream failure keeps its instruction in the envelope', async () => {

@@ -1,10 +1,11 @@
 /**
- * The tool half of the composition root: the {@link ToolBackend} the upstream server calls, and
- * the one home of a call's outcome (R4, L1). Every tools/call answer, whether refused before any
- * downstream saw it (T7–T9) or the pool's Result, gets its instruction here (R4: tool → server →
- * global → default, plus the tool's success instruction) and its one end line in the log here
- * (L1, with that server's child logger). Before, the two were done in three places (the pool's
- * dispatch for forwarded calls, the proxy and the upstream server for refused ones).
+ * The calls of the composition root: the {@link ToolBackend} the upstream server's call pipeline
+ * runs (upstream/server.ts `route`: accept, prepare, authorize, run), and the one home of a
+ * call's outcome (R4, L1, O1). Every tools/call answer gets its instruction here (R4: tool →
+ * server → global → default, plus the tool's success instruction), its one end line in the log
+ * (L1, with that server's child logger) and its count (O1): refusals before any downstream
+ * (T7–T9), the pool's Results, and the failures the server answers itself (shutting down, its
+ * outermost net, a failed input round: {@link ToolBackend.answer}).
  */
 import type { Logger } from 'pino';
 import type { Config, ServerConfig } from '../config/types.js';
@@ -219,6 +220,10 @@ export function createToolBackend(deps: ToolDeps): ToolBackend<PreparedCall> {
     },
     exposes(name) {
       return deps.catalog().get(name) !== undefined;
+    },
+    answer(name, result, requestId) {
+      // The named tool's (S4: `call_tool`'s target's) instructions, as for any of its answers.
+      return outcome(result, deps.catalog().get(name), { exposedName: echoedName(name), requestId });
     },
     listTools() {
       // P1: what is ready (in the first moments, once the servers starting then are up); a host
