@@ -28,6 +28,8 @@ import {
 import { composeName } from '../core/naming.js';
 import type { SchemaDialect } from '../core/schema-compiler.js';
 import type { Pool } from '../downstream/pool.js';
+import { raceTimeout } from '../core/timers.js';
+import { systemTimers } from '../wire/timers.js';
 import type { ServerSource } from './servers.js';
 
 /** When the schema compiler's meta-schemas are compiled, after construction (see `warm`). */
@@ -196,17 +198,8 @@ export function createCatalogs(deps: CatalogsDeps): Catalogs {
       if (dirty.size > 0) flush();
       return undefined;
     }
-    let timer: NodeJS.Timeout | undefined;
-    const bound = new Promise<void>((resolve) => {
-      timer = setTimeout(resolve, ms);
-      timer.unref();
-    });
-    return Promise.race([Promise.all(starting.map((server) => pool.firstAttempt(server))), bound]).then(
-      () => {
-        clearTimeout(timer);
-        flush();
-      },
-    );
+    const attempts = Promise.all(starting.map((server) => pool.firstAttempt(server)));
+    return raceTimeout(attempts, ms, systemTimers).then(() => flush());
   }
 
   /** T1: the prefix every name of `server` starts with ("" for an unprefixed server). */

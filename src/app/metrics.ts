@@ -8,6 +8,7 @@
  * request, a forwarded notification), off the answer's path (see `Pending`); gauges are read from
  * the pool when scraped.
  */
+import type { Era } from '../core/options.js';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { Result } from '../core/result.js';
 import type { Pool, ServerSnapshot } from '../downstream/pool.js';
@@ -28,7 +29,7 @@ export interface Metrics {
   /** One tools/call answered (or refused before any downstream), with its Result. */
   callEnded(server: string | undefined, tool: string | undefined, result: Result): void;
   /** One upstream request, by era and MCP method (from the protocol's closed list). */
-  request(era: 'legacy' | 'modern', method: string): void;
+  request(era: Era, method: string): void;
   /** One notification sent upstream. */
   forwarded(kind: ForwardedKind): void;
   /** The Prometheus text exposition (for `GET /metrics`). */

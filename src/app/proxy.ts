@@ -5,6 +5,7 @@
  * first, so that whatever publishes on it (the catalogs, the log forwarding) gets it at
  * construction, and nothing refers forward.
  */
+import type { Era } from '../core/options.js';
 import type { Logger } from 'pino';
 import type { Config } from '../config/types.js';
 import type { Catalog, CatalogOptions } from '../core/catalog.js';
@@ -189,7 +190,7 @@ export function createProxy(config: Config, options: ProxyOptions): Proxy {
     lifecycle: () => ({ started: started !== undefined && firstRoundDone, stopping }),
     ...(scrub !== undefined ? { scrub } : {}),
   });
-  const onRequest = (era: 'legacy' | 'modern', method: string): void => metrics.request(era, method);
+  const onRequest = (era: Era, method: string): void => metrics.request(era, method);
 
   return {
     config,

@@ -2,6 +2,7 @@
  * What the CLI commands share: where the config comes from, loading it with every problem
  * printed, the logger on stderr, option parsing, and a started proxy for one-shot commands.
  */
+import { LOG_LEVELS } from '../core/options.js';
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -78,7 +79,7 @@ export function cliLogger(config: Config, level: LogLevel | 'silent'): Logger {
 /** A `--log-level` value, checked. */
 export function parseLogLevel(value: string | undefined, fallback: LogLevel | 'silent'): LogLevel | 'silent' {
   if (value === undefined) return fallback;
-  const levels = ['trace', 'debug', 'info', 'warn', 'error', 'silent'] as const;
+  const levels = [...LOG_LEVELS, 'silent'] as const;
   const level = levels.find((candidate) => candidate === value);
   if (level === undefined)
     throw new CliError(`--log-level must be one of ${levels.join(', ')}, got "${value}"`, EXIT.usage);

@@ -6,41 +6,13 @@ import picomatch from 'picomatch';
 import { closest } from '../core/suggest.js';
 import { formatPath, problemAt, type ConfigProblem, type ParsedFile } from './locate.js';
 import type { ServerEntry } from './normalize.js';
-import type { WrittenConfig, WrittenServer } from './schema.js';
+import { MCP_ENTRY_KEYS, type WrittenConfig, type WrittenServer } from './schema.js';
 
 /** Problems found by {@link checkRules}. */
 export interface RuleProblems {
   readonly errors: ConfigProblem[];
   readonly warnings: ConfigProblem[];
 }
-
-/** Keys of a `mcpServers` entry that we read; any other key is another client's and ignored. */
-const MCP_ENTRY_KEYS = new Set([
-  'command',
-  'args',
-  'env',
-  'cwd',
-  'max_message_bytes',
-  'url',
-  'serverUrl',
-  'type',
-  'headers',
-  'disabled',
-  'transport',
-  'prefix',
-  'enabled',
-  'timeout_ms',
-  'startup_timeout_ms',
-  'concurrency',
-  'max_queue',
-  'withhold_after_ms',
-  'tools',
-  'instructions',
-  'inband_errors',
-  'expose',
-  'client_features',
-  'isolate_callers',
-]);
 
 const LOOPBACK = new Set(['127.0.0.1', 'localhost', '::1', '[::1]']);
 

@@ -3,19 +3,28 @@
  * snake_case, derived from the zod schema in `schema.ts`) has been interpolated, validated and
  * normalized (`normalize.ts`). Every default is applied here, so no consumer re-derives one.
  */
+import type {
+  ExposeMode,
+  FileMode,
+  LegacyMode,
+  LogLevel,
+  MediaMode,
+  OutputFormat,
+  TextMode,
+} from '../core/options.js';
 import type { ErrorType } from '../core/result.js';
 
 /** The envelope an upstream client receives (F1–F3). */
-export type OutputFormat = 'results' | 'result' | 'response';
+export type { OutputFormat } from '../core/options.js';
 
 /** How images, audio and blobs travel (F5). */
-export type MediaMode = 'artifacts' | 'passthrough';
+export type { MediaMode } from '../core/options.js';
 
 /** pino level names accepted by `log_level`. */
-export type LogLevel = 'trace' | 'debug' | 'info' | 'warn' | 'error';
+export type { LogLevel } from '../core/options.js';
 
 /** Which tools are listed upstream (T11), or found by search (S1). */
-export type ExposeMode = 'all' | 'read_only' | 'search';
+export type { ExposeMode } from '../core/options.js';
 
 /** Agent instructions per error type (R4). */
 export type InstructionMap = Readonly<Partial<Record<ErrorType, string>>>;
@@ -137,7 +146,7 @@ export interface HttpConfig {
   /** Most legacy sessions open at once; the one idle longest is closed for a new one. @default 1000 */
   readonly maxSessions: number;
   /** 2025-era clients: sessions, or stateless (any replica answers). @default 'sessions' */
-  readonly legacy: 'sessions' | 'stateless';
+  readonly legacy: LegacyMode;
   /** Prefix of every session id, for session-aware load balancing; undefined: none. */
   readonly replicaId?: string;
 }
@@ -155,9 +164,9 @@ export interface OutputConfig {
   /** T6: exposed tools carry the envelope's outputSchema. @default false */
   readonly advertiseSchema: boolean;
   /** F6: the text block: the envelope's JSON, or TOON where that is shorter. @default 'json' */
-  readonly text: 'json' | 'toon';
+  readonly text: TextMode;
   /** F7: file bodies in the result, or kept by the gateway and linked. @default 'inline' */
-  readonly files: 'inline' | 'resource';
+  readonly files: FileMode;
   /** F7: the store's bounds. @default { maxBytes: 268435456, ttlMs: 600000 } */
   readonly fileStore: { readonly maxBytes: number; readonly ttlMs: number };
 }

@@ -5,6 +5,7 @@
  * {@link Catalog.definitions} array and tools/call is a Map lookup (T3), so neither costs
  * anything per request. Pure: the listings come in as data, problems go out as data.
  */
+import type { ExposeMode } from './options.js';
 import type { Tool } from '@modelcontextprotocol/server';
 import { argumentValidator, type ArgumentValidator } from './arguments.js';
 import { candidates, type Candidate } from './catalog-listing.js';
@@ -47,7 +48,7 @@ export interface CatalogServerInput {
    * T11: `read_only` lists only tools annotated `readOnlyHint: true`. S1: `search` lists none of
    * them; they are found with `search_tools` and run with `call_tool`. @default 'all'
    */
-  readonly expose?: 'all' | 'read_only' | 'search';
+  readonly expose?: ExposeMode;
   /** The downstream's `tools/list` entries, raw: each one is checked on its own (T12). */
   readonly tools: readonly unknown[];
   /** T5: globs over the downstream names; empty or absent means every tool. */

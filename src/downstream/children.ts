@@ -6,7 +6,7 @@
  */
 import type { Client, Transport } from '@modelcontextprotocol/client';
 import { signalProcessTree, StdioClientTransport } from './stdio-client.js';
-import type { TimerHandle, Timers } from './timers.js';
+import { raceTimeout, type Timers } from '../core/timers.js';
 
 /** Upper bound on closing one client; the stdio transport's own close is bounded by ~4 s. */
 const CLOSE_BOUND_MS = 5000;
@@ -55,10 +55,7 @@ export class Children {
   /** Closes `client` (stdio: stdin end → SIGTERM → SIGKILL), bounded by {@link CLOSE_BOUND_MS}. */
   close(client: Client): Promise<void> {
     const transport = client.transport;
-    let timer: TimerHandle | undefined;
-    const bound = new Promise<void>((resolve) => (timer = this.#timers.setTimeout(resolve, CLOSE_BOUND_MS)));
-    const closing = Promise.race([client.close().catch(() => {}), bound]).then(() => {
-      this.#timers.clearTimeout(timer);
+    const closing = raceTimeout(client.close(), CLOSE_BOUND_MS, this.#timers).then(() => {
       this.#closing.delete(closing);
       if (transport instanceof StdioClientTransport && !transport.running) this.#transports.delete(transport);
     });

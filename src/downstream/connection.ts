@@ -35,7 +35,8 @@ import { Routes, type ConnectionCallOptions } from './routes.js';
 import { located, startupTimeout, withExitReport } from './start-errors.js';
 import { SkippedLine, StdioClientTransport } from './stdio-client.js';
 import { Children } from './children.js';
-import { systemTimers, type TimerHandle, type Timers } from './timers.js';
+import type { TimerHandle, Timers } from '../core/timers.js';
+import { systemTimers } from '../wire/timers.js';
 import { defaultTransportFactory, type TransportFactory } from './transport.js';
 
 export type { ConnectionCallOptions } from './routes.js';

@@ -18,7 +18,7 @@ import { endSpan, startDownstreamSpan, traceMeta } from '../log/trace.js';
 import type { CallerLane } from './callers.js';
 import type { Connection } from './connection.js';
 import type { CallSlots } from './slots.js';
-import type { Timers } from './timers.js';
+import type { Timers } from '../core/timers.js';
 
 /** Per-call options of `Pool.callTool`. */
 export interface CallOptions {

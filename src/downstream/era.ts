@@ -13,13 +13,14 @@
  *   lifetime (probing again would only kill it again);
  * - a start that fails after a failed probe says so, and names the settings that skip the probe.
  */
+import type { Era } from '../core/options.js';
 import { SdkErrorCode } from '@modelcontextprotocol/client';
 import type { Client, PriorDiscovery, VersionNegotiationOptions } from '@modelcontextprotocol/client';
 import type { ServerConfig } from '../config/types.js';
 import { describeError } from './errors.js';
 
 /** The protocol era a downstream connection landed on. */
-export type DownstreamEra = 'legacy' | 'modern';
+export type DownstreamEra = Era;
 
 /**
  * How long an `auto` probe waits for `server/discover` before calling the server legacy. On

@@ -8,7 +8,7 @@
 import type { Client } from '@modelcontextprotocol/client';
 import type { Logger } from 'pino';
 import { describeError } from './errors.js';
-import type { Timers } from './timers.js';
+import type { Timers } from '../core/timers.js';
 
 /** The first pause before a dropped listen stream is reopened, and the longest. */
 export const LISTEN_RETRY_MS = 1000;

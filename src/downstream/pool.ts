@@ -27,7 +27,9 @@ import {
 import type { FeatureCapability, FeatureLists } from './listing.js';
 import { Emitter } from './emitter.js';
 import { CallSlots } from './slots.js';
-import { systemTimers, type TimerHandle, type Timers } from './timers.js';
+import { raceTimeout } from '../core/timers.js';
+import type { Timers } from '../core/timers.js';
+import { systemTimers } from '../wire/timers.js';
 import type { TransportFactory } from './transport.js';
 
 export type { CallOptions, CallOutcome } from './dispatch.js';
@@ -230,10 +232,7 @@ export class Pool {
   /** New calls fail at once; those in flight and queued get up to `graceMs`; then it closes. */
   async #drain(entry: Entry, graceMs: number): Promise<void> {
     entry.removing = true;
-    let timer: TimerHandle | undefined;
-    const grace = new Promise<void>((resolve) => (timer = this.#timers.setTimeout(resolve, graceMs)));
-    await Promise.race([entry.slots.onIdle(), grace]);
-    this.#timers.clearTimeout(timer);
+    await raceTimeout(entry.slots.onIdle(), graceMs, this.#timers);
     await entry.connection.close();
   }
 
@@ -401,12 +400,8 @@ export class Pool {
   async #close(graceMs: number): Promise<void> {
     this.#closing = true;
     const entries = [...this.#entries.values()];
-    if (graceMs > 0) {
-      let timer: TimerHandle | undefined;
-      const grace = new Promise<void>((resolve) => (timer = this.#timers.setTimeout(resolve, graceMs)));
-      await Promise.race([Promise.all(entries.map((entry) => entry.slots.onIdle())), grace]);
-      this.#timers.clearTimeout(timer);
-    }
+    if (graceMs > 0)
+      await raceTimeout(Promise.all(entries.map((entry) => entry.slots.onIdle())), graceMs, this.#timers);
     // Calls still queued are not cleared (a cleared p-queue task never settles, R3): once their
     // connection is closed they run, see it, and answer `downstream_unavailable` at once.
     await Promise.all(entries.map((entry) => entry.connection.close()));

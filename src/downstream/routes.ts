@@ -22,7 +22,7 @@ import type { DownstreamEra } from './era.js';
 import type { RequestTap } from './request-tap.js';
 import { ResourceWatches } from './resource-watches.js';
 import { runAsTask, taskOnly, type SendRequest } from './task-runner.js';
-import type { Timers } from './timers.js';
+import type { Timers } from '../core/timers.js';
 import { LenientCallToolResultSchema } from './tool-list.js';
 
 /** Per-call options of `Connection.call` and `Connection.request`. */

@@ -8,7 +8,7 @@
  */
 import { SdkError, SdkErrorCode } from '@modelcontextprotocol/client';
 import type { Progress } from '@modelcontextprotocol/client';
-import type { Timers } from './timers.js';
+import type { Timers } from '../core/timers.js';
 
 /** One request to the downstream, as `Connection.request` sends it. */
 export type SendRequest = (

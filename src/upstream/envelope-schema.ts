@@ -12,21 +12,12 @@
  */
 import { z } from 'zod';
 import { ERROR_TYPES, RESULT_SOURCES } from '../core/result.js';
+import { MEDIA_MODES, OUTPUT_FORMATS, type OutputFormat } from '../core/options.js';
 
-/** The envelope formats, config `output.format` (F1–F3). */
-export const OUTPUT_FORMATS = ['results', 'result', 'response'] as const;
-
-/** One of {@link OUTPUT_FORMATS}. @default 'results' */
-export type OutputFormat = (typeof OUTPUT_FORMATS)[number];
+export { MEDIA_MODES, OUTPUT_FORMATS, type MediaMode, type OutputFormat } from '../core/options.js';
 
 /** Config `output.format` as a zod schema. */
 export const OutputFormatSchema = z.enum(OUTPUT_FORMATS);
-
-/** How non-text blocks reach the upstream client, config `output.media` (F5). */
-export const MEDIA_MODES = ['artifacts', 'passthrough'] as const;
-
-/** One of {@link MEDIA_MODES}. @default 'artifacts' */
-export type MediaMode = (typeof MEDIA_MODES)[number];
 
 /** Config `output.media` as a zod schema. */
 export const MediaModeSchema = z.enum(MEDIA_MODES);

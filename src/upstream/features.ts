@@ -5,6 +5,7 @@
  * name or URI, or a downstream failure, is a JSON-RPC error (the backend throws an error with a JSON-RPC `code`,
  * e.g. InvalidParams naming close matches).
  */
+import type { Era } from '../core/options.js';
 import type {
   Server,
   CompleteRequestParams,
@@ -59,7 +60,7 @@ export interface FeatureBackend {
  * spirit upstream): list_changed for both lists, completions, and (Q5) resource `subscribe` to a
  * 2025 client only; the 2026 listen stream's `resourceSubscriptions` are not built.
  */
-export function featureCapabilities(era: 'legacy' | 'modern'): ServerCapabilities {
+export function featureCapabilities(era: Era): ServerCapabilities {
   return era === 'legacy' ? LEGACY_CAPABILITIES : MODERN_CAPABILITIES;
 }
 const MODERN_CAPABILITIES: ServerCapabilities = Object.freeze({
@@ -76,7 +77,7 @@ const LEGACY_CAPABILITIES: ServerCapabilities = Object.freeze({
 export interface FeatureHandlerOptions {
   /** Turns the SDK's per-request signal into the one handed to the backend (server.ts). */
   readonly signalOf: (signal: AbortSignal) => AbortSignal;
-  readonly era: 'legacy' | 'modern';
+  readonly era: Era;
   /** T10: the server was answered a list (its next change is worth a notification). */
   readonly listed?: (kind: 'prompts' | 'resources') => void;
   /** E2: the list result as sent (cache hints). @default as it is */

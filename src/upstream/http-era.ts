@@ -3,6 +3,7 @@
  * (so the branch never disagrees with the handler it leads to); and, for the O1 count, the era
  * and method of each request a message or body holds.
  */
+import type { Era } from '../core/options.js';
 import type { IncomingMessage } from 'node:http';
 import { classifyInboundRequest } from '@modelcontextprotocol/server';
 import { isRecord } from '../core/json.js';
@@ -49,7 +50,7 @@ function header<K extends string>(key: K, value: string | string[] | undefined):
 }
 
 /** The upstream era of one request as it came (O1): the 2026 envelope, or `server/discover`. */
-export function eraOfRequest(message: Record<string, unknown>): 'legacy' | 'modern' {
+export function eraOfRequest(message: Record<string, unknown>): Era {
   if (message['method'] === 'server/discover') return 'modern';
   const params = message['params'];
   return isRecord(params) && isRecord(params['_meta']) && PROTOCOL_VERSION_META_KEY in params['_meta']

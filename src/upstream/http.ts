@@ -20,18 +20,21 @@
  *   notification tied to a request, so a client that sent a progress token would never see
  *   progress (P3); docs/cli.md records the trade-off.
  */
+import type { Era, LegacyMode } from '../core/options.js';
 import { randomUUID } from 'node:crypto';
 import { createServer } from 'node:http';
 import type { Socket } from 'node:net';
 import type { IncomingMessage, Server as NodeHttpServer, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createMcpHandler, isInitializeRequest } from '@modelcontextprotocol/server';
-import { NodeStreamableHTTPServerTransport } from '@modelcontextprotocol/node';
 import type { Logger } from 'pino';
+import { raceTimeout } from '../core/timers.js';
+import { systemTimers } from '../wire/timers.js';
 import { bridgeFetchHandler } from './fetch-bridge.js';
 import { eraOfRequest, isLegacy, requestsOf } from './http-era.js';
 import { createRequestGuard } from './http-guard.js';
 import { answerProbe, sendJson, sendJsonRpcError, type HealthReport } from './http-probes.js';
+import { LegacySessions } from './sessions.js';
 import type { UpstreamServer } from './server.js';
 
 export type { HealthReport } from './http-probes.js';
@@ -84,7 +87,7 @@ export interface HttpOptions {
    * no session, no GET stream, nothing pushed; any replica answers).
    * @default 'sessions'
    */
-  readonly legacy?: 'sessions' | 'stateless';
+  readonly legacy?: LegacyMode;
   /** Put in front of every session id (`<replicaId>.<uuid>`) for session-aware load balancing. */
   readonly replicaId?: string;
   /** Liveness (`/livez`): 200 while the process serves; `/healthz` is readiness. */
@@ -92,7 +95,7 @@ export interface HttpOptions {
   /** O1: the Prometheus exposition for `GET /metrics`; undefined: no such path. */
   readonly metrics?: () => Promise<{ contentType: string; body: string }>;
   /** O1: each request of a POST body, by era and method (`initialize` and `ping` included). */
-  readonly onRequest?: (era: 'legacy' | 'modern', method: string) => void;
+  readonly onRequest?: (era: Era, method: string) => void;
   /** Open 2025 sessions, for the metrics; called by {@link listenHttp} with its counter. */
   readonly onSessions?: (count: () => number) => void;
   /** Builds the `/healthz` answer on each request. */
@@ -130,16 +133,6 @@ export const SOCKET_LIMITS = {
 
 /** The shape of {@link SOCKET_LIMITS}. */
 export type SocketLimits = { readonly [K in keyof typeof SOCKET_LIMITS]: number };
-/** The idle sweep runs at most this often, and at least twice per idle period. */
-const MAX_SWEEP_INTERVAL_MS = 60_000;
-
-/** One MCP session: its transport, its requests open now, and when the last one ended. */
-interface Session {
-  readonly transport: NodeStreamableHTTPServerTransport;
-  open: number;
-  lastActive: number;
-}
-
 /**
  * Serves `upstream` over Streamable HTTP and resolves once listening.
  * @example const http = await listenHttp(upstream, { host: '127.0.0.1', port: 0, allowedHosts: ['127.0.0.1'], health }, logger);
@@ -155,10 +148,6 @@ export async function listenHttp(
     allowedHosts: wildcard ? options.allowedHosts : [...options.allowedHosts, options.host],
     ...(options.token !== undefined ? { token: options.token } : {}),
   });
-  const sessionIdleMs = options.sessionIdleMs ?? DEFAULT_SESSION_IDLE_MS;
-  const maxSessions = options.maxSessions ?? DEFAULT_MAX_SESSIONS;
-  const sessions = new Map<string, Session>();
-  options.onSessions?.(() => sessions.size);
   const onerror = (error: Error): void => logger.debug({ err: error }, 'modern HTTP request');
   // E1: the modern leg. `legacy: 'reject'`: 2025 traffic never reaches it (the sessions leg below
   // serves it); the bus is the upstream's, so listen streams see every list change (E4).
@@ -170,92 +159,22 @@ export async function listenHttp(
     bus: upstream.bus,
     onerror,
   });
-  const newSessionId =
-    options.replicaId === undefined ? randomUUID : (): string => `${options.replicaId}.${randomUUID()}`;
+  const sessions = new LegacySessions({
+    upstream,
+    idleMs: options.sessionIdleMs ?? DEFAULT_SESSION_IDLE_MS,
+    max: options.maxSessions ?? DEFAULT_MAX_SESSIONS,
+    newId:
+      options.replicaId === undefined ? randomUUID : (): string => `${options.replicaId}.${randomUUID()}`,
+    logger,
+  });
+  options.onSessions?.(() => sessions.size);
   const serveModern = bridgeFetchHandler(modern, onerror);
 
   /** O1: counts each request of `body` in the era `eraOf` gives it. */
-  function count(body: unknown, eraOf: (request: Record<string, unknown>) => 'legacy' | 'modern'): void {
+  function count(body: unknown, eraOf: (request: Record<string, unknown>) => Era): void {
     const onRequest = options.onRequest;
     if (onRequest === undefined) return;
     for (const request of requestsOf(body)) onRequest(eraOf(request), request['method'] as string);
-  }
-
-  /** Counts `res` as open on `session` until it ends or its socket closes. */
-  function track(session: Session, res: ServerResponse): void {
-    session.open++;
-    res.once('close', () => {
-      session.open--;
-      session.lastActive = Date.now();
-    });
-  }
-
-  function sweepIdle(): void {
-    const cutoff = Date.now() - sessionIdleMs;
-    for (const [id, session] of sessions) {
-      if (session.open > 0 || session.lastActive > cutoff) continue;
-      sessions.delete(id);
-      logger.info({ session: id, idleMs: Date.now() - session.lastActive }, 'closing idle HTTP session');
-      session.transport.close().catch((error: unknown) => {
-        logger.debug({ err: error, session: id }, 'idle session did not close cleanly');
-      });
-    }
-  }
-  const sweeper =
-    sessionIdleMs > 0
-      ? setInterval(sweepIdle, Math.max(1, Math.min(MAX_SWEEP_INTERVAL_MS, Math.ceil(sessionIdleMs / 2))))
-      : undefined;
-  // The sweep never keeps the process alive on its own.
-  sweeper?.unref();
-
-  /**
-   * Room for one more session: at the cap, the session idle the longest is closed (as its idle
-   * sweep would close it later). False when every session has a request open.
-   */
-  function makeRoom(): boolean {
-    if (sessions.size < maxSessions) return true;
-    let oldest: [string, Session] | undefined;
-    for (const entry of sessions) {
-      if (entry[1].open === 0 && (oldest === undefined || entry[1].lastActive < oldest[1].lastActive))
-        oldest = entry;
-    }
-    if (oldest === undefined) return false;
-    const [id, session] = oldest;
-    sessions.delete(id);
-    logger.info({ session: id, maxSessions }, 'closing the longest idle HTTP session for a new one');
-    session.transport.close().catch((error: unknown) => {
-      logger.debug({ err: error, session: id }, 'evicted session did not close cleanly');
-    });
-    return true;
-  }
-
-  async function openSession(req: IncomingMessage, res: ServerResponse, body: unknown): Promise<void> {
-    if (!makeRoom()) {
-      logger.warn({ maxSessions }, 'refused a new HTTP session: every session has a request open');
-      res.setHeader('Retry-After', '5');
-      return sendJsonRpcError(
-        res,
-        503,
-        -32000,
-        `Service Unavailable: ${maxSessions} sessions are open and busy (http.max_sessions); retry later`,
-      );
-    }
-    const transport: NodeStreamableHTTPServerTransport = new NodeStreamableHTTPServerTransport({
-      sessionIdGenerator: newSessionId,
-      onsessioninitialized: (id) => {
-        const session: Session = { transport, open: 0, lastActive: Date.now() };
-        sessions.set(id, session);
-        track(session, res);
-      },
-    });
-    transport.onclose = () => {
-      if (transport.sessionId !== undefined) sessions.delete(transport.sessionId);
-    };
-    await upstream.connect(transport);
-    await transport.handleRequest(req, res, body);
-    // A refused initialize (406, 415, ...) opened no session that a client could ever close:
-    // without this its Server and transport would stay connected for the process's lifetime.
-    if (transport.sessionId === undefined) await transport.close();
   }
 
   /**
@@ -287,9 +206,7 @@ export async function listenHttp(
     }
     const sessionHeader = req.headers['mcp-session-id'];
     const sessionId = Array.isArray(sessionHeader) ? sessionHeader[0] : sessionHeader;
-    const session = sessionId === undefined ? undefined : sessions.get(sessionId);
-    const transport = session?.transport;
-    if (session !== undefined) track(session, res);
+    const transport = sessionId === undefined ? undefined : sessions.transportFor(sessionId, res);
     if (req.method === 'POST') {
       const body = await readJsonBody(req, maxBodyBytes);
       if (body.kind === 'too_large') {
@@ -313,7 +230,7 @@ export async function listenHttp(
         logger.debug({ era: legacy ? 'legacy' : 'modern', method: methodOf(body.value) }, 'HTTP request');
       }
       if (!legacy) return serveModern(req, res, body.value);
-      if (isInitializeRequest(body.value)) return openSession(req, res, body.value);
+      if (isInitializeRequest(body.value)) return sessions.open(req, res, body.value);
       return sendJsonRpcError(
         res,
         400,
@@ -407,14 +324,9 @@ export async function listenHttp(
     close() {
       closing ??= (async () => {
         const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-        if (sweeper !== undefined) clearInterval(sweeper);
         // P5: answers still being written (the drain saw their calls end) go out first, bounded.
         await allClosed([...answering], ANSWER_FLUSH_MS);
-        await Promise.allSettled([
-          modern.close(),
-          ...[...sessions.values()].map(({ transport }) => transport.close()),
-        ]);
-        sessions.clear();
+        await Promise.allSettled([modern.close(), sessions.close()]);
         // Open SSE streams and keep-alive sockets would hold close() forever.
         server.closeAllConnections();
         await closed;
@@ -428,18 +340,13 @@ export async function listenHttp(
 const ANSWER_FLUSH_MS = 2000;
 
 /** Resolves once every response of `responses` closed, or after `ms`. */
-function allClosed(responses: readonly ServerResponse[], ms: number): Promise<void> {
+async function allClosed(responses: readonly ServerResponse[], ms: number): Promise<void> {
   const open = responses.filter((res) => !res.writableFinished && !res.destroyed);
-  if (open.length === 0) return Promise.resolve();
-  let timer: NodeJS.Timeout | undefined;
-  const bound = new Promise<void>((resolve) => {
-    timer = setTimeout(resolve, ms);
-    timer.unref();
-  });
+  if (open.length === 0) return;
   const closed = Promise.all(
     open.map((res) => new Promise<void>((resolve) => res.once('close', () => resolve()))),
   );
-  return Promise.race([closed, bound]).then(() => clearTimeout(timer));
+  await raceTimeout(closed, ms, systemTimers);
 }
 
 /** Node's and the socket's ways of saying that the client went away mid-request. */

@@ -20,8 +20,8 @@ import { InMemoryServerEventBus } from '@modelcontextprotocol/server';
 import type { LoggingMessageNotification, Server, ServerEventBus } from '@modelcontextprotocol/server';
 import type { Logger } from 'pino';
 
-/** The protocol era a connection speaks: 2025's sessions, or 2026-07-28's stateless requests. */
-export type Era = 'legacy' | 'modern';
+export type { Era } from '../core/options.js';
+import type { Era } from '../core/options.js';
 
 /** The lists a `list_changed` notification is about. */
 export type ListedKind = 'tools' | 'prompts' | 'resources';

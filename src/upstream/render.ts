@@ -7,6 +7,7 @@
  * structuredContent object afterwards; nothing is ever re-parsed. Total: any Result, however odd
  * its value, renders to a CallToolResult that the SDK accepts, and nothing here throws.
  */
+import type { TextMode } from '../core/options.js';
 import { encode as encodeToon } from '@toon-format/toon';
 import type { CallToolResult, ContentBlock } from '@modelcontextprotocol/server';
 import { ContentBlockSchema } from '@modelcontextprotocol/core';
@@ -43,7 +44,7 @@ export interface RenderOptions {
    * shorter than the JSON; `structuredContent` stays the JSON envelope.
    * @default 'json'
    */
-  readonly text?: 'json' | 'toon';
+  readonly text?: TextMode;
 }
 
 /** Added to F1 `meta_data.warnings` when F5 passthrough drops a block the SDK would reject. */

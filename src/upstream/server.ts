@@ -15,6 +15,8 @@ import type { HostCapabilities, Caller, InputReply, InputRound } from '../core/i
 import { isInputRound } from '../core/input.js';
 import type { Result } from '../core/result.js';
 import { failure, type FailureResult } from '../core/result.js';
+import { raceTimeout, type Timers } from '../core/timers.js';
+import { systemTimers } from '../wire/timers.js';
 import { scrubDeep, type Scrubber } from '../core/secrets.js';
 import { endSpan, startCallSpan } from '../log/trace.js';
 import type { Context } from '@opentelemetry/api';
@@ -75,6 +77,8 @@ export interface UpstreamDeps<F extends PreparedForward = PreparedForward> {
    * list results then say `ttlMs: 0`, so no host caches a partial list. @default always true
    */
   readonly listsComplete?: () => boolean;
+  /** The clock of the drain's bound. @default systemTimers */
+  readonly timers?: Timers;
   /** O1: one notification sent upstream. */
   readonly onForward?: (kind: 'progress' | 'log' | 'list_changed') => void;
   /**
@@ -126,6 +130,7 @@ export function createUpstreamServer<F extends PreparedForward>(deps: UpstreamDe
   const { backend, output, logger } = deps;
   const serverInfo = deps.serverInfo ?? { name: 'mcp-normalizer', version: '0.0.0' };
   const notifier = deps.notifier ?? createNotifier(logger);
+  const timers = deps.timers ?? systemTimers;
   const calls = new Set<Promise<unknown>>();
   let accepting = true;
 
@@ -397,19 +402,10 @@ export function createUpstreamServer<F extends PreparedForward>(deps: UpstreamDe
     },
     async drain(graceMs) {
       if (calls.size === 0) return true;
-      let timer: NodeJS.Timeout | undefined;
-      const expired = new Promise<false>((resolve) => {
-        timer = setTimeout(() => resolve(false), graceMs);
-      });
       const done = (async () => {
         while (calls.size > 0) await Promise.allSettled([...calls]);
-        return true as const;
       })();
-      try {
-        return await Promise.race([done, expired]);
-      } finally {
-        clearTimeout(timer);
-      }
+      return (await raceTimeout(done, graceMs, timers)) === 'done';
     },
     inFlight: () => calls.size,
     async close() {

@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { formatProblem, loadConfig } from '../../src/config/load.js';
+import { ServerSchema } from '../../src/config/schema.js';
 import type { Config } from '../../src/config/types.js';
 
 const valid = path.resolve(import.meta.dirname, '../../fixtures/configs/valid');
@@ -175,6 +176,64 @@ describe('loadConfig on inline configs', () => {
     );
     const config = await load(file);
     expect(config.servers[0]?.transport.type).toBe(transport);
+  });
+
+  /** A valid value for each key of our server schema (a new key needs one here: the test says so). */
+  const SAMPLES: Record<string, unknown> = {
+    command: 'node',
+    args: ['server.js'],
+    env: { A: 'b' },
+    cwd: '/tmp',
+    max_message_bytes: 1_048_576,
+    url: undefined,
+    transport: undefined,
+    headers: undefined,
+    prefix: 'p',
+    enabled: true,
+    timeout_ms: 1000,
+    startup_timeout_ms: 5000,
+    concurrency: 2,
+    max_queue: 10,
+    withhold_after_ms: 1000,
+    tools: { include: ['*'] },
+    instructions: { timeout: 'Retry once.' },
+    inband_errors: false,
+    protocol: 'legacy',
+    expose: 'read_only',
+    client_features: ['elicitation'],
+    isolate_callers: true,
+  };
+
+  it.each(Object.keys(ServerSchema.shape))(
+    'C2/C5: our server key %s in a mcpServers entry is read, never reported as ignored',
+    async (key) => {
+      expect(Object.keys(SAMPLES), `add a sample value for "${key}"`).toContain(key);
+      const entry =
+        SAMPLES[key] === undefined
+          ? {
+              url: 'http://127.0.0.1:1/mcp',
+              ...(key === 'transport' ? { transport: 'sse' } : {}),
+              ...(key === 'headers' ? { headers: { A: 'b' } } : {}),
+            }
+          : { command: 'node', [key]: SAMPLES[key] };
+      const result = await loadConfig(
+        configFile(JSON.stringify({ mcpServers: { a: entry } }), 'mcp.json'),
+        env,
+      );
+      expect(result.errors.map((p) => formatProblem(p))).toEqual([]);
+      expect(result.warnings.map((p) => formatProblem(p))).toEqual([]);
+    },
+  );
+
+  it('C5: the mcpServers entry that failed check (protocol beside disabled) passes, with protocol applied', async () => {
+    const file = configFile(
+      '{"mcpServers":{"a":{"command":"node","protocol":"legacy","disabled":true}}}',
+      'c.json',
+    );
+    const result = await loadConfig(file, env);
+    // Only the reminder that every server is disabled: no key reported as ignored.
+    expect(result.warnings.filter((warning) => warning.ignoredKey === true)).toEqual([]);
+    expect(result.config?.servers[0]).toMatchObject({ protocol: 'legacy', enabled: false });
   });
 
   it('C2: a main file may combine mcpServers with our own top-level keys', async () => {

@@ -4,7 +4,7 @@
  */
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { Routes, type ConnectionCallOptions } from '../../src/downstream/routes.js';
-import { systemTimers } from '../../src/downstream/timers.js';
+import { systemTimers } from '../../src/wire/timers.js';
 import { serverConfig, stdioTransport } from '../helpers/fixtures.js';
 
 beforeEach(() => {

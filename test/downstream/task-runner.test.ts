@@ -4,7 +4,7 @@
  */
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { runAsTask, taskOnly, type SendRequest } from '../../src/downstream/task-runner.js';
-import { systemTimers } from '../../src/downstream/timers.js';
+import { systemTimers } from '../../src/wire/timers.js';
 
 beforeEach(() => {
   vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });

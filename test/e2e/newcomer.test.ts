@@ -222,6 +222,15 @@ describe('messages that say what is wrong and where', () => {
     expect(check.stdout).toContain('did you mean "env"?');
     expect(check.stdout).toContain('FAILED: 1 problem.');
   });
+
+  it('C5: a Claude-Desktop entry with protocol: legacy passes check (the key is ours: read, not ignored)', async () => {
+    const file = join(tmpdir(), `${marker('protocol')}.json`);
+    const { writeFileSync } = await import('node:fs');
+    writeFileSync(file, '{"mcpServers":{"a":{"command":"node","protocol":"legacy","disabled":true}}}');
+    const check = await runCli(['check', '--config', file]);
+    expect(check.code, check.stdout + check.stderr).toBe(0);
+    expect(check.stdout + check.stderr).not.toContain('is ignored');
+  });
 });
 
 describe('servers that already prefix their tools', () => {
