@@ -69,6 +69,31 @@ export const EXIT_REPORT_LINES = 5;
 /** A longer stderr line is cut in an exit report. */
 const EXIT_REPORT_LINE_CHARS = 300;
 
+/** A stack frame, a caret under a source line, or the runtime's version: no words of the server's. */
+const NOISE = /^\s+at\s|^\s*\^+\s*$|^Node\.js v\d/;
+
+/** The line that says what went wrong (`Error: Cannot find module ...`, `fatal: ...`). */
+const MESSAGE = /^\s*(?:[\w.]*(?:Error|Exception)|error|fatal|panic)\b[^:]*:/i;
+
+/**
+ * The last lines a server wrote to stderr, as an exit report shows them (P6): its stack frames
+ * left out, and the line saying what went wrong kept even when more lines followed it (a wrong
+ * script path left `Cannot find module` behind five lines of stack).
+ * @example lastWords('Error: Cannot find module \'/x.js\'\n    at Module._resolveFilename (...)\nNode.js v20.1.0') // ["Error: Cannot find module '/x.js'"]
+ */
+export function lastWords(stderr: string): string[] {
+  const lines = stderr
+    .split(/\r?\n/)
+    .map((line) => line.trimEnd())
+    .filter((line) => line.trim() !== '' && !NOISE.test(line));
+  let tail = lines.slice(-EXIT_REPORT_LINES);
+  const message = lines.findLast((line) => MESSAGE.test(line));
+  if (message !== undefined && !tail.includes(message)) tail = [message, ...tail.slice(1 - EXIT_REPORT_LINES)];
+  return tail.map((line) =>
+    line.length > EXIT_REPORT_LINE_CHARS ? `${line.slice(0, EXIT_REPORT_LINE_CHARS)}…` : line,
+  );
+}
+
 /** How a stdio server's process ended (P4, U3). */
 export interface ExitReport {
   readonly code: number | null;
@@ -151,15 +176,7 @@ export class StdioClientTransport extends StreamTransport {
    */
   exitReport(): ExitReport | undefined {
     if (this.#exit === undefined) return undefined;
-    const lines = this.#stderrTail
-      .split(/\r?\n/)
-      .map((line) => line.trimEnd())
-      .filter((line) => line.trim() !== '')
-      .slice(-EXIT_REPORT_LINES)
-      .map((line) =>
-        line.length > EXIT_REPORT_LINE_CHARS ? `${line.slice(0, EXIT_REPORT_LINE_CHARS)}…` : line,
-      );
-    return { ...this.#exit, stderr: lines };
+    return { ...this.#exit, stderr: lastWords(this.#stderrTail) };
   }
 
   /**

@@ -184,6 +184,22 @@ describe('messages that say what is wrong and where', () => {
     );
   });
 
+  it('P6: a wrong script path is named by what node said (Cannot find module), not by its stack', async () => {
+    const file = writeConfig(
+      [
+        'servers:',
+        '  lost:',
+        `    command: ${JSON.stringify(process.execPath)}`,
+        '    args: ["/nonexistent/mcp-normalizer/server.js"]',
+        '    protocol: legacy',
+      ].join('\n'),
+    );
+    const check = await runCli(['check', '--config', file]);
+    expect(check.code).toBe(1);
+    expect(check.stdout).toContain("Cannot find module '/nonexistent/mcp-normalizer/server.js'");
+    expect(check.stdout).not.toMatch(/\sat Module\._resolveFilename/);
+  });
+
   it('P4: an unreachable URL is named with the reason', async () => {
     // A port that was free a moment ago: connection refused.
     const { createServer } = await import('node:net');
