@@ -376,6 +376,13 @@ async function loadServersDir(main: ParsedFile, dir: string, env: EnvMap): Promi
   return out;
 }
 
+/** The first line with something on it, and whether it is a comment (for C5's empty-file hint). */
+function firstLineOf(text: string): { number: number; comment: boolean } {
+  const lines = text.split(/\r?\n/);
+  const index = lines.findIndex((line) => line.trim() !== '');
+  return { number: index + 1, comment: /^(#|\/\/|\/\*)/.test((lines[index] ?? '').trim()) };
+}
+
 /**
  * Loads and validates a config file and its `servers_dir` (C1–C6).
  * @param file the main config (YAML, or JSON with `mcpServers`)
@@ -391,6 +398,12 @@ export async function loadConfig(file: string, env: EnvMap = process.env): Promi
   }
   const outcome = parseText(file, read.text);
   if (outcome.errors.length > 0) return { errors: outcome.errors, warnings: [] };
+  // C5: a file of comments only (or a lone `null`) is a document with nothing in it.
+  if (outcome.parsed.doc.contents === null || outcome.parsed.doc.toJS() === null) {
+    const line = firstLineOf(read.text);
+    const message = `the file has no settings, only ${line.comment ? 'comments' : 'null'}: a config needs at least a \`servers:\` map${line.comment ? ' (is it all commented out?)' : ''} (config/default.yaml in the repository is a working example)`;
+    return { errors: [{ file, line: line.number, column: 1, path: [], message }], warnings: [] };
+  }
 
   const main = interpolateAndValidate(outcome, ConfigSchema, env);
   const errors = [...main.errors];
