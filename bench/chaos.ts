@@ -13,13 +13,15 @@
  * Prints one JSON line per part. Loopback only; every loop is bounded in count and time.
  */
 import './scratch.js';
-import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { spawn, type ChildProcess, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { CallToolResultSchema as V2CallToolResultSchema } from '@modelcontextprotocol/core';
+import { CallToolResultSchema as V1CallToolResultSchema } from '@modelcontextprotocol/sdk/types.js';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const CLI = join(ROOT, 'dist', 'src', 'cli', 'main.js');
@@ -32,11 +34,13 @@ const { values } = parseArgs({
   options: {
     calls: { type: 'string', default: '10000' },
     fuzz: { type: 'string', default: '20000' },
+    'fuzz-http': { type: 'string', default: '5000' },
     only: { type: 'string' },
   },
 });
 const CALLS = Number(values.calls);
 const FUZZ_CALLS = Number(values.fuzz);
+const FUZZ_HTTP_CALLS = Number(values['fuzz-http']);
 
 function config(body: string): string {
   const dir = mkdtempSync(join(tmpdir(), 'mcp-normalizer-chaos-'));
@@ -168,9 +172,18 @@ async function stdioHost(file: string) {
   const child: ChildProcessWithoutNullStreams = spawn(process.execPath, [CLI, 'serve', '--config', file], {
     stdio: ['pipe', 'pipe', 'pipe'],
   });
-  child.stderr.resume();
+  // Issue 27 item 22: stderr carries log lines only; anything else (a runtime warning) counts.
+  const extra: { duplicated: number; nonJsonStderr: number; stderrSample: string[] } = {
+    duplicated: 0,
+    nonJsonStderr: 0,
+    stderrSample: [],
+  };
+  createInterface({ input: child.stderr }).on('line', (line) => {
+    if (line.startsWith('{')) return;
+    extra.nonJsonStderr++;
+    if (extra.stderrSample.length < 3) extra.stderrSample.push(line.slice(0, 160));
+  });
   const waiting = new Map<number, (message: Record<string, unknown>) => void>();
-  const extra: { duplicated: number } = { duplicated: 0 };
   createInterface({ input: child.stdout }).on('line', (line) => {
     const message = JSON.parse(line) as Record<string, unknown>;
     const id = message['id'];
@@ -236,26 +249,50 @@ async function killsOverStdio(): Promise<void> {
   summary('kills/stdio', { ...result, duplicated: result.duplicated + host.extra.duplicated }, { kills });
 }
 
-async function killsOverHttp(): Promise<void> {
-  const file = config(
-    ['servers:', serverEntry('c', FIXTURE, '    timeout_ms: 10000\n    concurrency: 64\n')].join('\n'),
-  );
+const HEADERS = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
+
+/** `serve --http` on `file`: the child, its MCP URL, and its stderr lines so far. */
+async function httpServe(
+  file: string,
+): Promise<{ child: ChildProcess; url: string; stderr: () => string[] }> {
   const child = spawn(process.execPath, [CLI, 'serve', '--http', '--port', '0', '--config', file], {
     stdio: ['ignore', 'ignore', 'pipe'],
   });
-  const url = await new Promise<string>((resolve, reject) => {
-    let text = '';
-    child.stderr.on('data', (chunk: Buffer) => {
-      text += chunk.toString('utf8');
-      const found = /MCP endpoint[^:]*:\s*(http:\/\/\S+\/mcp)/.exec(text)?.[1];
-      if (found !== undefined) resolve(found);
-    });
-    child.once('exit', () => reject(new Error(`serve --http exited: ${text}`)));
+  let text = '';
+  let bannerEnd = 0;
+  child.stderr?.on('data', (chunk: Buffer) => {
+    text += chunk.toString('utf8');
   });
-  const headers = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
+  const url = await new Promise<string>((resolve, reject) => {
+    const poll = setInterval(() => {
+      const found = /MCP endpoint[^:]*:\s*(http:\/\/\S+\/mcp)/.exec(text)?.[1];
+      if (found === undefined) return;
+      clearInterval(poll);
+      // The banner (one write, read with the URL) is for people; what follows is the log.
+      bannerEnd = text.length;
+      resolve(found);
+    }, 20);
+    child.once('exit', () => {
+      clearInterval(poll);
+      reject(new Error(`serve --http exited: ${text}`));
+    });
+  });
+  return {
+    child,
+    url,
+    stderr: () =>
+      text
+        .slice(bannerEnd)
+        .split('\n')
+        .filter((line) => line !== ''),
+  };
+}
+
+/** A 2025 session on `url`; resolves with its id. */
+async function openSession(url: string): Promise<string> {
   const init = await fetch(url, {
     method: 'POST',
-    headers,
+    headers: HEADERS,
     body: JSON.stringify({
       jsonrpc: '2.0',
       id: 0,
@@ -267,47 +304,94 @@ async function killsOverHttp(): Promise<void> {
       },
     }),
   });
-  const session = String(init.headers.get('mcp-session-id'));
   await init.text();
+  return String(init.headers.get('mcp-session-id'));
+}
+
+/** One tools/call in `session`; its JSON-RPC answer, or undefined when none came. */
+async function postCall(
+  url: string,
+  session: string,
+  id: number,
+  params: Record<string, unknown>,
+): Promise<Record<string, unknown> | undefined> {
+  try {
+    const res = await fetch(url, {
+      method: 'POST',
+      headers: { ...HEADERS, 'mcp-session-id': session, 'mcp-protocol-version': '2025-06-18' },
+      body: JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call', params }),
+      signal: AbortSignal.timeout(DRAIN_MS),
+    });
+    const text = await res.text();
+    // An SSE answer carries the JSON-RPC message on its `data:` line.
+    const json = text.startsWith('{') ? text : (/^data: (.*)$/m.exec(text)?.[1] ?? '');
+    return JSON.parse(json) as Record<string, unknown>;
+  } catch {
+    return undefined;
+  }
+}
+
+async function killsOverHttp(): Promise<void> {
+  const file = config(
+    ['servers:', serverEntry('c', FIXTURE, '    timeout_ms: 10000\n    concurrency: 64\n')].join('\n'),
+  );
+  const { child, url } = await httpServe(file);
+  const session = await openSession(url);
   const kill = killer(FIXTURE, 300);
-  const result = await drive(CALLS, 64, async (id) => {
-    try {
-      const res = await fetch(url, {
-        method: 'POST',
-        headers: { ...headers, 'mcp-session-id': session, 'mcp-protocol-version': '2025-06-18' },
-        body: JSON.stringify({
-          jsonrpc: '2.0',
-          id,
-          method: 'tools/call',
-          params: { name: 'c_echo', arguments: { text: `call ${id}` } },
-        }),
-        signal: AbortSignal.timeout(DRAIN_MS),
-      });
-      const text = await res.text();
-      // An SSE answer carries the JSON-RPC message on its `data:` line.
-      const json = text.startsWith('{') ? text : (/^data: (.*)$/m.exec(text)?.[1] ?? '');
-      return JSON.parse(json) as Record<string, unknown>;
-    } catch {
-      return undefined;
-    }
-  });
+  const result = await drive(CALLS, 64, (id) =>
+    postCall(url, session, id, { name: 'c_echo', arguments: { text: `call ${id}` } }),
+  );
   const kills = kill.stop();
   child.kill('SIGTERM');
   summary('kills/http', result, { kills });
 }
 
+/** Hosts' own schemas: what an SDK 1.x and an SDK v2 host accept as a tools/call result. */
+const HOST_SCHEMAS = { sdk1: V1CallToolResultSchema, sdk2: V2CallToolResultSchema } as const;
+
+/** Counts the answers each host's schema would reject (issue 27 item 17), with a few examples. */
+function hostCheck(): {
+  check(id: number, message: Record<string, unknown> | undefined): void;
+  report(): Record<string, unknown>;
+} {
+  const rejected: Record<string, number> = { sdk1: 0, sdk2: 0 };
+  const examples: string[] = [];
+  return {
+    check(id, message) {
+      const result = message?.['result'];
+      if (result === undefined) return;
+      for (const [host, schema] of Object.entries(HOST_SCHEMAS)) {
+        const parsed = schema.safeParse(result);
+        if (parsed.success) continue;
+        rejected[host] = (rejected[host] ?? 0) + 1;
+        if (examples.length < 5) {
+          const issue = parsed.error.issues[0];
+          examples.push(`${host} seed ${id}: ${issue?.path.join('.')}: ${issue?.message}`);
+        }
+      }
+    },
+    report: () => ({ rejected_by_host: rejected, rejected_examples: examples }),
+  };
+}
+
 async function fuzz(): Promise<void> {
   const file = config(['servers:', serverEntry('f', FUZZ, '    timeout_ms: 10000\n')].join('\n'));
   const host = await stdioHost(file);
-  const result = await drive(FUZZ_CALLS, 8, (id) =>
-    host.request(id, 'tools/call', { name: 'f_fuzz', arguments: { seed: id } }),
-  );
+  const hosts = hostCheck();
+  const result = await drive(FUZZ_CALLS, 8, async (id) => {
+    const answer = await host.request(id, 'tools/call', { name: 'f_fuzz', arguments: { seed: id } });
+    hosts.check(id, answer);
+    return answer;
+  });
   const alive = host.child.exitCode === null;
   host.child.kill('SIGTERM');
   const late = result.latencies.filter((ms) => ms > 100).length;
   const after = [...result.afterDownstream].sort((a, b) => a - b);
   summary('fuzz', result, {
     gateway_alive: alive,
+    ...hosts.report(),
+    non_json_stderr_lines: host.extra.nonJsonStderr,
+    non_json_stderr_sample: host.extra.stderrSample,
     later_than_100ms_after_sending: late,
     // The gateway's own share: from the downstream's answer (meta_data.elapsed_ms) to the host.
     after_downstream_p99_ms: Number(percentile(after, 0.99).toFixed(1)),
@@ -318,7 +402,26 @@ async function fuzz(): Promise<void> {
   });
 }
 
+/** The fuzz server behind `serve --http`, called by a 2025 session with JSON answers. */
+async function fuzzOverHttp(): Promise<void> {
+  const file = config(['servers:', serverEntry('f', FUZZ, '    timeout_ms: 10000\n')].join('\n'));
+  const { child, url, stderr } = await httpServe(file);
+  const session = await openSession(url);
+  const hosts = hostCheck();
+  const result = await drive(FUZZ_HTTP_CALLS, 8, async (id) => {
+    const answer = await postCall(url, session, id, { name: 'f_fuzz', arguments: { seed: id } });
+    hosts.check(id, answer);
+    return answer;
+  });
+  child.kill('SIGTERM');
+  summary('fuzz/http', result, {
+    ...hosts.report(),
+    non_json_stderr_lines: stderr().filter((line) => !line.startsWith('{')).length,
+  });
+}
+
 const only = values.only;
 if (only === undefined || only === 'stdio') await killsOverStdio();
 if (only === undefined || only === 'http') await killsOverHttp();
 if (only === undefined || only === 'fuzz') await fuzz();
+if (only === undefined || only === 'fuzz' || only === 'fuzz-http') await fuzzOverHttp();

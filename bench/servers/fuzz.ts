@@ -82,6 +82,12 @@ function result(seed: number): unknown {
     out['_meta'] = pick(next, [
       { ui: { resourceUri: 'ui://x/y' } },
       { 'io.modelcontextprotocol/related-task': 1 },
+      { 'io.modelcontextprotocol/related-task': { taskId: 7 } },
+      // Keys a host's schema types: a progress token must be a string or an integer.
+      { progressToken: {} },
+      { progressToken: 1.5 },
+      { progressToken: 'p-1' },
+      { ui: 5, nested: deep(40) },
       'bad',
     ]);
   if (next() < 0.1) out['extra'] = pick(next, VALUES);

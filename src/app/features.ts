@@ -22,6 +22,7 @@ import type { z } from 'zod';
 import type { Config } from '../config/types.js';
 import type { FeatureIndex } from '../core/feature-index.js';
 import type { Result } from '../core/result.js';
+import { carriedMeta } from '../core/meta.js';
 import { namespaceUri, uriPrefix } from '../core/uri-namespace.js';
 import type { Pool } from '../downstream/pool.js';
 import type { FeatureBackend } from '../upstream/features.js';
@@ -66,7 +67,7 @@ function unknown(what: string, name: string, suggestions: readonly string[]): Er
 }
 
 /** A failed routed request as a JSON-RPC error; a success checked against the SDK's schema. */
-function unwrap<T>(result: Result, schema: z.ZodType<T>, what: string): T {
+function unwrap<T>(result: Result, schema: z.ZodType<T>, what: string, prefix = ''): T {
   if (!result.success) {
     const own = result.errorType === 'downstream_error' ? Number(result.errorCode) : NaN;
     throw rpcError(Number.isSafeInteger(own) ? own : ProtocolErrorCode.InternalError, result.error, {
@@ -83,7 +84,19 @@ function unwrap<T>(result: Result, schema: z.ZodType<T>, what: string): T {
       { error_type: 'downstream_error' },
     );
   }
-  return parsed.data;
+  return carried(parsed.data, prefix);
+}
+
+/**
+ * N12 for prompts, reads and completions: the result's `_meta` as {@link carriedMeta} carries it
+ * (reserved keys and `progressToken` left out, `ui://` URIs exposed under `prefix`), so what the
+ * host's SDK parses is valid for it whatever the downstream wrote there.
+ */
+function carried<T>(result: T, prefix: string): T {
+  if (typeof result !== 'object' || result === null || !('_meta' in result)) return result;
+  const { _meta: meta, ...rest } = result as T & { _meta: unknown };
+  const kept = carriedMeta(meta, prefix);
+  return (kept === undefined ? rest : { ...rest, _meta: kept }) as T;
 }
 
 const PINO_LEVEL: Readonly<Record<string, 'debug' | 'info' | 'warn' | 'error'>> = {
@@ -105,6 +118,9 @@ export function createFeatures(deps: FeatureDeps): Features {
   const { config, pool, logger } = deps;
   const servers = deps.servers ?? fixedServers(config.servers);
   const options = { globalPrefix: config.prefix };
+  /** U6: the URI prefix a server's resources are exposed under. */
+  const prefixOf = (server: string): string =>
+    uriPrefix(options.globalPrefix, servers.get(server)?.prefix ?? server);
 
   /** P1: a list from the index, once the servers starting in the first moments are up. */
   function listed<T>(read: (index: FeatureIndex) => T): T | Promise<T> {
@@ -140,15 +156,15 @@ export function createFeatures(deps: FeatureDeps): Features {
       const route = await lookup((index) => index.getPrompt(name));
       if (!route) throw unknown('prompt', name, deps.index().suggestPrompts(name));
       const result = await pool.getPrompt(route.server, route.original, args, { signal });
-      return unwrap(result, GetPromptResultSchema, 'prompts/get');
+      return unwrap(result, GetPromptResultSchema, 'prompts/get', prefixOf(route.server));
     },
     async readResource(uri, { signal }) {
       const route = await lookup((index) => index.resolveUri(uri));
       if (!route) throw unknown('resource', uri, deps.index().suggestUris(uri));
       const result = await pool.readResource(route.server, route.uri, { signal });
-      const read = unwrap(result, ReadResourceResultSchema, 'resources/read');
+      const prefix = prefixOf(route.server);
+      const read = unwrap(result, ReadResourceResultSchema, 'resources/read', prefix);
       // Contents name URIs as the client sees them: the one it asked for, others namespaced.
-      const prefix = uriPrefix(options.globalPrefix, servers.get(route.server)?.prefix ?? route.server);
       const exposed = (own: string): string => (own === route.uri ? uri : namespaceUri(prefix, own));
       return {
         ...read,
@@ -162,7 +178,7 @@ export function createFeatures(deps: FeatureDeps): Features {
       // A downstream without completions has nothing to suggest: no values, not an error.
       if (!result.success && result.errorCode === String(ProtocolErrorCode.MethodNotFound))
         return { completion: { values: [], hasMore: false } };
-      return unwrap(result, CompleteResultSchema, 'completion/complete');
+      return unwrap(result, CompleteResultSchema, 'completion/complete', prefixOf(routed.server));
     },
     async subscribe(uri, subscriber, { signal }) {
       const route = await lookup((index) => index.resolveUri(uri));

@@ -5,15 +5,20 @@
  * `_meta.ui.resourceUri` and hide app-only tools with `_meta.ui.visibility`; FastMCP marks a
  * wrapped string result with `_meta.fastmcp.wrap_result`. It is kept, with two changes: keys in
  * the protocol's reserved `io.modelcontextprotocol/` namespace are the gateway's own to set on its
- * connection (a downstream's related-task or progress bookkeeping means nothing upstream), and a
- * `ui://` URI anywhere inside names one of that server's resources, so it is rewritten to the
- * exposed URI (U6), as the resource itself is.
+ * connection (a downstream's related-task or progress bookkeeping means nothing upstream), as is
+ * `progressToken`, a request's key that the hosts' SDKs type strictly even on a result (SDK 1.x
+ * rejects a whole answer whose `_meta.progressToken` is `{}` or `1.5`), and a `ui://` URI
+ * anywhere inside names one of that server's resources, so it is rewritten to the exposed URI
+ * (U6), as the resource itself is.
  */
 import { isJsonObject, type JsonObject } from './json.js';
 import { isUiUri, namespaceUri } from './uri-namespace.js';
 
 /** The protocol's reserved `_meta` prefix: keys under it are ours, never a downstream's. */
 export const RESERVED_META_PREFIX = 'io.modelcontextprotocol/';
+
+/** Keys a request's `_meta` owns: a downstream's value names its own request, never the host's. */
+const REQUEST_META_KEYS: ReadonlySet<string> = new Set(['progressToken']);
 
 /** Deeper than this, `_meta` is copied as it is (no real server nests so far; a cycle cannot loop). */
 const MAX_DEPTH = 32;
@@ -32,13 +37,14 @@ function rewrite(value: unknown, uriPrefix: string, depth: number): unknown {
  * @param uriPrefix the server's URI prefix (`uriPrefix()`); `""` leaves URIs as they are
  * @example carriedMeta({ ui: { resourceUri: 'ui://viewer/app.html' } }, 'pdf') // { ui: { resourceUri: 'ui://pdf/viewer/app.html' } }
  * @example carriedMeta({ 'io.modelcontextprotocol/related-task': { taskId: 't' } }, 'pdf') // undefined
+ * @example carriedMeta({ progressToken: {} }, '') // undefined
  */
 export function carriedMeta(meta: unknown, uriPrefix: string): JsonObject | undefined {
   if (!isJsonObject(meta)) return undefined;
   const out: Record<string, unknown> = {};
   let kept = 0;
   for (const [key, value] of Object.entries(meta)) {
-    if (key.startsWith(RESERVED_META_PREFIX)) continue;
+    if (key.startsWith(RESERVED_META_PREFIX) || REQUEST_META_KEYS.has(key)) continue;
     out[key] = uriPrefix === '' ? value : rewrite(value, uriPrefix, 1);
     kept += 1;
   }

@@ -380,7 +380,7 @@ export class Connection {
     return keepListening(client, {
       current: () => generation === this.#generation && client === this.#client && this.#state === 'ready',
       reopened: () => {
-        for (const group of ['tools', ...this.#announced(client)] as const)
+        for (const group of new Set<ListGroup>(['tools', ...this.#announced(client)]))
           this.#onListChanged(client, group);
       },
       timers: this.#timers,
@@ -388,10 +388,11 @@ export class Connection {
     });
   }
 
-  /** The U5 lists this downstream has, by the capabilities it announced. */
-  #announced(client: Client): FeatureCapability[] {
+  /** The lists this downstream announced in its capabilities. */
+  #announced(client: Client): ListGroup[] {
     const announced = client.getServerCapabilities();
-    const kinds: FeatureCapability[] = [];
+    const kinds: ListGroup[] = [];
+    if (announced?.tools) kinds.push('tools');
     if (announced?.prompts) kinds.push('prompts');
     if (announced?.resources) kinds.push('resources');
     return kinds;
@@ -405,6 +406,7 @@ export class Connection {
       ready: this.#state === 'ready',
       current: () => generation === this.#generation && this.#state === 'ready' && client === this.#client,
       timeoutMs: this.#server.timeoutMs,
+      announced: this.#announced(client),
       toolsFailed: (error) => this.#lose(client, 'tool listing failed', error),
     });
   }

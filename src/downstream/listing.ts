@@ -189,6 +189,8 @@ export interface RefreshOptions {
   /** False once the connection moved on (another client, down, closed): the reading is dropped. */
   readonly current: () => boolean;
   readonly timeoutMs: number;
+  /** The lists the server announced in its capabilities (see {@link Listings.readAll} on tools). */
+  readonly announced: readonly ListGroup[];
   /** A tool listing failed on the current client. */
   readonly toolsFailed: (error: unknown) => void;
 }
@@ -273,14 +275,16 @@ export class Listings {
   /**
    * The first reading of a connection: tools (a failure rejects: the attempt fails), then each
    * feature group the server announced (one that fails is logged and left out, so its last
-   * known good lists stay; one not announced is empty).
+   * known good lists stay; one not announced is empty). Tools are asked for even when the
+   * server did not announce them (some servers forget to); a server without the capability
+   * that answers "method not found" has none, as a prompts- or resources-only server does.
    */
   async readAll(
     client: Client,
-    announced: readonly FeatureCapability[],
+    announced: readonly ListGroup[],
     timeouts: { readonly tools: number; readonly features: number },
   ): Promise<Reading> {
-    const reading: Reading = { tools: await this.read('tools', client, timeouts.tools) };
+    const reading: Reading = { tools: await this.#readGroup('tools', client, timeouts.tools, announced) };
     for (const group of ['prompts', 'resources'] as const) {
       if (!announced.includes(group)) {
         reading[group] = Object.fromEntries(GROUPS[group].map((kind) => [kind.key, []]));
@@ -335,7 +339,7 @@ export class Listings {
       return;
     }
     try {
-      const read = await this.read(group, client, options.timeoutMs);
+      const read = await this.#readGroup(group, client, options.timeoutMs, options.announced);
       if (options.current()) this.store({ [group]: read });
     } catch (error) {
       if (!options.current()) return;
@@ -345,6 +349,22 @@ export class Listings {
           { capability: group, error: describeError(error) },
           `${group} re-listing failed; the last known ${group} stay listed`,
         );
+    }
+  }
+
+  /** {@link read}, where a server that did not announce tools and has no `tools/list` has none. */
+  async #readGroup(
+    group: ListGroup,
+    client: Client,
+    timeoutMs: number,
+    announced: readonly ListGroup[],
+  ): Promise<Read> {
+    try {
+      return await this.read(group, client, timeoutMs);
+    } catch (error) {
+      const missing = (error as { code?: unknown } | null)?.code === -32601;
+      if (group === 'tools' && missing && !announced.includes('tools')) return { tools: [] };
+      throw error;
     }
   }
 

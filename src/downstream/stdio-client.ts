@@ -88,7 +88,8 @@ export function lastWords(stderr: string): string[] {
     .filter((line) => line.trim() !== '' && !NOISE.test(line));
   let tail = lines.slice(-EXIT_REPORT_LINES);
   const message = lines.findLast((line) => MESSAGE.test(line));
-  if (message !== undefined && !tail.includes(message)) tail = [message, ...tail.slice(1 - EXIT_REPORT_LINES)];
+  if (message !== undefined && !tail.includes(message))
+    tail = [message, ...tail.slice(1 - EXIT_REPORT_LINES)];
   return tail.map((line) =>
     line.length > EXIT_REPORT_LINE_CHARS ? `${line.slice(0, EXIT_REPORT_LINE_CHARS)}…` : line,
   );

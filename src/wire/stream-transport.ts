@@ -33,6 +33,8 @@ export abstract class StreamTransport implements Transport {
   #input: Readable | undefined;
   #output: Writable | undefined;
   #closed = false;
+  /** The wait for `drain` that every write made while the output buffer is full shares. */
+  #drained: Promise<void> | undefined;
   /** Messages of this turn held until the handler of the notification before them has run. */
   #held: JSONRPCMessage[] = [];
   #holding = false;
@@ -86,6 +88,8 @@ export abstract class StreamTransport implements Transport {
   /**
    * Writes one message. Resolves once the stream took it (at once, or on `drain` when its buffer
    * is full, as the SDK's stdio transports do); rejects when the stream is gone or fails first.
+   * Every write made while the buffer is full waits on one shared `drain`, so a host that stops
+   * reading adds three listeners in all, not three per message (Node warns past ten).
    */
   send(message: JSONRPCMessage): Promise<void> {
     const output = this.#output;
@@ -93,11 +97,12 @@ export abstract class StreamTransport implements Transport {
       return Promise.reject(new Error('Not connected'));
     }
     if (output.write(serializeMessage(message))) return Promise.resolve();
-    return new Promise((resolve, reject) => {
+    this.#drained ??= new Promise<void>((resolve, reject) => {
       const done = (error?: Error): void => {
         output.off('drain', onDrain);
         output.off('error', done);
         output.off('close', onClose);
+        this.#drained = undefined;
         if (error) reject(error);
         else resolve();
       };
@@ -107,6 +112,7 @@ export abstract class StreamTransport implements Transport {
       output.once('error', done);
       output.once('close', onClose);
     });
+    return this.#drained;
   }
 
   readonly #onError = (error: Error): void => {

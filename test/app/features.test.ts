@@ -114,6 +114,30 @@ describe('prompts and resources through the proxy', () => {
     expect(got.messages).toEqual([{ role: 'user', content: { type: 'text', text: 'Summarize mcp.' } }]);
   });
 
+  it("U5/N12: a prompt's or read's _meta reaches a 2025 client valid: progressToken and reserved keys left out, ui:// exposed", async () => {
+    const odd = {
+      progressToken: {},
+      'io.modelcontextprotocol/related-task': { taskId: 't' },
+      ui: { resourceUri: 'ui://v/app.html' },
+      k: 1,
+    };
+    const metaServer = (): McpServer => {
+      const server = new McpServer({ name: 'odd', version: '1.0.0' });
+      server.registerPrompt('p', {}, () => ({ messages: [], _meta: odd }) as never);
+      server.registerResource(
+        'r',
+        'odd://r',
+        {},
+        (uri) => ({ contents: [{ uri: uri.href, text: 'x' }], _meta: odd }) as never,
+      );
+      return server;
+    };
+    const { client } = await started([memory('odd')], { odd: metaServer });
+    const kept = { ui: { resourceUri: 'ui://odd/v/app.html' }, k: 1 };
+    expect((await client.getPrompt({ name: 'odd_p' }))._meta).toEqual(kept);
+    expect((await client.readResource({ uri: 'odd+odd://r' }))._meta).toEqual(kept);
+  });
+
   it('U5: an unknown prompt is a JSON-RPC InvalidParams error naming close matches', async () => {
     const { client } = await started([memory('notes')], { notes: notesServer });
     const error = await client.getPrompt({ name: 'notes_sumarize' }).catch((e: unknown) => e);

@@ -717,6 +717,17 @@ describe("the result's own _meta (N12)", () => {
     );
   });
 
+  it.each([{}, 1.5, 'p-1', 7, null])(
+    'N12: a progressToken (%j), a request key hosts type strictly, is left out of a result',
+    (token) => {
+      const result = run({ content: [text('ok')], _meta: { progressToken: token, viewUUID: 'v-1' } });
+      expect(result.meta.resultMeta).toEqual({ viewUUID: 'v-1' });
+      expect(run({ content: [text('ok')], _meta: { progressToken: token } }).meta).not.toHaveProperty(
+        'resultMeta',
+      );
+    },
+  );
+
   it.each([
     ['a string', 'Hello, Ada!'],
     ['a number', 42],

@@ -153,6 +153,27 @@ describe('Connection', () => {
     await connection.close();
   });
 
+  it.each([
+    ['without the tools capability: ready, with no tools', {}, 'ready'],
+    ['that announced tools: down (P4)', { tools: {} }, 'down'],
+  ] as const)(
+    'U5: a prompts-only server answering "method not found" to tools/list %s',
+    async (_d, tools, state) => {
+      const { connection } = setup(() => {
+        const server = new Server({ name: 'mem', version: '1' }, { capabilities: { ...tools, prompts: {} } });
+        server.setRequestHandler(ListPromptsRequestSchema, () => ({ prompts: [{ name: 'p' }] }));
+        return server;
+      });
+      await connection.start();
+      expect(connection.state).toBe(state);
+      if (state === 'ready') {
+        expect(connection.tools).toEqual([]);
+        expect(connection.features.prompts).toEqual([{ name: 'p' }]);
+      }
+      await connection.close();
+    },
+  );
+
   it('P1: a server that cannot start is reported down with its error and retried in the background', async () => {
     let fail = true;
     const { connection, transports } = setup(() => {

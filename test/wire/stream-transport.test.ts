@@ -80,4 +80,27 @@ describe('StreamTransport', () => {
     transport.output.destroy();
     await expect(pending).rejects.toThrow('Not connected');
   });
+
+  it('U1: writes to a host that stopped reading share one drain wait (no listener per message)', async () => {
+    const output = new PassThrough({ highWaterMark: 16 });
+    const transport = new TestTransport(undefined, output);
+    await transport.start();
+    const warnings: Error[] = [];
+    const onWarning = (warning: Error): void => void warnings.push(warning);
+    process.on('warning', onWarning);
+    try {
+      const sends = Array.from({ length: 50 }, (_, id) =>
+        transport.send({ jsonrpc: '2.0', id, result: { pad: 'y'.repeat(40) } }),
+      );
+      expect(output.listenerCount('drain')).toBe(1);
+      expect(output.listenerCount('close')).toBe(1);
+      output.resume();
+      await Promise.all(sends);
+      expect(output.listenerCount('drain')).toBe(0);
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(warnings.filter((w) => w.name === 'MaxListenersExceededWarning')).toEqual([]);
+    } finally {
+      process.off('warning', onWarning);
+    }
+  });
 });
