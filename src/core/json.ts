@@ -67,6 +67,26 @@ export function safeStringify(value: unknown): string {
 }
 
 /**
+ * JSON text of a JSON value with every object's keys in code-unit order, so two values equal as
+ * JSON give one text whatever order their keys came in (a fingerprint of tool arguments, Q3).
+ * Total like {@link safeStringify}.
+ * @example canonicalJson({ b: 1, a: [{ d: 2, c: 3 }] }) // '{"a":[{"c":3,"d":2}],"b":1}'
+ */
+export function canonicalJson(value: unknown): string {
+  try {
+    return (
+      JSON.stringify(value, (_key, item: unknown) =>
+        isRecord(item)
+          ? Object.fromEntries(Object.entries(item).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
+          : item,
+      ) ?? 'null'
+    );
+  } catch {
+    return UNSERIALIZABLE;
+  }
+}
+
+/**
  * Number of bytes `str` takes in UTF-8. A lone surrogate counts as 3 bytes (U+FFFD), as
  * `TextEncoder` would encode it.
  * @example utf8ByteLength('é') // 2

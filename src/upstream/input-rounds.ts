@@ -15,20 +15,46 @@
  * The state is HMAC-signed with `input_required.state_key` (SDK `createRequestStateCodec`): a
  * tampered or expired one is refused by the SDK with -32602 before any handler runs.
  */
-import { randomBytes, randomUUID } from 'node:crypto';
+import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { createRequestStateCodec } from '@modelcontextprotocol/server';
 import type { CallToolResult, InputRequiredResult, ServerContext } from '@modelcontextprotocol/server';
 import type { Logger } from 'pino';
 import type { Caller, ClientAsk, HostCapabilities, InputReply, InputRound } from '../core/input.js';
 import { isInputRound } from '../core/input.js';
+import { canonicalJson } from '../core/json.js';
 import { failure, type FailureResult } from '../core/result.js';
 
-/** What our `requestState` says (signed, not encrypted: it holds no secret). */
-export type RoundState =
-  /** A relayed 2026 round: the exposed tool, the downstream's own state, the rounds so far. */
-  | { readonly k: 'relay'; readonly n: string; readonly s?: string; readonly r: number }
-  /** A parked 2025 call: the exposed tool, the parked call's id, the rounds so far. */
-  | { readonly k: 'park'; readonly n: string; readonly id: string; readonly r: number };
+/**
+ * Whom and what a round belongs to: `c` a digest of the caller's id, `a` of the call's arguments
+ * (canonical JSON), so a state is refused from another caller or with other arguments (Q3).
+ */
+interface Binding {
+  readonly c: string;
+  readonly a: string;
+}
+
+/** What our `requestState` says (signed, not encrypted: it holds no secret, only digests). */
+export type RoundState = Binding &
+  (
+    | /** A relayed 2026 round: the exposed tool, the downstream's own state, the rounds so far. */
+      {
+        readonly k: 'relay';
+        readonly n: string;
+        readonly s?: string;
+        readonly r: number;
+      } /** A parked 2025 call: the exposed tool, the parked call's id, the rounds so far. */
+    | { readonly k: 'park'; readonly n: string; readonly id: string; readonly r: number }
+  );
+
+/** A short digest of `text` (128 bits, base64url): enough to tell two bindings apart. */
+function digest(text: string): string {
+  return createHash('sha256').update(text).digest('base64url').slice(0, 22);
+}
+
+/** The binding of one request: its caller and its arguments. */
+function bindingOf(request: RoundRequest): Binding {
+  return { c: digest(request.callerId), a: digest(canonicalJson(request.arguments ?? {})) };
+}
 
 /** Options of {@link createInputRounds}. */
 export interface InputRoundsOptions {
@@ -62,6 +88,14 @@ export interface RoundRequest {
   readonly responses: Record<string, unknown> | undefined;
   /** Q1: who is calling (a session, a stdio connection, a 2026 HTTP request). */
   readonly callerKey: object;
+  /**
+   * Q3: who is calling, as a string that outlives one request: a 2025 session's or a stdio
+   * connection's own id; for a 2026 HTTP request, which has no connection, the caller's
+   * principal, or `""` for every anonymous caller. A round's state is bound to it.
+   */
+  readonly callerId: string;
+  /** The call's arguments: a round's state is bound to them too. */
+  readonly arguments: Record<string, unknown> | undefined;
   readonly capabilities: HostCapabilities | undefined;
   readonly signal: AbortSignal;
   readonly onProgress: ProgressSink;
@@ -263,6 +297,7 @@ export function createInputRounds(options: InputRoundsOptions): InputRounds {
   async function step(
     call: Parked,
     name: string,
+    binding: Binding,
     fail: (result: FailureResult) => CallToolResult,
   ): Promise<CallToolResult | InputRequiredResult> {
     const next = await call.next();
@@ -274,6 +309,7 @@ export function createInputRounds(options: InputRoundsOptions): InputRounds {
       const rounds = call.rounds + 1;
       if (rounds > maxRounds) return fail(tooMany(name, rounds));
       const state: RoundState = {
+        ...binding,
         k: 'relay',
         n: name,
         r: rounds,
@@ -306,7 +342,7 @@ export function createInputRounds(options: InputRoundsOptions): InputRounds {
     return {
       resultType: 'input_required',
       inputRequests: inputRequests as InputRequiredResult['inputRequests'],
-      requestState: await codec.mint({ k: 'park', n: name, id: call.id, r: call.rounds }),
+      requestState: await codec.mint({ ...binding, k: 'park', n: name, id: call.id, r: call.rounds }),
     };
   }
 
@@ -349,13 +385,24 @@ export function createInputRounds(options: InputRoundsOptions): InputRounds {
     parked: () => parked.size,
     async handle(request, start, fail) {
       const { state, name } = request;
-      if (state === undefined) return step(begin(request, start, fail, undefined, 0), name, fail);
-      if (state.n !== name) {
+      const binding = bindingOf(request);
+      if (state === undefined) return step(begin(request, start, fail, undefined, 0), name, binding, fail);
+      const mismatch =
+        state.n !== name
+          ? `belongs to a call of "${state.n}", not "${name}"`
+          : state.c !== binding.c
+            ? 'was issued to another caller'
+            : state.a !== binding.a
+              ? `was issued for other arguments of "${name}" (a retry carries the same arguments)`
+              : undefined;
+      if (mismatch !== undefined) {
         return fail(
           failure(
             'invalid_arguments',
-            `This requestState belongs to a call of "${state.n}", not "${name}": call the tool again without requestState`,
-            { errorData: { reason: 'input_state_mismatch' } },
+            `This requestState ${mismatch}: call the tool again without requestState`,
+            {
+              errorData: { reason: 'input_state_mismatch' },
+            },
           ),
         );
       }
@@ -364,7 +411,7 @@ export function createInputRounds(options: InputRoundsOptions): InputRounds {
           inputResponses: request.responses ?? {},
           ...(state.s !== undefined ? { requestState: state.s } : {}),
         };
-        return step(begin(request, start, fail, reply, state.r), name, fail);
+        return step(begin(request, start, fail, reply, state.r), name, binding, fail);
       }
       const call = parked.get(state.id);
       if (call === undefined) {
@@ -383,7 +430,7 @@ export function createInputRounds(options: InputRoundsOptions): InputRounds {
       parked.delete(call.id);
       call.link(request.signal, request.onProgress);
       call.deliver(request.responses ?? {});
-      return step(call, name, fail);
+      return step(call, name, binding, fail);
     },
   };
 }

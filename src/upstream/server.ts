@@ -8,6 +8,7 @@
  *
  * This file is the ONLY importer of `render.ts` (R2): a Result becomes JSON here and nowhere else.
  */
+import { randomUUID } from 'node:crypto';
 import { CLIENT_CAPABILITIES_META_KEY, Server } from '@modelcontextprotocol/server';
 import type { CallToolResult, Implementation } from '@modelcontextprotocol/server';
 import type { Logger } from 'pino';
@@ -255,6 +256,8 @@ export function createUpstreamServer<F extends PreparedForward>(deps: UpstreamDe
       requestState: { verify: rounds.verify },
     });
     const owner = (): object | undefined => (sessions.has(server) ? server : undefined);
+    /** Q3: this session's or connection's own id, made at its first call. */
+    let connectionId: string | undefined;
     // E2: a list that may still grow is not to be cached by a modern host (the SDK's configured
     // hint is a fallback: a handler's own ttlMs wins).
     const hint = <T extends object>(result: T): T =>
@@ -318,6 +321,10 @@ export function createUpstreamServer<F extends PreparedForward>(deps: UpstreamDe
           // Q1: the upstream client is this server instance: a 2025 session, a stdio
           // connection, or (2026 HTTP builds one per request) the request itself.
           callerKey: server,
+          // Q3: a round is bound to its caller: the session or connection; a 2026 HTTP request
+          // has neither, and every anonymous caller is one (the principal, once there is one).
+          callerId: owner() !== undefined ? (connectionId ??= randomUUID()) : '',
+          arguments: request.params.arguments,
           capabilities: hostCapabilities(server, era, ctx),
           // The SDK's per-request signal goes down as it is: whatever a cancelled call rejects
           // with is classified `cancelled` (R3). It fires on `notifications/cancelled` (legacy,

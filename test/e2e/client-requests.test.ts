@@ -228,7 +228,7 @@ describe('routing between upstream clients', { timeout: 60_000 }, () => {
     expect(asked()).toBe(1);
   });
 
-  it('Q3: a tampered requestState is refused with -32602, and a parked call asked for in another process is a clear failure', async () => {
+  it('Q3: a tampered requestState is refused with -32602, one with other arguments is invalid_arguments, and a parked call asked for in another process is a clear failure', async () => {
     const one = await serve({});
     const two = await serve({});
     const connect = async (url: string): Promise<Client> => {
@@ -246,13 +246,13 @@ describe('routing between upstream clients', { timeout: 60_000 }, () => {
     expect(Object.values(round.inputRequests ?? {})).toEqual([
       expect.objectContaining({ method: 'elicitation/create' }),
     ]);
-    const retry = (client: Client, requestState: string): Promise<unknown> =>
+    const retry = (client: Client, requestState: string, question = 'Name?'): Promise<unknown> =>
       client.request(
         {
           method: 'tools/call',
           params: {
             name: 'asking_ask',
-            arguments: { question: 'Name?' },
+            arguments: { question },
             inputResponses: Object.fromEntries(
               Object.keys(round.inputRequests ?? {}).map((key) => [
                 key,
@@ -272,6 +272,10 @@ describe('routing between upstream clients', { timeout: 60_000 }, () => {
     const elsewhere = envelope(await retry(await connect(two), round.requestState!));
     expect(elsewhere.error_type).toBe('downstream_unavailable');
     expect(elsewhere.error).toContain('another replica');
+    // Bound to the call's arguments (item 19): a retry that changed them is refused.
+    const changed = envelope(await retry(first, round.requestState!, 'Password?'));
+    expect(changed.error_type).toBe('invalid_arguments');
+    expect(changed.error).toContain('was issued for other arguments');
     // The process that holds it finishes the call with the answer.
     expect(envelope(await retry(first, round.requestState!)).results).toEqual({
       question: 'Name?',

@@ -24,12 +24,19 @@ function rounds(roundTimeoutMs = 1000, maxRounds = 3) {
   return createInputRounds({ key: KEY, roundTimeoutMs, maxRounds, logger: captureLogger().logger });
 }
 
-function request(name: string, state?: RoundState, responses?: Record<string, unknown>): RoundRequest {
+function request(
+  name: string,
+  state?: RoundState,
+  responses?: Record<string, unknown>,
+  who: { callerId?: string; arguments?: Record<string, unknown> } = {},
+): RoundRequest {
   return {
     name,
     state,
     responses,
     callerKey: {},
+    callerId: who.callerId ?? 'session-a',
+    arguments: who.arguments ?? { q: 1 },
     capabilities: { elicitation: {} },
     signal: new AbortController().signal,
     onProgress: undefined,
@@ -93,7 +100,14 @@ describe('input rounds', () => {
     const first = await r.handle(request('x'), start, render);
     expect(first).toMatchObject({ inputRequests: { q: { method: 'roots/list' } } });
     const state = await stateOf(r, first);
-    expect(state).toEqual({ k: 'relay', n: 'x', s: 'ds-1', r: 1 });
+    expect(state).toEqual({
+      k: 'relay',
+      n: 'x',
+      s: 'ds-1',
+      r: 1,
+      c: expect.any(String),
+      a: expect.any(String),
+    });
     expect(r.parked()).toBe(0);
     await r.handle(request('x', state, { q: { roots: [] } }), start, render);
     expect(replies).toEqual([undefined, { inputResponses: { q: { roots: [] } }, requestState: 'ds-1' }]);
@@ -179,6 +193,34 @@ describe('input rounds', () => {
       ),
     ).rejects.toThrow();
   });
+
+  it.each([
+    ['another caller', { callerId: 'session-b' }, 'was issued to another caller'],
+    ['other arguments', { arguments: { q: 2 } }, 'was issued for other arguments of "t"'],
+  ])(
+    'Q3: a state is bound to its caller and arguments: a retry from %s is input_state_mismatch, the call stays parked',
+    async (_d, who, says) => {
+      const r = rounds();
+      const start: StartCall = async ({ caller }) => {
+        const answer = await caller.ask({ method: 'elicitation/create', params: {} });
+        return { content: [{ type: 'text', text: JSON.stringify(answer) }] };
+      };
+      const state = await stateOf(r, await r.handle(request('t'), start, render));
+      const reply = { ask_1: { action: 'accept', content: {} } };
+      const refused = await r.handle(request('t', state, reply, who), start, (result) => {
+        expect(result.error).toContain(says);
+        return render(result);
+      });
+      expect((refused as CallToolResult).structuredContent).toEqual({
+        error_type: 'invalid_arguments',
+        reason: 'input_state_mismatch',
+      });
+      expect(r.parked()).toBe(1);
+      // Key order does not matter; the rightful caller's retry still gets the result.
+      const done = await r.handle(request('t', state, reply, { arguments: { q: 1 } }), start, render);
+      expect(done).toEqual({ content: [{ type: 'text', text: '{"action":"accept","content":{}}' }] });
+    },
+  );
 
   it("Q3: a 2026 request's call runs under its own controller: the first answer ends nothing, a later request's cancellation cancels it", async () => {
     const r = rounds();
