@@ -13,18 +13,15 @@
  * Prints one JSON line per part. Loopback only; every loop is bounded in count and time.
  */
 import './scratch.js';
-import { spawn, type ChildProcess, type ChildProcessWithoutNullStreams } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { CallToolResultSchema as V2CallToolResultSchema } from '@modelcontextprotocol/core';
 import { CallToolResultSchema as V1CallToolResultSchema } from '@modelcontextprotocol/sdk/types.js';
+import { CLI, config, httpServe, openSession, postCall, ROOT } from './gateway.js';
 
-const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
-const CLI = join(ROOT, 'dist', 'src', 'cli', 'main.js');
 const FIXTURE = join(ROOT, 'dist', 'fixtures', 'servers', 'crash.js');
 const FUZZ = join(ROOT, 'dist', 'bench', 'servers', 'fuzz.js');
 /** After the last call is sent, how long answers may still take before the rest count as lost. */
@@ -41,13 +38,6 @@ const { values } = parseArgs({
 const CALLS = Number(values.calls);
 const FUZZ_CALLS = Number(values.fuzz);
 const FUZZ_HTTP_CALLS = Number(values['fuzz-http']);
-
-function config(body: string): string {
-  const dir = mkdtempSync(join(tmpdir(), 'mcp-normalizer-chaos-'));
-  const file = join(dir, 'config.yaml');
-  writeFileSync(file, body);
-  return file;
-}
 
 function serverEntry(name: string, script: string, extra = ''): string {
   return `  ${name}:\n    command: ${JSON.stringify(process.execPath)}\n    args: [${JSON.stringify(script)}]\n    protocol: legacy\n${extra}`;
@@ -247,88 +237,6 @@ async function killsOverStdio(): Promise<void> {
   const kills = kill.stop();
   host.child.kill('SIGTERM');
   summary('kills/stdio', { ...result, duplicated: result.duplicated + host.extra.duplicated }, { kills });
-}
-
-const HEADERS = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
-
-/** `serve --http` on `file`: the child, its MCP URL, and its stderr lines so far. */
-async function httpServe(
-  file: string,
-): Promise<{ child: ChildProcess; url: string; stderr: () => string[] }> {
-  const child = spawn(process.execPath, [CLI, 'serve', '--http', '--port', '0', '--config', file], {
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
-  let text = '';
-  let bannerEnd = 0;
-  child.stderr?.on('data', (chunk: Buffer) => {
-    text += chunk.toString('utf8');
-  });
-  const url = await new Promise<string>((resolve, reject) => {
-    const poll = setInterval(() => {
-      const found = /MCP endpoint[^:]*:\s*(http:\/\/\S+\/mcp)/.exec(text)?.[1];
-      if (found === undefined) return;
-      clearInterval(poll);
-      // The banner (one write, read with the URL) is for people; what follows is the log.
-      bannerEnd = text.length;
-      resolve(found);
-    }, 20);
-    child.once('exit', () => {
-      clearInterval(poll);
-      reject(new Error(`serve --http exited: ${text}`));
-    });
-  });
-  return {
-    child,
-    url,
-    stderr: () =>
-      text
-        .slice(bannerEnd)
-        .split('\n')
-        .filter((line) => line !== ''),
-  };
-}
-
-/** A 2025 session on `url`; resolves with its id. */
-async function openSession(url: string): Promise<string> {
-  const init = await fetch(url, {
-    method: 'POST',
-    headers: HEADERS,
-    body: JSON.stringify({
-      jsonrpc: '2.0',
-      id: 0,
-      method: 'initialize',
-      params: {
-        protocolVersion: '2025-06-18',
-        capabilities: {},
-        clientInfo: { name: 'chaos', version: '1' },
-      },
-    }),
-  });
-  await init.text();
-  return String(init.headers.get('mcp-session-id'));
-}
-
-/** One tools/call in `session`; its JSON-RPC answer, or undefined when none came. */
-async function postCall(
-  url: string,
-  session: string,
-  id: number,
-  params: Record<string, unknown>,
-): Promise<Record<string, unknown> | undefined> {
-  try {
-    const res = await fetch(url, {
-      method: 'POST',
-      headers: { ...HEADERS, 'mcp-session-id': session, 'mcp-protocol-version': '2025-06-18' },
-      body: JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call', params }),
-      signal: AbortSignal.timeout(DRAIN_MS),
-    });
-    const text = await res.text();
-    // An SSE answer carries the JSON-RPC message on its `data:` line.
-    const json = text.startsWith('{') ? text : (/^data: (.*)$/m.exec(text)?.[1] ?? '');
-    return JSON.parse(json) as Record<string, unknown>;
-  } catch {
-    return undefined;
-  }
 }
 
 async function killsOverHttp(): Promise<void> {

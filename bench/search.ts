@@ -2,7 +2,9 @@
  * `npm run bench:search`: what search mode (S1–S3) costs and saves, over the real servers'
  * tools/list (fixtures/catalogs/, 17 servers) repeated with new prefixes up to 2,000 tools:
  * tools/list bytes with `expose: all` and `expose: search`, the time to build the catalog, to
- * build the search index (the first search after a rebuild) and per search. Bounded in count.
+ * build the search index (the first search after a rebuild) and per search; then the CPU of the
+ * costliest queries over 2,000 tools (S2 bounds each). Bounded in count. Under load, through a
+ * real gateway: `npm run bench:search-load`.
  */
 import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
@@ -79,5 +81,33 @@ for (const size of [397, 2000]) {
   rows.push(
     `| ${all.tools.length.toLocaleString('en')} | ${bytes(all)} B | ${bytes(searched)} B | ${median(builds).toFixed(1)} ms | ${median(indexes).toFixed(1)} ms | ${median(searches).toFixed(2)} ms | ${(searches[Math.floor(searches.length * 0.95)] as number).toFixed(2)} ms |`,
   );
+}
+
+// S2, issue 27 item 16: the queries that cost most, over 2,000 tools, in CPU time per search
+// (median of 20, after 5 to warm up). Each must stay under 20 ms.
+const HOSTILE: readonly (readonly [string, string])[] = [
+  ['one word repeated to 500 characters', 'tool '.repeat(100)],
+  ['500 characters, one word', 'abcdefghijklmnopqrstuvwxyz'.repeat(20).slice(0, 500)],
+  [
+    'many distinct common words (500 characters)',
+    'tool list file data user repo name page item issue pull create update delete search query path text time date '
+      .repeat(3)
+      .slice(0, 500),
+  ],
+  ['100 distinct short words', Array.from({ length: 100 }, (_, i) => `w${i}x`).join(' ')],
+  ['a usual request', 'create a pull request on github'],
+];
+const big = buildCatalog(inputs(2000, 'search'), options);
+big.search('warm up the index', 5);
+rows.push('', '| query (2,000 tools) | CPU per search (median of 20) |', '| --- | ---: |');
+for (const [label, query] of HOSTILE) {
+  const costs: number[] = [];
+  for (let round = 0; round < 25; round++) {
+    const before = process.cpuUsage();
+    big.search(query, 5);
+    const used = process.cpuUsage(before);
+    if (round >= 5) costs.push((used.user + used.system) / 1000);
+  }
+  rows.push(`| ${label} | ${median(costs).toFixed(2)} ms |`);
 }
 process.stdout.write(`${rows.join('\n')}\n`);

@@ -24,6 +24,7 @@ import type { Pool } from '../downstream/pool.js';
 import type { Metrics } from './metrics.js';
 import { fixedServers, type ServerSource } from './servers.js';
 import type { ToolBackend } from '../upstream/server.js';
+import { turns } from '../wire/timers.js';
 
 /** What {@link createToolBackend} needs from the proxy. */
 export interface ToolDeps {
@@ -174,6 +175,13 @@ export function createToolBackend(deps: ToolDeps): ToolBackend<PreparedCall> {
     return pairOf.pair;
   }
 
+  /**
+   * S2: searches take turns, one per turn of the event loop, after the I/O already waiting. A
+   * search is CPU only (bounded: a few ms over 2,000 tools); without turns, four clients looping
+   * costly queries kept every other call behind theirs (`npm run bench:search-load`).
+   */
+  const searchTurn = turns();
+
   /** T9: the call named no tool. */
   function unknownTool(prepared: PreparedCall | Result): boolean {
     return !isForward(prepared) && !prepared.success && prepared.errorType === 'unknown_tool';
@@ -200,9 +208,14 @@ export function createToolBackend(deps: ToolDeps): ToolBackend<PreparedCall> {
     args: Record<string, unknown> | undefined,
     requestId: string | number | undefined,
   ): PreparedCall | Result | Promise<PreparedCall | Result> {
-    // P1, S2: a search is a list of sorts: in the first moments it waits for servers starting.
-    const searching = name === searchPair()?.search ? deps.settleLists() : undefined;
-    if (searching !== undefined) return searching.then(() => prepare(name, args, requestId));
+    if (name === searchPair()?.search) {
+      // P1, S2: a search is a list of sorts: in the first moments it waits for servers starting.
+      const searching = deps.settleLists();
+      if (searching !== undefined) return searching.then(() => prepare(name, args, requestId));
+      return searchTurn().then(() =>
+        finishPrepare(prepareCall(deps.catalog(), name, args), name, args, requestId),
+      );
+    }
     const prepared = prepareCall(deps.catalog(), name, args);
     if (!unknownTool(prepared)) return finishPrepare(prepared, name, args, requestId);
     // P1: a name no tool has yet, while a server that could hold it is still starting: the call

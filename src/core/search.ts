@@ -74,6 +74,30 @@ const STOP_WORDS = new Set(
   ),
 );
 
+/**
+ * S2: the most distinct words of one query that are searched. Each word is matched by prefix and
+ * fuzzily against the whole vocabulary, synchronously, so the work must not grow with the query:
+ * `"tool " × 100` cost 200 ms of CPU over 2,000 tools before words were deduplicated and capped.
+ */
+export const SEARCH_MAX_TERMS = 12;
+/** S2: a longer word is cut to this many characters (a fuzzy match's work grows with its length). */
+const MAX_TERM_LENGTH = 32;
+
+/**
+ * The words of a query that are searched: split like tool names, stop words dropped, each once,
+ * cut to {@link MAX_TERM_LENGTH}, at most {@link SEARCH_MAX_TERMS} (the first ones, in order).
+ * @example queryTerms('List the tools, list them all') // ['list', 'tools', 'them', 'all']
+ */
+export function queryTerms(query: string): string[] {
+  const terms = new Set<string>();
+  for (const word of words(query)) {
+    if (STOP_WORDS.has(word)) continue;
+    terms.add(word.slice(0, MAX_TERM_LENGTH));
+    if (terms.size >= SEARCH_MAX_TERMS) break;
+  }
+  return [...terms];
+}
+
 interface IndexedTool {
   readonly id: number;
   readonly name: string;
@@ -123,7 +147,9 @@ export function createToolSearch(tools: readonly ExposedTool[]): ToolSearch {
   );
   return {
     search(query, limit) {
-      const hits = index.search(query);
+      const terms = queryTerms(query);
+      if (terms.length === 0) return [];
+      const hits = index.search(terms.join(' '));
       // MiniSearch sorts by score; equal scores keep catalog order so answers never vary.
       hits.sort((a, b) => b.score - a.score || (a.id as number) - (b.id as number));
       return hits.slice(0, limit).map((hit) => tools[hit.id as number] as ExposedTool);

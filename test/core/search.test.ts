@@ -8,6 +8,7 @@ import {
   type CatalogServerInput,
 } from '../../src/core/catalog.js';
 import { isForward, prepareCall, type PreparedCall } from '../../src/core/prepare-call.js';
+import { queryTerms, SEARCH_MAX_TERMS } from '../../src/core/search.js';
 import { isFailure, isOk, type FailureResult, type Result } from '../../src/core/result.js';
 
 const options: CatalogOptions = {
@@ -200,6 +201,32 @@ describe('search mode', () => {
     expect(catalog.search('operation path', 20).map((tool) => tool.name)).toEqual(first);
     const again = buildCatalog(synthetic(40, 4), options);
     expect(again.search('operation path', 20).map((tool) => tool.name)).toEqual(first);
+  });
+
+  it.each([
+    [
+      'words split like tool names, stop words dropped',
+      'List the openPullRequests',
+      ['list', 'open', 'pull', 'requests'],
+    ],
+    ['each word once', 'tool '.repeat(100), ['tool']],
+    ['a long word cut to 32 characters', 'x'.repeat(500), ['x'.repeat(32)]],
+    [
+      `the first ${SEARCH_MAX_TERMS} distinct words only`,
+      Array.from({ length: 40 }, (_, i) => `w${i}`).join(' '),
+      Array.from({ length: SEARCH_MAX_TERMS }, (_, i) => `w${i}`),
+    ],
+    ['nothing but stop words: no terms', 'the and of', []],
+  ])('S2: query terms: %s', (_d, query, terms) => {
+    expect(queryTerms(query)).toEqual(terms);
+  });
+
+  it('S2: a query of stop words only, or of one word repeated, answers as its distinct words do', () => {
+    const catalog = buildCatalog(synthetic(40, 4), options);
+    expect(catalog.search('the and of', 5)).toEqual([]);
+    const once = catalog.search('operation', 5).map((tool) => tool.name);
+    expect(once.length).toBeGreaterThan(0);
+    expect(catalog.search('operation '.repeat(50), 5).map((tool) => tool.name)).toEqual(once);
   });
 
   it('S3: the query set finds the wanted tool in the top 5 for at least 90% of its requests', () => {
