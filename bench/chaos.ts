@@ -6,10 +6,14 @@
  * 2. kills/http: the same over Streamable HTTP (2025 sessions, raw JSON responses).
  * 3. fuzz: M calls to a server answering malformed and odd results (bench/servers/fuzz.ts), 8 in
  *    flight; the gateway must stay up, and no answer may come later than 100 ms after the call
- *    was sent (the fuzz server answers at once, so that is the gateway's own time).
+ *    was sent (the fuzz server answers at once, so that is the gateway's own time). Every answer
+ *    must parse as a CallToolResult for SDK 1.x and v2 hosts, and stderr must hold log lines only.
+ * 4. fuzz/http: the same over Streamable HTTP (`--fuzz-http`, default 5000).
+ * 5. downstream: D calls to the bench echo server over stdio, then over Streamable HTTP (16 in
+ *    flight): warnings on stderr, and the gateway's RSS after each (HTTP within 1.2x of stdio).
  *
- * Run: `npm run bench:chaos` (defaults N=10000, M=20000; `--calls N --fuzz M` to change,
- * `--only stdio|http|fuzz` for one part).
+ * Run: `npm run bench:chaos` (defaults N=10000, M=20000, D=30000; `--calls N --fuzz M
+ * --fuzz-http H --downstream D` to change, `--only stdio|http|fuzz|fuzz-http|downstream` for one).
  * Prints one JSON line per part. Loopback only; every loop is bounded in count and time.
  */
 import './scratch.js';
@@ -21,9 +25,11 @@ import { parseArgs } from 'node:util';
 import { CallToolResultSchema as V2CallToolResultSchema } from '@modelcontextprotocol/core';
 import { CallToolResultSchema as V1CallToolResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import { CLI, config, httpServe, openSession, postCall, ROOT } from './gateway.js';
+import { memoryOf } from './machine.js';
 
 const FIXTURE = join(ROOT, 'dist', 'fixtures', 'servers', 'crash.js');
 const FUZZ = join(ROOT, 'dist', 'bench', 'servers', 'fuzz.js');
+const ECHO = join(ROOT, 'dist', 'bench', 'servers', 'echo.js');
 /** After the last call is sent, how long answers may still take before the rest count as lost. */
 const DRAIN_MS = 60_000;
 
@@ -32,12 +38,14 @@ const { values } = parseArgs({
     calls: { type: 'string', default: '10000' },
     fuzz: { type: 'string', default: '20000' },
     'fuzz-http': { type: 'string', default: '5000' },
+    downstream: { type: 'string', default: '30000' },
     only: { type: 'string' },
   },
 });
 const CALLS = Number(values.calls);
 const FUZZ_CALLS = Number(values.fuzz);
 const FUZZ_HTTP_CALLS = Number(values['fuzz-http']);
+const DOWNSTREAM_CALLS = Number(values.downstream);
 
 function serverEntry(name: string, script: string, extra = ''): string {
   return `  ${name}:\n    command: ${JSON.stringify(process.execPath)}\n    args: [${JSON.stringify(script)}]\n    protocol: legacy\n${extra}`;
@@ -328,8 +336,65 @@ async function fuzzOverHttp(): Promise<void> {
   });
 }
 
+/** The bench echo server over Streamable HTTP; its URL and a stop. */
+async function echoOverHttp(): Promise<{ url: string; stop: () => void }> {
+  const child = spawn(process.execPath, [ECHO, '--http'], { stdio: ['ignore', 'ignore', 'pipe'] });
+  let text = '';
+  child.stderr.on('data', (chunk: Buffer) => (text += chunk.toString('utf8')));
+  const url = await new Promise<string>((resolve, reject) => {
+    const poll = setInterval(() => {
+      const found = /listening (http:\/\/\S+)/.exec(text)?.[1];
+      if (found === undefined) return;
+      clearInterval(poll);
+      resolve(found);
+    }, 20);
+    child.once('exit', () => {
+      clearInterval(poll);
+      reject(new Error(`echo --http exited: ${text}`));
+    });
+  });
+  return { url, stop: () => child.kill('SIGTERM') };
+}
+
+/**
+ * Issue 27 item 22: `--downstream N` calls (16 in flight, over stdio) to the bench echo server
+ * behind the gateway, over stdio and then over Streamable HTTP: every runtime warning on stderr
+ * counts, and the gateway's RSS after each run is compared (target: HTTP within 1.2x of stdio).
+ */
+async function downstreamHttp(): Promise<void> {
+  const rss: Record<string, number> = {};
+  for (const wire of ['stdio', 'http'] as const) {
+    const echo = wire === 'http' ? await echoOverHttp() : undefined;
+    const entry =
+      echo === undefined
+        ? serverEntry('e', ECHO)
+        : `  e:\n    url: ${JSON.stringify(echo.url)}\n    protocol: legacy\n`;
+    const host = await stdioHost(config(['servers:', entry].join('\n')));
+    const result = await drive(DOWNSTREAM_CALLS, 16, (id) =>
+      host.request(id, 'tools/call', { name: 'e_echo', arguments: { message: `call ${id}` } }),
+    );
+    const memory = memoryOf(host.child.pid as number);
+    rss[wire] = memory.rssMiB;
+    host.child.kill('SIGTERM');
+    echo?.stop();
+    summary(`downstream/${wire}`, result, {
+      gateway_rss_mib: Number(memory.rssMiB.toFixed(1)),
+      gateway_hwm_mib: Number(memory.hwmMiB.toFixed(1)),
+      non_json_stderr_lines: host.extra.nonJsonStderr,
+      non_json_stderr_sample: host.extra.stderrSample,
+    });
+  }
+  console.log(
+    JSON.stringify({
+      part: 'downstream/ratio',
+      rss_http_over_stdio: Number(((rss['http'] ?? NaN) / (rss['stdio'] ?? NaN)).toFixed(2)),
+    }),
+  );
+}
+
 const only = values.only;
 if (only === undefined || only === 'stdio') await killsOverStdio();
 if (only === undefined || only === 'http') await killsOverHttp();
 if (only === undefined || only === 'fuzz') await fuzz();
 if (only === undefined || only === 'fuzz' || only === 'fuzz-http') await fuzzOverHttp();
+if (only === undefined || only === 'downstream') await downstreamHttp();
