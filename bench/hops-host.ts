@@ -5,7 +5,7 @@
  * everything the target and its downstream do, pipes and wake-ups included) and the **host's
  * turn** (that answer read → the next request written: the SDK client's parse and schema check
  * of the answer, the bench's loop, the next request's serialization). Two targets whose round
- * trips are equal differ in p50 only by what their answers cost the host (docs/performance.md).
+ * trips are equal differ in p50 only by what their answers cost the host (docs/performance-log.md).
  */
 import { median } from './stats.js';
 import { onSocketIo, onSpawn } from './pipe-taps.js';

@@ -3,7 +3,7 @@
  * product). It timestamps every read and write of the target's two pipes, its own stdin/stdout
  * (the host) and its child's stdout/stdin (the downstream), and writes them to
  * `<dir>/hops-<pid>.json` at exit, where `<dir>` is this module's `?dir=` query. `hops.ts` turns
- * them into where a call's time goes inside the target (docs/performance.md).
+ * them into where a call's time goes inside the target (docs/performance-log.md).
  */
 import { writeFileSync } from 'node:fs';
 import { basename, join } from 'node:path';

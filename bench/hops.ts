@@ -6,7 +6,7 @@
  * request (`in` again) closes it ("out → next in" is the host's turn). "busy after downstream
  * write" and "busy after host write" are how long the target keeps running after each such
  * write, until its event loop reaches its check phase: work that may delay the reader it has
- * just woken (docs/performance.md).
+ * just woken (docs/performance-log.md).
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';

@@ -1,4 +1,4 @@
-/** Figures → the markdown table printed at the end of a run and pasted into docs/performance.md. */
+/** Figures → the markdown table printed at the end of a run and pasted into docs/performance-log.md. */
 import { KINDS, type Figure } from './figures.js';
 import { median, pairedRatios, quartiles } from './stats.js';
 

@@ -1,5 +1,5 @@
 /**
- * F6: prints the token table of docs/performance.md (`npx tsx scripts/toon-tokens.ts`): the
+ * F6: prints the token table of docs/performance-log.md (`npx tsx scripts/toon-tokens.ts`): the
  * golden corpus and tables of 2 to 100 rows, the text block as JSON and with `output.text: toon`,
  * counted with gpt-tokenizer (o200k).
  */

@@ -216,7 +216,7 @@ export function createCatalogs(deps: CatalogsDeps): Catalogs {
   /**
    * T12's first schema check compiles Ajv's meta-schemas (~100 ms for 2020-12, ~25 ms for
    * draft-07 here): done while the downstreams spawn, one dialect per turn of the event loop,
-   * instead of on the path to the first tools/list (docs/performance.md, cold start).
+   * instead of on the path to the first tools/list (docs/performance-log.md, cold start).
    */
   const dialects: SchemaDialect[] = ['2020-12', 'draft-07'];
   const warm = (): void => {

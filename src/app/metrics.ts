@@ -185,7 +185,7 @@ type Labels = Record<string, string>;
  * O1's counts on their way into prom-client. prom-client hashes the labels of every update
  * (~8 µs a call, with its caches cold after the wait for a downstream). Done inside a call's
  * answer, that was latency; done right after the answer was written, it still slowed the
- * host's next request (measured in docs/performance.md). So counts are summed here per label
+ * host's next request (measured in docs/performance-log.md). So counts are summed here per label
  * set (a string key and an increment) and recorded together {@link FLUSH_AFTER_MS} later, after
  * the current I/O once {@link MAX_WAITING} wait, and before every scrape: a reader never misses
  * a count.

@@ -5,7 +5,7 @@
  * Why: the SDK v2 `Protocol` classifies every incoming message with up to four zod `safeParse`s,
  * funnels each request through its era codec and a schema check we make lenient anyway
  * (`z.unknown()`), and builds a promise chain per result; that was most of the gateway's own
- * CPU per call (docs/performance.md). A forwarded request needs none of it: the stdio line was
+ * CPU per call (docs/performance-log.md). A forwarded request needs none of it: the stdio line was
  * already checked as a JSON-RPC envelope (`wire/lines.ts`), and the normalizer judges the result.
  *
  * How: once the `Client` is connected, the tap wraps the transport's `onmessage` and `onclose`
@@ -154,7 +154,7 @@ export class RequestTap {
    * Forgets request `id` as answered. Its timer and abort listener are stopped later, together
    * with those of the other calls answered meanwhile ({@link SWEEP_AFTER_MS}): done at once they
    * were ~5 µs of the answer's path, and done right after the answer they still slowed the
-   * host's next request (docs/performance.md). Firing in between, either finds the request no
+   * host's next request (docs/performance-log.md). Firing in between, either finds the request no
    * longer pending and does nothing.
    */
   #answered(id: number): Pending {

@@ -3,7 +3,7 @@
  *
  * A call that finds a free slot and nobody waiting runs at once, without entering the queue: an
  * idle server is the common case, and p-queue's bookkeeping on every call (promise, events, abort
- * listener) was ~5% of the proxy's CPU per echo call (docs/performance.md). Only a call that has
+ * listener) was ~5% of the proxy's CPU per echo call (docs/performance-log.md). Only a call that has
  * to wait goes through p-queue, which then starts waiting calls in order as slots free up.
  *
  * The two kinds of runners share one limit by keeping `queue.concurrency` at the slots that calls

@@ -5,7 +5,7 @@
  * - a message over the limit fails only its own request, with an error that says why; the SDK's
  *   transport dropped its buffer and closed the connection, failing every call in flight and
  *   restarting the server, and then read the rest of the line as garbage;
- * - a line is searched and decoded once, and not validated twice (docs/performance.md);
+ * - a line is searched and decoded once, and not validated twice (docs/performance-log.md);
  * - `send` rejects when the child's stdin is gone instead of waiting for a `drain` that never comes;
  * - the child leads a process group of its own (POSIX), and every signal goes to the whole group:
  *   servers are mostly started through wrappers (`npx`, `uvx`, `docker run`, `sh -c`), and

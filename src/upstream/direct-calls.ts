@@ -5,7 +5,7 @@
  * Why: the SDK v2 `Protocol` classifies every incoming message with up to four zod `safeParse`s,
  * validates the request and our own result against the 2025 schemas (zod again), and builds a
  * context of a dozen closures per request; that was a third of the gateway's CPU per echo call
- * (docs/performance.md). The stdio line was already checked as a JSON-RPC envelope
+ * (docs/performance-log.md). The stdio line was already checked as a JSON-RPC envelope
  * (`wire/lines.ts`), and the result is the renderer's, built to the schema.
  *
  * How: once the session's `Server` is connected, its transport's `onmessage` is wrapped. A

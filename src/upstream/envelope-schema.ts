@@ -300,7 +300,7 @@ function mergeBranches(a: SchemaNode, b: SchemaNode): SchemaNode {
  * object schema, without descriptions. It admits every envelope the strict schema admits (the
  * render and property tests validate against both), at about a third of the size: it is sent
  * once per exposed tool in every tools/list, so on a 2,000-tool catalog the full schema alone
- * made the listing several megabytes (measured by `npm run bench`, see docs/performance.md).
+ * made the listing several megabytes (measured by `npm run bench`, see docs/performance-log.md).
  */
 function compact(schema: JsonSchemaObject): JsonSchemaObject {
   const node = bare(schema) as SchemaNode;

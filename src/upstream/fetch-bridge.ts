@@ -1,7 +1,7 @@
 /**
  * node:http ↔ the SDK's web-standard handler (`createMcpHandler(...).fetch`) for the modern leg
  * (E1). Does what `@modelcontextprotocol/node`'s `toNodeHandler` does, for a body already read and
- * parsed by the caller, with two costs fewer per request (measured in docs/performance.md):
+ * parsed by the caller, with two costs fewer per request (measured in docs/performance-log.md):
  *
  * - the `Request` carries the headers and the abort signal but no body. With `parsedBody` the
  *   handler never reads the body (it classifies the parsed value); `toNodeHandler` serializes the

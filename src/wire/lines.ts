@@ -8,7 +8,7 @@
  * with zod again right after, and on a line over its 10 MiB limit drops the buffer and throws,
  * which closes the whole connection and fails every call on it. Here each chunk is searched once,
  * a line is decoded once, and a line over the limit is skipped on its own and reported with the
- * request id it carries, so only that one request fails (docs/performance.md).
+ * request id it carries, so only that one request fails (docs/performance-log.md).
  */
 import type { JSONRPCMessage } from '@modelcontextprotocol/server';
 

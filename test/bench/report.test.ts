@@ -1,6 +1,6 @@
 /**
  * The bench's statistics and its table (bench/stats.ts, bench/report.ts): tables of exact values,
- * since every ratio in docs/performance.md comes through them.
+ * since every ratio in docs/performance-log.md comes through them.
  */
 import { describe, expect, it } from 'vitest';
 import type { Figure } from '../../bench/figures.js';

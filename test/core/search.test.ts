@@ -245,7 +245,7 @@ describe('search mode', () => {
       ({ q, want }) => !catalog.search(q, 5).some((tool) => want.includes(`${tool.server}/${tool.tool}`)),
     );
     const found = (queries.length - misses.length) / queries.length;
-    // The figure in docs/performance.md; the misses say where the ranking is weak.
+    // The figure in docs/performance-log.md; the misses say where the ranking is weak.
     expect({ found: found >= 0.9, misses: misses.map(({ q }) => q) }).toMatchObject({ found: true });
   });
 

@@ -3,7 +3,7 @@
  * `output.text: toon`, over the golden corpus (fixtures/results, the `results` envelope of each
  * case) and over tables of a growing number of rows, with a real tokenizer (gpt-tokenizer, the
  * o200k encoding of GPT-4o-class models). Used by test/upstream/toon.test.ts and by
- * scripts/toon-tokens.ts (the table in docs/performance.md).
+ * scripts/toon-tokens.ts (the table in docs/performance-log.md).
  */
 import { encode as tokens } from 'gpt-tokenizer';
 import { normalizeCallToolResult } from '../../src/core/normalize.js';

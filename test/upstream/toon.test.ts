@@ -1,7 +1,7 @@
 /**
  * F6 measured with a real tokenizer (gpt-tokenizer, o200k): `output.text: toon` is never more
  * tokens than the JSON text on any golden case, the corpus's tabular cases are at least a quarter
- * fewer in all, and a table of five rows or more is at least a quarter fewer. The table of figures is docs/performance.md (`npx tsx scripts/toon-tokens.ts`).
+ * fewer in all, and a table of five rows or more is at least a quarter fewer. The table of figures is docs/performance-log.md (`npx tsx scripts/toon-tokens.ts`).
  */
 import { describe, expect, it } from 'vitest';
 import { measureGolden, measureTable } from '../helpers/toon-tokens.js';
