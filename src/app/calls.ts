@@ -269,5 +269,8 @@ export function createToolBackend(deps: ToolDeps): ToolBackend<PreparedCall> {
         requestId: options.requestId,
       });
     },
+    releaseCaller(instance) {
+      pool.releaseCaller(instance);
+    },
   };
 }

@@ -23,6 +23,8 @@ export interface ServerHealth {
   /** P2: calls running on the server now, and waiting for a slot. */
   readonly in_flight: number;
   readonly queued: number;
+  /** P10: per-caller copies running now, for a server with `instances: per_session`. */
+  readonly instances?: number;
   readonly error?: string;
 }
 
@@ -61,6 +63,7 @@ export function createHealth(sources: HealthSources): Health {
       ...(snapshot.protocolVersion !== undefined ? { protocol_version: snapshot.protocolVersion } : {}),
       in_flight: snapshot.inFlight,
       queued: snapshot.queued,
+      ...(snapshot.instances !== undefined ? { instances: snapshot.instances } : {}),
       ...(snapshot.state !== 'ready' && snapshot.lastError !== undefined
         ? { error: snapshot.lastError }
         : {}),

@@ -137,6 +137,11 @@ export function createMetrics(sources: MetricsSources): Metrics {
     'Calls waiting for a slot on each downstream server now (P2).',
     (server) => server.queued,
   );
+  perServer(
+    'mcp_normalizer_downstream_instances',
+    'Running copies of each downstream server: the shared one while ready, plus the per-caller copies of a server with instances: per_session (P10).',
+    (server) => (server.state === 'ready' ? 1 : 0) + (server.instances ?? 0),
+  );
   new Gauge({
     name: 'mcp_normalizer_catalog_tools',
     help: 'Tools exposed upstream now.',

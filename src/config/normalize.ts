@@ -124,6 +124,11 @@ function serverConfig(entry: ServerEntry, written: WrittenConfig): ServerConfig 
     protocol: server.protocol ?? defaults.protocol,
     clientFeatures: server.client_features ?? defaults.client_features,
     isolateCallers: server.isolate_callers ?? defaults.isolate_callers,
+    instances: {
+      mode: server.instances ?? defaults.instances,
+      max: server.max_instances ?? defaults.max_instances,
+      idleMs: server.instance_idle_ms ?? defaults.instance_idle_ms,
+    },
     expose: server.expose ?? written.expose,
     instructions: (server.instructions ?? {}) as InstructionMap,
     tools: toolsOf(server),

@@ -28,6 +28,9 @@ export const SERVER_DEFAULTS = {
   protocol: 'auto',
   client_features: ['elicitation', 'sampling'],
   isolate_callers: false,
+  instances: 'shared',
+  max_instances: 16,
+  instance_idle_ms: 600_000,
 } as const;
 
 /**
@@ -45,6 +48,12 @@ const clientFeaturesSchema = z
  * the 2025 `initialize`; `legacy` never probes; `"2026-07-28"` insists on the modern revision.
  */
 export const PROTOCOL_MODES = ['auto', 'legacy', '2026-07-28'] as const;
+
+/**
+ * Which callers share one running copy of a server: all of them (`shared`), or each 2025 session
+ * and stdio connection, and each 2026 caller by its principal, its own (`per_session`).
+ */
+export const INSTANCE_MODES = ['shared', 'per_session'] as const;
 const protocolSchema = z.enum(PROTOCOL_MODES);
 
 export const positiveInt = z.number().int().min(1);
@@ -131,6 +140,18 @@ const DEFAULTABLE = {
     schema: z.boolean(),
     help: 'Q1: calls from different upstream clients never overlap on the server, so every request it sends to its client has one possible owner.',
   },
+  instances: {
+    schema: z.enum(INSTANCE_MODES),
+    help: 'P10: shared (one running copy for every caller) or per_session (each upstream session gets its own copy, for servers that keep state between calls: git, shells, browsers).',
+  },
+  max_instances: {
+    schema: positiveInt,
+    help: 'P10: most per-session copies of the server running at once; a new caller replaces the one idle longest, or gets `overloaded` when all are busy.',
+  },
+  instance_idle_ms: {
+    schema: positiveInt,
+    help: 'P10: a per-session copy with no call for this long is stopped.',
+  },
 } as const satisfies Record<keyof typeof SERVER_DEFAULTS, { schema: z.ZodType; help: string }>;
 
 type Defaultable = typeof DEFAULTABLE;
@@ -181,6 +202,9 @@ const serverShape = {
   ),
   client_features: serverKey('client_features'),
   isolate_callers: serverKey('isolate_callers'),
+  instances: serverKey('instances'),
+  max_instances: serverKey('max_instances'),
+  instance_idle_ms: serverKey('instance_idle_ms'),
 };
 
 type ServerLike = { command?: string; url?: string; serverUrl?: string; [key: string]: unknown };

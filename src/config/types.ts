@@ -84,6 +84,19 @@ export interface SourceLocation {
 /** E5: `auto` (probe, then fall back), `legacy` (2025 handshake only) or a pinned revision. */
 export type ProtocolMode = 'auto' | 'legacy' | '2026-07-28';
 
+/** P10: see {@link InstancesConfig}. */
+export type InstanceMode = 'shared' | 'per_session';
+
+/** P10: who shares one running copy of a server, how many copies at most, and for how long. */
+export interface InstancesConfig {
+  /** `shared`: one copy for every caller; `per_session`: a copy per upstream session. */
+  readonly mode: InstanceMode;
+  /** Most per-session copies at once. @default 16 */
+  readonly max: number;
+  /** A per-session copy with no call for this long is stopped. @default 600000 */
+  readonly idleMs: number;
+}
+
 /** One downstream server, with every default applied. */
 export interface ServerConfig {
   /** The server's key in the config (or its file name in `servers_dir`). */
@@ -110,6 +123,8 @@ export interface ServerConfig {
   readonly clientFeatures: readonly ClientFeature[];
   /** Q1: calls from different upstream clients never overlap on this server. @default false */
   readonly isolateCallers: boolean;
+  /** P7: who shares one running copy of the server. */
+  readonly instances: InstancesConfig;
   /** T11, inherited from the global `expose` unless set. */
   readonly expose: ExposeMode;
   /** R4, server layer. */

@@ -39,6 +39,11 @@ export interface CallOptions {
   readonly reply?: InputReply;
   /** O2: the upstream call's trace context; the downstream call's span is its child. */
   readonly trace?: Context;
+  /**
+   * P10: the caller's key: on a server with `instances: per_session` the call runs on that
+   * caller's own copy. Without one, on the shared copy.
+   */
+  readonly instance?: string;
 }
 
 /** What a call with a caller ends in: a Result, or a 2026 server's input round to relay (Q3). */

@@ -26,6 +26,7 @@ import {
 } from './dispatch.js';
 import type { FeatureCapability, FeatureLists } from './listing.js';
 import { Emitter } from './emitter.js';
+import { Instances } from './instances.js';
 import { CallSlots } from './slots.js';
 import { raceTimeout } from '../core/timers.js';
 import type { Timers } from '../core/timers.js';
@@ -84,6 +85,8 @@ export interface ServerSnapshot {
   readonly retryAfterMs?: number;
   readonly inFlight: number;
   readonly queued: number;
+  /** P10: per-caller copies running now (a server with `instances: per_session`). */
+  readonly instances?: number;
 }
 
 /** Events of a {@link Pool}. */
@@ -107,6 +110,8 @@ export interface RequestOptions {
 
 interface Entry extends DispatchTarget {
   readonly connection: Connection;
+  /** P10: the per-caller copies of a server with `instances: per_session`. */
+  readonly instances?: Instances;
   /** P1: the first connection attempt, once started; `settled` once it ended either way. */
   first?: Promise<void>;
   settled?: boolean;
@@ -141,9 +146,9 @@ export class Pool {
     }
   }
 
-  #entry(server: ServerConfig): Entry {
+  /** A new, unstarted connection to `server`. */
+  #connect(server: ServerConfig, logger: Logger): Connection {
     const options = this.#options;
-    const logger = serverLogger(options.logger, server.name);
     const connection = new Connection({
       server,
       logger,
@@ -154,6 +159,13 @@ export class Pool {
       clientInfo: options.clientInfo ?? { name: 'mcp-normalizer', version: '0.0.0' },
       ...(options.scrub !== undefined ? { scrub: options.scrub } : {}),
     });
+    connection.events.on('log', (params) => this.#events.emit('log', server.name, params));
+    return connection;
+  }
+
+  #entry(server: ServerConfig): Entry {
+    const logger = serverLogger(this.#options.logger, server.name);
+    const connection = this.#connect(server, logger);
     // Events of a connection that was replaced (O3) are not the server's any more.
     const own = (): boolean => this.#entries.get(server.name)?.connection === connection;
     connection.events.on('stateChanged', (state) => {
@@ -165,7 +177,6 @@ export class Pool {
     connection.events.on('featuresChanged', (capability) => {
       if (own()) this.#events.emit('featuresChanged', server.name, capability);
     });
-    connection.events.on('log', (params) => this.#events.emit('log', server.name, params));
     connection.events.on('resourceUpdated', (uri) => {
       if (own()) this.#events.emit('resourceUpdated', server.name, uri);
     });
@@ -175,6 +186,17 @@ export class Pool {
       logger,
       slots: new CallSlots(server.concurrency),
       ...(server.isolateCallers ? { lane: new CallerLane() } : {}),
+      ...(server.instances.mode === 'shared'
+        ? {}
+        : {
+            instances: new Instances({
+              server,
+              logger,
+              timers: this.#timers,
+              connect: (child) => this.#connect(server, child),
+              ...(server.isolateCallers ? { lane: () => new CallerLane() } : {}),
+            }),
+          }),
     };
   }
 
@@ -232,8 +254,8 @@ export class Pool {
   /** New calls fail at once; those in flight and queued get up to `graceMs`; then it closes. */
   async #drain(entry: Entry, graceMs: number): Promise<void> {
     entry.removing = true;
-    await raceTimeout(entry.slots.onIdle(), graceMs, this.#timers);
-    await entry.connection.close();
+    await raceTimeout(Promise.all([entry.slots.onIdle(), entry.instances?.idle()]), graceMs, this.#timers);
+    await Promise.all([entry.connection.close(), entry.instances?.close()]);
   }
 
   /** Subscribes to an event; returns the unsubscribe function. */
@@ -275,8 +297,9 @@ export class Pool {
 
   /** Every enabled server in config order. */
   snapshot(): readonly ServerSnapshot[] {
-    return [...this.#entries.values()].map(({ server, connection, slots }) => {
+    return [...this.#entries.values()].map(({ server, connection, slots, instances }) => {
       const retryAfterMs = connection.state === 'down' ? connection.retryAfterMs() : undefined;
+      const copies = instances?.load;
       return {
         name: server.name,
         state: connection.state,
@@ -288,10 +311,16 @@ export class Pool {
         ...(connection.protocolVersion !== undefined ? { protocolVersion: connection.protocolVersion } : {}),
         restarts: connection.restarts,
         ...(retryAfterMs !== undefined ? { retryAfterMs } : {}),
-        inFlight: slots.inFlight,
-        queued: slots.waiting,
+        inFlight: slots.inFlight + (copies?.inFlight ?? 0),
+        queued: slots.waiting + (copies?.queued ?? 0),
+        ...(instances !== undefined ? { instances: instances.size } : {}),
       };
     });
+  }
+
+  /** P10: the caller behind `instance` went away: its copies of per-session servers stop. */
+  releaseCaller(instance: string): void {
+    for (const entry of this.#entries.values()) entry.instances?.release(instance);
   }
 
   /**
@@ -323,6 +352,11 @@ export class Pool {
         // from the agent: the server is unavailable, as the U5 calls below answer too.
         failure('downstream_unavailable', `No enabled server named "${server}"`, { meta: { server, tool } }),
       );
+    }
+    // P10: a caller's own copy; the shared one while the server is being removed (it answers).
+    const key = options.instance;
+    if (entry.instances !== undefined && key !== undefined && entry.removing !== true && !this.#closing) {
+      return entry.instances.run(key, tool, (copy) => dispatchCall(this.#context, copy, tool, args, options));
     }
     return dispatchCall(this.#context, entry, tool, args, options);
   }
@@ -394,16 +428,21 @@ export class Pool {
 
   /** P5, forced exit: SIGKILL every stdio child now, synchronously (see {@link Connection.killNow}). */
   killAll(): void {
-    for (const entry of this.#entries.values()) entry.connection.killNow();
+    for (const entry of this.#entries.values()) {
+      entry.connection.killNow();
+      entry.instances?.killNow();
+    }
   }
 
   async #close(graceMs: number): Promise<void> {
     this.#closing = true;
     const entries = [...this.#entries.values()];
-    if (graceMs > 0)
-      await raceTimeout(Promise.all(entries.map((entry) => entry.slots.onIdle())), graceMs, this.#timers);
+    if (graceMs > 0) {
+      const idle = entries.map((entry) => Promise.all([entry.slots.onIdle(), entry.instances?.idle()]));
+      await raceTimeout(Promise.all(idle), graceMs, this.#timers);
+    }
     // Calls still queued are not cleared (a cleared p-queue task never settles, R3): once their
     // connection is closed they run, see it, and answer `downstream_unavailable` at once.
-    await Promise.all(entries.map((entry) => entry.connection.close()));
+    await Promise.all(entries.flatMap((entry) => [entry.connection.close(), entry.instances?.close()]));
   }
 }

@@ -74,6 +74,8 @@ export interface ToolBackend<F extends PreparedForward = PreparedForward> {
    * @default the failure as it is
    */
   answer?(name: string, result: FailureResult, requestId: string | number | undefined): FailureResult;
+  /** P10: the caller behind `instance` went away (its session closed): its own copies stop. */
+  releaseCaller?(instance: string): void;
 }
 
 /** Per-call options of {@link ToolBackend.callTool}. */
@@ -92,6 +94,8 @@ export interface ForwardOptions {
   readonly reply?: InputReply;
   /** O2: the upstream call's trace context. */
   readonly trace?: Context;
+  /** P10: the caller's key (its session's): a per-session server runs the call on its own copy. */
+  readonly instance?: string;
 }
 
 /** The aggregated server: SDK servers for every era and transport, sharing one backend. */

@@ -101,6 +101,8 @@ interface CallExtra {
   readonly outcome: { errorType?: string };
   /** F7: the session the call came on (its files are its own), or undefined without one. */
   readonly owner: object | undefined;
+  /** P10: the caller's key for per-session copies of a server; none: the shared copy. */
+  readonly instance?: string;
 }
 
 /**
@@ -139,6 +141,15 @@ export function createUpstreamServer<F extends PreparedForward>(deps: UpstreamDe
 
   /** Servers that are one client's connection: a 2025 session, a stdio connection (F7 owners). */
   const sessions = new WeakSet<Server>();
+  /** Servers that are the one caller of their transport (stdio): per-caller copies not needed (P10). */
+  const sole = new WeakSet<Server>();
+  /** Q3, P10: each session's or connection's own id, made at its first call. */
+  const callerIds = new WeakMap<Server, string>();
+  const callerIdOf = (server: Server): string => {
+    let id = callerIds.get(server);
+    if (id === undefined) callerIds.set(server, (id = randomUUID()));
+    return id;
+  };
 
   function render(result: Result, owner?: object): CallToolResult {
     // F7: bodies into the store, links into the result; not for a result an MCP App reads in its
@@ -213,6 +224,7 @@ export function createUpstreamServer<F extends PreparedForward>(deps: UpstreamDe
       requestId: extra.requestId,
       caller: extra.caller,
       trace: extra.trace,
+      ...(extra.instance !== undefined ? { instance: extra.instance } : {}),
       ...(extra.reply !== undefined ? { reply: extra.reply } : {}),
       // P3: forward progress only when the upstream asked for it, with ITS token.
       ...(extra.onProgress !== undefined ? { onProgress: extra.onProgress } : {}),
@@ -256,8 +268,6 @@ export function createUpstreamServer<F extends PreparedForward>(deps: UpstreamDe
       requestState: { verify: rounds.verify },
     });
     const owner = (): object | undefined => (sessions.has(server) ? server : undefined);
-    /** Q3: this session's or connection's own id, made at its first call. */
-    let connectionId: string | undefined;
     // E2: a list that may still grow is not to be cached by a modern host (the SDK's configured
     // hint is a fallback: a handler's own ttlMs wins).
     const hint = <T extends object>(result: T): T =>
@@ -323,7 +333,7 @@ export function createUpstreamServer<F extends PreparedForward>(deps: UpstreamDe
           callerKey: server,
           // Q3: a round is bound to its caller: the session or connection; a 2026 HTTP request
           // has neither, and every anonymous caller is one (the principal, once there is one).
-          callerId: owner() !== undefined ? (connectionId ??= randomUUID()) : '',
+          callerId: owner() !== undefined ? callerIdOf(server) : '',
           arguments: request.params.arguments,
           capabilities: hostCapabilities(server, era, ctx),
           // The SDK's per-request signal goes down as it is: whatever a cancelled call rejects
@@ -340,6 +350,9 @@ export function createUpstreamServer<F extends PreparedForward>(deps: UpstreamDe
             onProgress: run.onProgress,
             caller: run.caller,
             reply: run.reply,
+            // P10: whose copy of a per-session server runs the call: a session's own; the one
+            // caller of a stdio connection uses the shared copy.
+            ...(owner() !== undefined && !sole.has(server) ? { instance: callerIdOf(server) } : {}),
             trace: traced.context,
             outcome,
             owner: owner(),
@@ -366,6 +379,9 @@ export function createUpstreamServer<F extends PreparedForward>(deps: UpstreamDe
     server.onclose = () => {
       notifier.unregister(server);
       deps.files?.forget(server);
+      const id = callerIds.get(server);
+      // P10: the session's own copies of per-session servers stop with it.
+      if (id !== undefined) backend.releaseCaller?.(id);
       previous?.();
     };
     return server;
@@ -374,9 +390,13 @@ export function createUpstreamServer<F extends PreparedForward>(deps: UpstreamDe
   return {
     factory: ({ era }) => newServer(era).server,
     bus: notifier.bus,
-    track,
+    track(server, era) {
+      sole.add(server);
+      return track(server, era);
+    },
     async connect(transport, options) {
       const { server, onCall } = newServer('legacy');
+      if (options?.direct === true) sole.add(server);
       track(server, 'legacy');
       try {
         await server.connect(transport);

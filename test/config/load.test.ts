@@ -202,6 +202,9 @@ describe('loadConfig on inline configs', () => {
     expose: 'read_only',
     client_features: ['elicitation'],
     isolate_callers: true,
+    instances: 'per_session',
+    max_instances: 4,
+    instance_idle_ms: 1000,
   };
 
   it.each(Object.keys(ServerSchema.shape))(

@@ -36,7 +36,8 @@ export type FixtureName =
   | 'modern'
   | 'probe-exit'
   | 'asking'
-  | 'raw';
+  | 'raw'
+  | 'stateful';
 
 /**
  * The command that runs fixture `name` over stdio. Throws when dist is missing, naming the fix.
@@ -114,6 +115,7 @@ export function serverConfig(
     protocol: 'auto',
     clientFeatures: ['elicitation', 'sampling'],
     isolateCallers: false,
+    instances: { mode: 'shared', max: 16, idleMs: 600_000 },
     expose: 'all',
     instructions: {},
     tools: { include: [], exclude: [], rename: {}, overrides: {}, stripPrefix: false },
