@@ -8,6 +8,7 @@
  * outermost net, a failed input round: {@link ToolBackend.answer}).
  */
 import type { Logger } from 'pino';
+import type { Tool } from '@modelcontextprotocol/server';
 import type { Config, ServerConfig } from '../config/types.js';
 import type { Catalog, ExposedTool } from '../core/catalog.js';
 import { applyInstruction, type InstructionLayers } from '../core/instructions.js';
@@ -16,6 +17,7 @@ import { carriedMeta } from '../core/meta.js';
 import { composeName, echoedName } from '../core/naming.js';
 import { uriPrefix } from '../core/uri-namespace.js';
 import { isForward, prepareCall, type PreparedCall } from '../core/prepare-call.js';
+import type { CallAccess } from '../core/policy.js';
 import { calledName, searchPairNames, type SearchPair } from '../core/search.js';
 import { failure, type FailureResult, type Result } from '../core/result.js';
 import { logCallEnd } from '../log/call-log.js';
@@ -207,22 +209,23 @@ export function createToolBackend(deps: ToolDeps): ToolBackend<PreparedCall> {
     name: string,
     args: Record<string, unknown> | undefined,
     requestId: string | number | undefined,
+    access?: CallAccess,
   ): PreparedCall | Result | Promise<PreparedCall | Result> {
     if (name === searchPair()?.search) {
       // P1, S2: a search is a list of sorts: in the first moments it waits for servers starting.
       const searching = deps.settleLists();
-      if (searching !== undefined) return searching.then(() => prepare(name, args, requestId));
+      if (searching !== undefined) return searching.then(() => prepare(name, args, requestId, access));
       return searchTurn().then(() =>
-        finishPrepare(prepareCall(deps.catalog(), name, args), name, args, requestId),
+        finishPrepare(prepareCall(deps.catalog(), name, args, access), name, args, requestId),
       );
     }
-    const prepared = prepareCall(deps.catalog(), name, args);
+    const prepared = prepareCall(deps.catalog(), name, args, access);
     if (!unknownTool(prepared)) return finishPrepare(prepared, name, args, requestId);
     // P1: a name no tool has yet, while a server that could hold it is still starting: the call
     // waits for that server (bounded) instead of being answered unknown_tool. A server that came
     // up a moment ago has its tools in the catalog once it settled (at once).
     const again = (): PreparedCall | Result =>
-      finishPrepare(prepareCall(deps.catalog(), name, args), name, args, requestId);
+      finishPrepare(prepareCall(deps.catalog(), name, args, access), name, args, requestId);
     const settling = deps.settle(calledName(searchPair(), name, args));
     return settling === undefined ? again() : settling.then(again);
   }
@@ -238,13 +241,20 @@ export function createToolBackend(deps: ToolDeps): ToolBackend<PreparedCall> {
       // The named tool's (S4: `call_tool`'s target's) instructions, as for any of its answers.
       return outcome(result, deps.catalog().get(name), { exposedName: echoedName(name), requestId });
     },
-    listTools() {
+    listTools(access) {
       // P1: what is ready (in the first moments, once the servers starting then are up); a host
-      // that lists early hears of the rest (T10).
+      // that lists early hears of the rest (T10). I3: what the caller may see, and the search
+      // pair, which is the gateway's own.
+      const visible = (): readonly Tool[] => {
+        const definitions = deps.catalog().definitions;
+        if (access === undefined) return definitions;
+        const pair = searchPair();
+        return definitions.filter(
+          (tool) => tool.name === pair?.search || tool.name === pair?.call || access.sees(tool.name),
+        );
+      };
       const settling = deps.settleLists();
-      return settling === undefined
-        ? deps.catalog().definitions
-        : settling.then(() => deps.catalog().definitions);
+      return settling === undefined ? visible() : settling.then(visible);
     },
     prepareCall: prepare,
     async callTool(call, options) {

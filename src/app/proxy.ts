@@ -11,6 +11,7 @@ import type { Config } from '../config/types.js';
 import type { Catalog, CatalogOptions } from '../core/catalog.js';
 import type { FeatureIndex } from '../core/feature-index.js';
 import { secretScrubber } from '../core/secrets.js';
+import { compilePolicy, type Policy } from '../core/policy.js';
 import { Pool } from '../downstream/pool.js';
 import type { PoolOptions, ServerSnapshot } from '../downstream/pool.js';
 import { ENVELOPE_OUTPUT_SCHEMAS, typedEnvelopeSchema } from '../upstream/envelope-schema.js';
@@ -103,6 +104,43 @@ function catalogOptions(config: Config): CatalogOptions {
 }
 
 /**
+ * I1: `http.token` alone guards the endpoint with one shared token; with `http.auth` the endpoint
+ * is a resource server, and `http.token` becomes one more static token (the principal `token`).
+ * I4: with a policy, a call whose tool needs a scope its caller lacks gets 403 at the HTTP layer.
+ */
+function httpIdentity(
+  config: Config,
+  policy: Policy | undefined,
+  backend: { calledName?(name: string, args: Record<string, unknown> | undefined): string },
+): Pick<HttpOptions, 'token' | 'auth' | 'scopeCheck'> {
+  const { token, auth, publicUrl } = config.http;
+  if (auth === undefined) return token !== undefined ? { token } : {};
+  const tokens =
+    token === undefined ? auth.tokens : { token: { token, groups: [], scopes: [] }, ...auth.tokens };
+  return {
+    auth: {
+      ...(publicUrl !== undefined ? { publicUrl } : {}),
+      ...(auth.issuer !== undefined ? { issuer: auth.issuer } : {}),
+      ...(auth.audience !== undefined ? { audience: auth.audience } : {}),
+      ...(auth.jwksUri !== undefined ? { jwksUri: auth.jwksUri } : {}),
+      requiredScopes: auth.requiredScopes,
+      groupsClaim: auth.groupsClaim,
+      clockSkewSeconds: auth.clockSkewSeconds,
+      tokens,
+    },
+    ...(policy !== undefined
+      ? {
+          scopeCheck: (principal, name, args) => {
+            const called = backend.calledName?.(name, args as Record<string, unknown> | undefined) ?? name;
+            const verdict = policy.decide(principal, called);
+            return !verdict.allowed && verdict.reason === 'insufficient_scope' ? verdict.scope : undefined;
+          },
+        }
+      : {}),
+  };
+}
+
+/**
  * Builds the proxy. Nothing starts until {@link Proxy.start}.
  * @example const proxy = createProxy(config, { logger }); void proxy.start(); await proxy.serveStdio();
  */
@@ -166,8 +204,11 @@ export function createProxy(config: Config, options: ProxyOptions): Proxy {
     settleLists: catalogs.settleLists,
     metrics,
   });
+  // I3: who may see and call what (every caller everything without `access:`).
+  const policy = config.access === undefined ? undefined : compilePolicy(config.access);
   const upstream = createUpstreamServer({
     backend,
+    ...(policy !== undefined ? { policy } : {}),
     notifier,
     output: { format: config.output.format, media: config.output.media, text: config.output.text },
     ...(config.output.files === 'resource' ? { files: createFileStore(config.output.fileStore) } : {}),
@@ -229,7 +270,7 @@ export function createProxy(config: Config, options: ProxyOptions): Proxy {
           maxSessions: config.http.maxSessions,
           legacy: config.http.legacy,
           ...(config.http.replicaId !== undefined ? { replicaId: config.http.replicaId } : {}),
-          ...(config.http.token !== undefined ? { token: config.http.token } : {}),
+          ...httpIdentity(config, policy, backend),
           metrics: () => metrics.scrape(),
           onRequest,
           onSessions: (count) => (sessions = count),

@@ -148,6 +148,7 @@ export function normalizeConfig(
   // T1: config `prefix`, else env MCP_TOOL_PREFIX, else none; an empty value means none.
   const globalPrefix = written.prefix ?? context.env['MCP_TOOL_PREFIX'];
   const token = written.http.token;
+  const auth = written.http.auth;
   const stateKey = written.input_required.state_key;
   const config: Config = {
     separator: written.separator,
@@ -183,7 +184,24 @@ export function normalizeConfig(
       ...(written.http.replica_id !== undefined && written.http.replica_id !== ''
         ? { replicaId: written.http.replica_id }
         : {}),
+      ...(written.http.public_url !== undefined
+        ? { publicUrl: written.http.public_url.replace(/\/+$/, '') }
+        : {}),
+      ...(auth !== undefined
+        ? {
+            auth: {
+              ...(auth.issuer !== undefined ? { issuer: auth.issuer } : {}),
+              ...(auth.audience !== undefined ? { audience: auth.audience } : {}),
+              ...(auth.jwks_uri !== undefined ? { jwksUri: auth.jwks_uri } : {}),
+              requiredScopes: auth.required_scopes,
+              groupsClaim: auth.groups_claim,
+              clockSkewSeconds: auth.clock_skew_s,
+              tokens: auth.tokens,
+            },
+          }
+        : {}),
     },
+    ...(written.access !== undefined ? { access: written.access } : {}),
     inputRequired: {
       ...(stateKey !== undefined ? { stateKey } : {}),
       roundTimeoutMs: written.input_required.round_timeout_ms,
@@ -191,8 +209,14 @@ export function normalizeConfig(
     },
     servers: entries.map((entry) => serverConfig(entry, written)),
     redactKeys: written.redact_keys,
-    // L2: the state key is a secret even when written literally.
-    secrets: stateKey !== undefined ? [...new Set([...context.secrets, stateKey])] : context.secrets,
+    // L2: the state key and static tokens are secrets even when written literally.
+    secrets: [
+      ...new Set([
+        ...context.secrets,
+        ...(stateKey !== undefined ? [stateKey] : []),
+        ...Object.values(auth?.tokens ?? {}).map((entry) => entry.token),
+      ]),
+    ],
     file: context.file,
   };
   return globalPrefix !== undefined && globalPrefix !== '' ? { ...config, prefix: globalPrefix } : config;

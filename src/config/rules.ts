@@ -183,6 +183,17 @@ export function checkRules(
       problemAt(main, ['servers'], 'every server is disabled ("enabled: false"): no tools will be served'),
     );
   }
+  // I1: a resource server needs something to accept.
+  const auth = written.http.auth;
+  if (auth !== undefined && auth.issuer === undefined && Object.keys(auth.tokens).length === 0) {
+    out.errors.push(
+      problemAt(
+        main,
+        ['http', 'auth'],
+        'http.auth accepts no token: set "issuer" (an OAuth authorization server) or add "tokens"',
+      ),
+    );
+  }
   uniqueNames(entries, out);
   uniquePrefixes(entries, out);
   for (const entry of entries) {

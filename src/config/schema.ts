@@ -16,6 +16,7 @@ import {
   TEXT_MODES,
 } from '../core/options.js';
 import { z } from 'zod';
+import { isPrincipalPattern } from '../core/policy.js';
 import {
   DefaultsSchema,
   exposeSchema,
@@ -129,6 +130,80 @@ export const InputRequiredSchema = z
     'Requests from a downstream to its client (elicitation, sampling, roots), relayed as input rounds.',
   );
 
+const principalPattern = z.string().refine(isPrincipalPattern, {
+  message: 'expected sub:<subject>, group:<name>, scope:<scope>, client:<id> or *',
+});
+
+/** I1: `http.auth`, the endpoint as an OAuth 2.1 resource server. */
+const AuthSchema = z
+  .strictObject({
+    issuer: z
+      .url()
+      .optional()
+      .describe(
+        'The authorization server whose JWT access tokens are accepted; its keys are found by OIDC / RFC 8414 discovery from here.',
+      ),
+    audience: z
+      .string()
+      .min(1)
+      .optional()
+      .describe('Accepted `aud` of a token. Default: the resource, <public_url>/mcp.'),
+    jwks_uri: z.url().optional().describe("The issuer's JWKS, when discovery should be skipped."),
+    required_scopes: z
+      .array(z.string().min(1))
+      .default([])
+      .describe('Scopes every token must carry; a token without them gets 403 insufficient_scope.'),
+    groups_claim: z
+      .string()
+      .min(1)
+      .default('groups')
+      .describe("The token claim holding the principal's groups."),
+    clock_skew_s: z
+      .number()
+      .int()
+      .min(0)
+      .max(300)
+      .default(60)
+      .describe('Tolerated clock difference with the issuer, in seconds, for exp and nbf.'),
+    tokens: z
+      .record(
+        z.string().regex(/^[A-Za-z0-9_.@-]{1,64}$/, { message: 'expected 1 to 64 of A-Z a-z 0-9 _ . @ -' }),
+        z.strictObject({
+          token: z
+            .string()
+            .min(16, { message: 'expected a token of at least 16 characters' })
+            .describe('The bearer token; use ${VAR} to keep it out of the file. Scrubbed from every output.'),
+          groups: z
+            .array(z.string().min(1))
+            .default([])
+            .describe("The principal's groups (group:<name> in access rules)."),
+          scopes: z
+            .array(z.string().min(1))
+            .default([])
+            .describe("The principal's scopes (scope:<scope>, and tools that need one)."),
+        }),
+      )
+      .default({})
+      .describe('Static tokens, each a principal named by its key (its subject and client id).'),
+  })
+  .describe('I1: who is calling. Tokens are validated here and never passed to a downstream.');
+
+/** I3: one `access:` rule. */
+const AccessRuleSchema = z.strictObject({
+  principals: z
+    .array(principalPattern)
+    .min(1)
+    .describe('Who the rule is for; the first matching rule decides.'),
+  allow: z
+    .array(z.string().min(1))
+    .min(1)
+    .describe('Globs over exposed tool names the principals may see and call; `!glob` excludes.'),
+  scopes: z
+    .record(z.string().min(1), z.string().min(1))
+    .default({})
+    .describe('Glob over exposed names → the scope such a tool needs (403 insufficient_scope without it).'),
+});
+
 /** `serve --http` settings (U1, U2). */
 export const HttpSchema = z
   .strictObject({
@@ -146,6 +221,13 @@ export const HttpSchema = z
       .describe(
         'Bearer token required on every request; empty or absent: none. Use ${VAR} to keep it out of the file.',
       ),
+    public_url: z
+      .url()
+      .optional()
+      .describe(
+        'I1: the canonical URL of the gateway; the OAuth resource is <public_url>/mcp. Default: the URL served.',
+      ),
+    auth: AuthSchema.optional(),
     allowed_hosts: z
       .array(z.string().min(1))
       .default([...DEFAULT_ALLOWED_HOSTS])
@@ -238,6 +320,12 @@ export const ConfigSchema = z
     defaults: DefaultsSchema,
     input_required: InputRequiredSchema,
     http: HttpSchema,
+    access: z
+      .array(AccessRuleSchema)
+      .optional()
+      .describe(
+        'I3: ordered rules, first match wins, no match means no access. Absent: every caller may see and call every tool.',
+      ),
     redact_keys: z
       .array(z.string().min(1))
       .default([...DEFAULT_REDACT_KEYS])

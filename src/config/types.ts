@@ -13,6 +13,7 @@ import type {
   TextMode,
 } from '../core/options.js';
 import type { ErrorType } from '../core/result.js';
+import type { AccessRule } from '../core/policy.js';
 
 /** The envelope an upstream client receives (F1–F3). */
 export type { OutputFormat } from '../core/options.js';
@@ -164,6 +165,26 @@ export interface HttpConfig {
   readonly legacy: LegacyMode;
   /** Prefix of every session id, for session-aware load balancing; undefined: none. */
   readonly replicaId?: string;
+  /** I1: the canonical URL; the resource is `<publicUrl>/mcp`. */
+  readonly publicUrl?: string;
+  /** I1: the resource server; absent: no identity (loopback or `token` only). */
+  readonly auth?: AuthConfig;
+}
+
+/** I1: `http.auth`. */
+export interface AuthConfig {
+  readonly issuer?: string;
+  readonly audience?: string;
+  readonly jwksUri?: string;
+  readonly requiredScopes: readonly string[];
+  readonly groupsClaim: string;
+  readonly clockSkewSeconds: number;
+  readonly tokens: Readonly<
+    Record<
+      string,
+      { readonly token: string; readonly groups: readonly string[]; readonly scopes: readonly string[] }
+    >
+  >;
 }
 
 /** Output settings (F, N9, T6). */
@@ -210,6 +231,8 @@ export interface Config {
   readonly http: HttpConfig;
   /** Q3: requests from a downstream to its client, relayed as input rounds. */
   readonly inputRequired: InputRequiredConfig;
+  /** I3: the access rules; absent: every caller everything. */
+  readonly access?: readonly AccessRule[];
   /** Enabled and disabled servers, in config order (T4 decides collisions by this order). */
   readonly servers: readonly ServerConfig[];
   /** Argument keys whose values are redacted in trace logs (L1). */

@@ -14,6 +14,8 @@ export const DEFAULT_INSTRUCTIONS: Readonly<Record<ErrorType, string>> = Object.
     'No tool has this name: use one of the suggested names or list the tools again; do not retry this name.',
   consent_required:
     'This tool needs explicit user instruction: ask the user to confirm, and only then call it again with the explicit_action argument.',
+  access_denied:
+    'The caller is not allowed this tool: do not retry; tell the user which tool was refused, so that they can ask for access.',
   timeout: 'The tool did not answer in time: retry at most once, then tell the user.',
   cancelled: 'The call was cancelled: do not retry unless the user asks you to.',
   overloaded: 'The server is busy: wait a few seconds and retry, at most twice.',

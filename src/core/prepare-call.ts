@@ -7,6 +7,7 @@
  */
 import type { Catalog, ExposedTool } from './catalog.js';
 import { checkExplicit, stripExplicit } from './explicit.js';
+import type { CallAccess, Verdict } from './policy.js';
 import { failure, ok, type FailureResult, type Result } from './result.js';
 import {
   readCallArguments,
@@ -63,11 +64,36 @@ const ISSUES_IN_MESSAGE = 3;
  * const prepared = prepareCall(catalog, 'fs_read', { path: 'a.txt' });
  * if (!isForward(prepared)) return prepared; // unknown_tool, consent_required, invalid_arguments
  */
-export function prepareCall(catalog: CallCatalog, exposedName: string, args: unknown): PreparedCall | Result {
+export function prepareCall(
+  catalog: CallCatalog,
+  exposedName: string,
+  args: unknown,
+  access?: CallAccess,
+): PreparedCall | Result {
   const pair = catalog.searchPair;
   if (pair !== undefined && (exposedName === pair.search || exposedName === pair.call))
-    return preparePair(catalog, pair, exposedName, args);
-  return prepareTool(catalog, exposedName, args);
+    return preparePair(catalog, pair, exposedName, args, access);
+  return prepareTool(catalog, exposedName, args, access);
+}
+
+/**
+ * I3: the caller's policy refuses `name`: `access_denied`, saying why (no rule for the caller, not
+ * in its rule's allow list, or a scope it lacks, I4).
+ */
+function denied(name: string, verdict: Verdict & { allowed: false }): FailureResult {
+  const why =
+    verdict.reason === 'insufficient_scope'
+      ? `needs the scope "${verdict.scope}", which the caller's token does not have`
+      : verdict.reason === 'no_rule'
+        ? 'is not allowed: no access rule matches the caller'
+        : "is not allowed by the caller's access rule";
+  return failure('access_denied', `Tool "${name}" ${why}.`, {
+    meta: { tool: name, source: 'proxy' },
+    errorData: {
+      reason: verdict.reason,
+      ...(verdict.reason === 'insufficient_scope' ? { scope: verdict.scope } : {}),
+    },
+  });
 }
 
 /** S2, S4: the search pair's calls. */
@@ -76,6 +102,7 @@ function preparePair(
   pair: SearchPair,
   exposedName: string,
   args: unknown,
+  access: CallAccess | undefined,
 ): PreparedCall | Result {
   const meta = { tool: exposedName, source: 'proxy' as const };
   const invalid = (issues: readonly PairIssue[]): FailureResult =>
@@ -87,14 +114,20 @@ function preparePair(
   if (exposedName === pair.search) {
     const read = readSearchArguments(args);
     if ('issues' in read) return invalid(read.issues);
-    const matches = catalog.search?.(read.query, read.limit) ?? [];
+    // I3: the caller finds only what it may call; the rest of the ranking fills the limit.
+    const matches =
+      access === undefined
+        ? (catalog.search?.(read.query, read.limit) ?? [])
+        : (catalog.search?.(read.query, Number.MAX_SAFE_INTEGER) ?? [])
+            .filter((tool) => access.sees(tool.name))
+            .slice(0, read.limit);
     return ok({ tools: matches.map(searchMatch) }, { meta });
   }
   const read = readCallArguments(args);
   if ('issues' in read) return invalid(read.issues);
   if (read.name === pair.search || read.name === pair.call)
     return invalid([{ path: '/name', message: `call "${read.name}" directly, not through "${pair.call}"` }]);
-  const prepared = prepareTool(catalog, read.name, read.arguments);
+  const prepared = prepareTool(catalog, read.name, read.arguments, access);
   return isForward(prepared) ? { ...prepared, exposedName: read.name } : prepared;
 }
 
@@ -108,12 +141,15 @@ function prepareTool(
   catalog: Pick<Catalog, 'get' | 'suggest'>,
   exposedName: string,
   args: unknown,
+  access?: CallAccess,
 ): PreparedCall | FailureResult {
   const entry = catalog.get(exposedName);
   if (!entry) {
     // T9: an isError result the agent can read, with close names to try. A name far longer than
     // any exposed one is no typo of one (and comparing it would cost its length per tool).
-    const suggestions = exposedName.length > 2 * ECHOED_NAME_CHARS ? [] : catalog.suggest(exposedName);
+    const suggestions = (
+      exposedName.length > 2 * ECHOED_NAME_CHARS ? [] : catalog.suggest(exposedName)
+    ).filter((name) => access === undefined || access.sees(name));
     const hint =
       suggestions.length > 0 ? ` Did you mean ${suggestions.map((s) => `"${s}"`).join(', ')}?` : '';
     const shown = echoedName(exposedName);
@@ -123,6 +159,9 @@ function prepareTool(
       errorData: { tool: shown, suggestions },
     });
   }
+  // I3, I4: after the lookup, before anything about the call is checked or forwarded.
+  const verdict = access?.decide(exposedName);
+  if (verdict !== undefined && !verdict.allowed) return denied(exposedName, verdict);
   const meta = { server: entry.server, tool: entry.tool, source: 'proxy' as const };
   const given = args === undefined ? {} : args;
   let forwarded = given;

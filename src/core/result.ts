@@ -16,6 +16,7 @@ export const ERROR_TYPES = [
   'invalid_arguments',
   'unknown_tool',
   'consent_required',
+  'access_denied',
   'timeout',
   'cancelled',
   'overloaded',

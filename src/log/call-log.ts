@@ -45,6 +45,7 @@ const BINDS_SERVER = new WeakMap<Logger, boolean>();
  */
 const CALLER_REFUSALS: ReadonlySet<string> = new Set([
   'consent_required',
+  'access_denied',
   'invalid_arguments',
   'unknown_tool',
 ]);

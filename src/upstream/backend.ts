@@ -13,6 +13,7 @@ import type {
 } from '@modelcontextprotocol/server';
 import type { Context } from '@opentelemetry/api';
 import type { Caller, InputReply, InputRound } from '../core/input.js';
+import type { CallAccess } from '../core/policy.js';
 import type { FailureResult, Result } from '../core/result.js';
 import type { Era } from './notifier.js';
 
@@ -43,7 +44,7 @@ export interface ToolBackend<F extends PreparedForward = PreparedForward> {
    * client asking right after start waits for the first connection round instead of seeing a
    * partial list.
    */
-  listTools(): readonly Tool[] | Promise<readonly Tool[]>;
+  listTools(access?: CallAccess): readonly Tool[] | Promise<readonly Tool[]>;
   /**
    * tools/call, step 1: lookup, explicit gate, argument check; a failure reaches no downstream,
    * and neither does a call the gateway answers itself (`search_tools`, S2). May be a promise for the same reason as {@link ToolBackend.listTools}: a call that arrives
@@ -53,6 +54,7 @@ export interface ToolBackend<F extends PreparedForward = PreparedForward> {
     name: string,
     args: Record<string, unknown> | undefined,
     requestId?: string | number,
+    access?: CallAccess,
   ): F | Result | Promise<F | Result>;
   /**
    * tools/call, step 2: the downstream call. Never rejects (R3). The backend owns the outcome of
@@ -117,8 +119,13 @@ export interface UpstreamServer {
    * Creates a legacy-era `Server` for `transport`, connects it, and tracks it until it closes: a
    * 2025-era HTTP session, an in-memory CLI client. `direct`: a transport of one client with
    * no per-request routing (stdio) answers plain calls past the SDK's Protocol (direct-calls.ts).
+   * `sole` (implied by `direct`): the transport's client is the local user, the one caller (I2,
+   * P10), as for the CLI's in-memory client.
    */
-  connect(transport: Transport, options?: { readonly direct?: boolean }): Promise<Server>;
+  connect(
+    transport: Transport,
+    options?: { readonly direct?: boolean; readonly sole?: boolean },
+  ): Promise<Server>;
   /** T10: tells every client that the tool list changed. */
   notifyToolsChanged(): void;
   /** U5: tells every client that the prompt list changed. */

@@ -15,12 +15,13 @@
  * same 500 JSON-RPC error with the request's id echoed.
  */
 import { once } from 'node:events';
+import type { AuthInfo } from '@modelcontextprotocol/server';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { isRecord } from '../core/json.js';
 
 /** The part of the SDK's `McpHttpHandler` the bridge calls. */
 export interface FetchHandler {
-  fetch(request: Request, options?: { parsedBody?: unknown }): Promise<Response>;
+  fetch(request: Request, options?: { parsedBody?: unknown; authInfo?: AuthInfo }): Promise<Response>;
 }
 
 /** Serves one request whose body (if any) is already parsed. */
@@ -44,7 +45,12 @@ export function bridgeFetchHandler(handler: FetchHandler, onerror: (error: Error
     if (res.destroyed) abort.abort();
     let response: Response;
     try {
-      response = await handler.fetch(webRequest(req, abort.signal), { parsedBody });
+      // I1: the token validated by http-auth.ts, as the handlers' `authInfo`.
+      const authInfo = (req as IncomingMessage & { auth?: AuthInfo }).auth;
+      response = await handler.fetch(webRequest(req, abort.signal), {
+        parsedBody,
+        ...(authInfo !== undefined ? { authInfo } : {}),
+      });
     } catch (error) {
       try {
         onerror(error instanceof Error ? error : new Error(String(error)));

@@ -33,6 +33,8 @@ import { systemTimers } from '../wire/timers.js';
 import { bridgeFetchHandler } from './fetch-bridge.js';
 import { eraOfRequest, isLegacy, requestsOf } from './http-era.js';
 import { createRequestGuard } from './http-guard.js';
+import { createHttpAuth, requestPrincipal, type HttpAuth, type ScopeCheck } from './http-auth.js';
+import { createIdentity, type IdentityOptions } from './identity.js';
 import { answerProbe, sendJson, sendJsonRpcError, type HealthReport } from './http-probes.js';
 import { LegacySessions } from './sessions.js';
 import type { UpstreamServer } from './server.js';
@@ -100,6 +102,13 @@ export interface HttpOptions {
   readonly onSessions?: (count: () => number) => void;
   /** Builds the `/healthz` answer on each request. */
   readonly health: () => HealthReport;
+  /**
+   * I1: the endpoint as an OAuth resource server (the resource is `<publicUrl>/mcp`, or the URL
+   * served); absent: `token` alone, or nothing on loopback.
+   */
+  readonly auth?: Omit<IdentityOptions, 'resource'> & { readonly publicUrl?: string };
+  /** I4: the scope a call needs and its caller lacks (403 `insufficient_scope`). */
+  readonly scopeCheck?: ScopeCheck;
 }
 
 /** A listening HTTP endpoint. */
@@ -169,6 +178,7 @@ export async function listenHttp(
   });
   options.onSessions?.(() => sessions.size);
   const serveModern = bridgeFetchHandler(modern, onerror);
+  let httpAuth: HttpAuth | undefined;
 
   /** O1: counts each request of `body` in the era `eraOf` gives it. */
   function count(body: unknown, eraOf: (request: Record<string, unknown>) => Era): void {
@@ -201,12 +211,15 @@ export async function listenHttp(
       }
       if (body?.kind === 'invalid') return sendJsonRpcError(res, 400, -32700, 'Parse error: Invalid JSON');
       count(body?.value, (request) => eraOfRequest(request));
+      if (httpAuth !== undefined && !httpAuth.stepUp(req, res, body?.value)) return;
       answeringUntilDone(res, body?.value);
       return serveModern(req, res, body?.value);
     }
     const sessionHeader = req.headers['mcp-session-id'];
     const sessionId = Array.isArray(sessionHeader) ? sessionHeader[0] : sessionHeader;
-    const transport = sessionId === undefined ? undefined : sessions.transportFor(sessionId, res);
+    // I5: a session belongs to the principal that opened it.
+    const owner = requestPrincipal(req)?.subject;
+    const transport = sessionId === undefined ? undefined : sessions.transportFor(sessionId, res, owner);
     if (req.method === 'POST') {
       const body = await readJsonBody(req, maxBodyBytes);
       if (body.kind === 'too_large') {
@@ -218,6 +231,7 @@ export async function listenHttp(
         );
       }
       if (body.kind === 'invalid') return sendJsonRpcError(res, 400, -32700, 'Parse error: Invalid JSON');
+      if (httpAuth !== undefined && !httpAuth.stepUp(req, res, body.value)) return;
       answeringUntilDone(res, body.value);
       if (transport !== undefined) {
         count(body.value, () => 'legacy');
@@ -230,7 +244,7 @@ export async function listenHttp(
         logger.debug({ era: legacy ? 'legacy' : 'modern', method: methodOf(body.value) }, 'HTTP request');
       }
       if (!legacy) return serveModern(req, res, body.value);
-      if (isInitializeRequest(body.value)) return sessions.open(req, res, body.value);
+      if (isInitializeRequest(body.value)) return sessions.open(req, res, body.value, owner);
       return sendJsonRpcError(
         res,
         400,
@@ -265,7 +279,12 @@ export async function listenHttp(
       if (verdict.status === 401) res.setHeader('WWW-Authenticate', 'Bearer realm="mcp-normalizer"');
       return sendJsonRpcError(res, verdict.status, -32000, verdict.message);
     }
-    if (path === '/mcp') return handleMcp(req, res);
+    if (path !== undefined && httpAuth?.answerMetadata(req, res, path) === true) return;
+    if (path === '/mcp') {
+      // I1: who is calling, before anything of the request is read.
+      if (httpAuth !== undefined && !(await httpAuth.authenticate(req, res))) return;
+      return handleMcp(req, res);
+    }
     return sendJson(res, 404, { error: 'Not found: MCP is served at /mcp, health at /healthz' });
   }
 
@@ -315,6 +334,15 @@ export async function listenHttp(
   });
   const address = server.address() as AddressInfo;
   const base = `http://${formatHost(options.host)}:${address.port}`;
+  // I1: the resource is known once the port is.
+  if (options.auth !== undefined) {
+    const { publicUrl, ...identity } = options.auth;
+    httpAuth = createHttpAuth(
+      createIdentity({ ...identity, resource: new URL(`${publicUrl ?? base}/mcp`) }),
+      logger,
+      options.scopeCheck,
+    );
+  }
 
   let closing: Promise<void> | undefined;
   return {

@@ -15,6 +15,16 @@ import type { Logger } from 'pino';
 import type { HostCapabilities, Caller, InputReply, InputRound } from '../core/input.js';
 import { isInputRound } from '../core/input.js';
 import type { Result } from '../core/result.js';
+import type { AuthInfo } from '@modelcontextprotocol/server';
+import {
+  accessOf,
+  ANONYMOUS_PRINCIPAL,
+  LOCAL_PRINCIPAL,
+  principalOf,
+  type CallAccess,
+  type Policy,
+  type Principal,
+} from '../core/policy.js';
 import { failure, type FailureResult } from '../core/result.js';
 import { raceTimeout, type Timers } from '../core/timers.js';
 import { systemTimers } from '../wire/timers.js';
@@ -80,6 +90,8 @@ export interface UpstreamDeps<F extends PreparedForward = PreparedForward> {
   readonly listsComplete?: () => boolean;
   /** The clock of the drain's bound. @default systemTimers */
   readonly timers?: Timers;
+  /** I3: who may see and call what; absent: every caller everything. */
+  readonly policy?: Policy;
   /** O1: one notification sent upstream. */
   readonly onForward?: (kind: 'progress' | 'log' | 'list_changed') => void;
   /**
@@ -103,6 +115,8 @@ interface CallExtra {
   readonly owner: object | undefined;
   /** P10: the caller's key for per-session copies of a server; none: the shared copy. */
   readonly instance?: string;
+  /** I3: the caller's view of the policy; absent without one. */
+  readonly access?: CallAccess;
 }
 
 /**
@@ -145,6 +159,14 @@ export function createUpstreamServer<F extends PreparedForward>(deps: UpstreamDe
   const sole = new WeakSet<Server>();
   /** Q3, P10: each session's or connection's own id, made at its first call. */
   const callerIds = new WeakMap<Server, string>();
+  /**
+   * I2: who sent a request: the principal of its validated token; the local user over stdio
+   * (they started the process); anonymous over HTTP without identity.
+   */
+  const principalFor = (server: Server, ctx: { http?: { authInfo?: AuthInfo } }): Principal =>
+    principalOf(ctx.http?.authInfo) ?? (sole.has(server) ? LOCAL_PRINCIPAL : ANONYMOUS_PRINCIPAL);
+  const accessFor = (server: Server, ctx: { http?: { authInfo?: AuthInfo } }): CallAccess | undefined =>
+    deps.policy === undefined ? undefined : accessOf(deps.policy, principalFor(server, ctx));
   const callerIdOf = (server: Server): string => {
     let id = callerIds.get(server);
     if (id === undefined) callerIds.set(server, (id = randomUUID()));
@@ -201,8 +223,8 @@ export function createUpstreamServer<F extends PreparedForward>(deps: UpstreamDe
    * The call pipeline, in its order; each step answers the call or hands it on:
    * 1. accept: P5, a call during shutdown is refused;
    * 2. prepare (the backend): T3 lookup, T7 explicit gate, T8 arguments; S2 answered here;
-   * 3. authorize: not built yet (identity and per-caller policy, issue 29) — it goes here, after
-   *    the lookup (it needs the tool) and before anything reaches a downstream;
+   * 3. authorize (I3, I4): the caller's policy, right after the lookup (it needs the tool) and
+   *    before the gate, the arguments or any downstream: a denied call is `access_denied`;
    * 4. run (the backend): queue, deadline, the downstream call, normalize (R3), the outcome step
    *    (R4, L1, O1); or an input round to relay (Q3).
    * Rendering (R2) follows in {@link answer}.
@@ -214,7 +236,8 @@ export function createUpstreamServer<F extends PreparedForward>(deps: UpstreamDe
   ): Promise<Result | InputRound> {
     if (!accepting) return finish(name, failure('downstream_unavailable', SHUTTING_DOWN), extra.requestId);
     // Synchronous once the catalog is built: no extra await on the hot path.
-    const preparing = backend.prepareCall(name, args, extra.requestId);
+    // 3. authorize (I3) runs inside prepare, right after the lookup: see prepareCall.
+    const preparing = backend.prepareCall(name, args, extra.requestId, extra.access);
     const prepared = preparing instanceof Promise ? await preparing : preparing;
     // T7, T8, T9: refused before any downstream sees it (the backend logged it, L1); S2 answered.
     if (isAnswered(prepared)) return prepared;
@@ -285,9 +308,9 @@ export function createUpstreamServer<F extends PreparedForward>(deps: UpstreamDe
       server.setRequestHandler('resources/read', (request) => files.read(request.params.uri, owner()));
     }
     // T6, T10: the list comes from memory; no downstream is asked.
-    server.setRequestHandler('tools/list', async () => {
+    server.setRequestHandler('tools/list', async (_request, ctx) => {
       notifier.listed(server, 'tools');
-      return hint({ tools: [...(await backend.listTools())] });
+      return hint({ tools: [...(await backend.listTools(accessFor(server, ctx)))] });
     });
     const onCall: CallHandler = (request, ctx) => {
       const token = ctx.mcpReq._meta?.progressToken;
@@ -323,6 +346,7 @@ export function createUpstreamServer<F extends PreparedForward>(deps: UpstreamDe
         era,
       );
       const outcome: { errorType?: string } = {};
+      const access = accessFor(server, ctx);
       const pending = rounds.handle(
         {
           name: called,
@@ -333,7 +357,7 @@ export function createUpstreamServer<F extends PreparedForward>(deps: UpstreamDe
           callerKey: server,
           // Q3: a round is bound to its caller: the session or connection; a 2026 HTTP request
           // has neither, and every anonymous caller is one (the principal, once there is one).
-          callerId: owner() !== undefined ? callerIdOf(server) : '',
+          callerId: owner() !== undefined ? callerIdOf(server) : principalKey(ctx),
           arguments: request.params.arguments,
           capabilities: hostCapabilities(server, era, ctx),
           // The SDK's per-request signal goes down as it is: whatever a cancelled call rejects
@@ -352,7 +376,8 @@ export function createUpstreamServer<F extends PreparedForward>(deps: UpstreamDe
             reply: run.reply,
             // P10: whose copy of a per-session server runs the call: a session's own; the one
             // caller of a stdio connection uses the shared copy.
-            ...(owner() !== undefined && !sole.has(server) ? { instance: callerIdOf(server) } : {}),
+            ...instanceOf(server, owner(), ctx),
+            ...(access !== undefined ? { access } : {}),
             trace: traced.context,
             outcome,
             owner: owner(),
@@ -370,6 +395,28 @@ export function createUpstreamServer<F extends PreparedForward>(deps: UpstreamDe
     };
     server.setRequestHandler('tools/call', onCall);
     return { server, onCall };
+  }
+
+  /** Q3, P10: an authenticated caller without a session is its principal; anonymous ones are one. */
+  function principalKey(ctx: { http?: { authInfo?: AuthInfo } }): string {
+    const principal = principalOf(ctx.http?.authInfo);
+    return principal === undefined ? '' : `principal:${principal.subject}`;
+  }
+
+  /**
+   * P10: whose copy of a per-session server runs a call: a session's own; a sessionless caller
+   * with a validated token, its principal's; the one caller of a stdio connection and anonymous
+   * sessionless callers, the shared copy.
+   */
+  function instanceOf(
+    server: Server,
+    owner: object | undefined,
+    ctx: { http?: { authInfo?: AuthInfo } },
+  ): { instance?: string } {
+    if (sole.has(server)) return {};
+    if (owner !== undefined) return { instance: callerIdOf(server) };
+    const key = principalKey(ctx);
+    return key === '' ? {} : { instance: key };
   }
 
   function track(server: Server, era: Era): Server {
@@ -396,7 +443,7 @@ export function createUpstreamServer<F extends PreparedForward>(deps: UpstreamDe
     },
     async connect(transport, options) {
       const { server, onCall } = newServer('legacy');
-      if (options?.direct === true) sole.add(server);
+      if (options?.direct === true || options?.sole === true) sole.add(server);
       track(server, 'legacy');
       try {
         await server.connect(transport);

@@ -17,6 +17,8 @@ const MAX_SWEEP_INTERVAL_MS = 60_000;
 /** One session: its transport, its requests open now, and when the last one ended. */
 interface Session {
   readonly transport: NodeStreamableHTTPServerTransport;
+  /** I5: the principal that opened it; another one presenting its id is told it does not exist. */
+  readonly owner: string | undefined;
   open: number;
   lastActive: number;
 }
@@ -60,17 +62,26 @@ export class LegacySessions {
 
   /**
    * The transport of session `id`, its response `res` counted as open until it ends; undefined
-   * for an unknown (or closed) session.
+   * for an unknown (or closed) session, or one another principal opened (I5).
    */
-  transportFor(id: string, res: ServerResponse): NodeStreamableHTTPServerTransport | undefined {
+  transportFor(
+    id: string,
+    res: ServerResponse,
+    owner: string | undefined,
+  ): NodeStreamableHTTPServerTransport | undefined {
     const session = this.#sessions.get(id);
-    if (session === undefined) return undefined;
+    if (session === undefined || session.owner !== owner) return undefined;
     this.#track(session, res);
     return session.transport;
   }
 
   /** Opens a session for the `initialize` request `body`, and answers it. */
-  async open(req: IncomingMessage, res: ServerResponse, body: unknown): Promise<void> {
+  async open(
+    req: IncomingMessage,
+    res: ServerResponse,
+    body: unknown,
+    owner: string | undefined,
+  ): Promise<void> {
     const { logger, max } = this.#options;
     if (!this.#makeRoom()) {
       logger.warn({ maxSessions: max }, 'refused a new HTTP session: every session has a request open');
@@ -85,7 +96,7 @@ export class LegacySessions {
     const transport: NodeStreamableHTTPServerTransport = new NodeStreamableHTTPServerTransport({
       sessionIdGenerator: this.#options.newId,
       onsessioninitialized: (id) => {
-        const session: Session = { transport, open: 0, lastActive: Date.now() };
+        const session: Session = { transport, owner, open: 0, lastActive: Date.now() };
         this.#sessions.set(id, session);
         this.#track(session, res);
       },

@@ -50,7 +50,7 @@ export async function run(args: readonly string[], io: CliIO): Promise<number> {
     io,
     async (proxy, io) => {
       const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
-      await proxy.upstream.connect(serverSide);
+      await proxy.upstream.connect(serverSide, { sole: true });
       const client = new Client({ name: 'mcp-normalizer-cli', version: '1.0.0' });
       await client.connect(clientSide);
       try {

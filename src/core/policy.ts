@@ -1,0 +1,149 @@
+/**
+ * Who may see and call what (I3, I4): principals and the ordered access rules over exposed names.
+ * Pure: a principal is what a validated token said; the rules are the config's `access:` list.
+ *
+ * Rules are read in order and the first rule whose `principals` match decides; a principal no
+ * rule matches has no access at all. Within the deciding rule, `allow` is a list of globs over
+ * exposed names, `!` excluding: a name is allowed when it matches an allow glob and no `!` glob.
+ * A rule's `scopes` maps globs to the OAuth scope a matching tool needs on top (step-up, I4).
+ */
+import picomatch from 'picomatch';
+
+/** The caller behind a request, from its validated token (I2). */
+export interface Principal {
+  /** `sub` of the token, or the static token's name; `local` over stdio. */
+  readonly subject: string;
+  readonly groups: readonly string[];
+  readonly scopes: readonly string[];
+  /** The OAuth client the token was issued to, when it says. */
+  readonly clientId?: string;
+}
+
+/** The one caller of a stdio gateway (I2): it started this gateway. */
+export const LOCAL_PRINCIPAL: Principal = { subject: 'local', groups: [], scopes: [] };
+
+/** A caller over HTTP with no validated token (no `http.auth`). */
+export const ANONYMOUS_PRINCIPAL: Principal = { subject: 'anonymous', groups: [], scopes: [] };
+
+/** The principal a validated token's `AuthInfo` carries (upstream/identity.ts puts it there). */
+export function principalOf(
+  auth: { readonly extra?: Record<string, unknown> } | undefined,
+): Principal | undefined {
+  return auth?.extra?.['principal'] as Principal | undefined;
+}
+
+/** One `access:` rule as written. */
+export interface AccessRule {
+  /** `sub:<subject>`, `group:<name>`, `scope:<scope>`, `client:<id>`, or `*` for every principal. */
+  readonly principals: readonly string[];
+  /** Globs over exposed names; `!glob` excludes. */
+  readonly allow: readonly string[];
+  /** Glob over exposed names → the scope such a tool needs. */
+  readonly scopes?: Readonly<Record<string, string>>;
+}
+
+/** What a principal may do with one exposed name. */
+export type Verdict =
+  | { readonly allowed: true }
+  | { readonly allowed: false; readonly reason: 'no_rule' | 'not_allowed' }
+  | { readonly allowed: false; readonly reason: 'insufficient_scope'; readonly scope: string };
+
+/** The compiled rules. */
+export interface Policy {
+  /** A verdict for `principal` on exposed name `name`. */
+  decide(principal: Principal, name: string): Verdict;
+  /** True when `principal` may see `name` in a list (it is allowed, or allowed with a scope step-up). */
+  sees(principal: Principal, name: string): boolean;
+}
+
+/** True for a principal pattern `access:` accepts. */
+export function isPrincipalPattern(pattern: string): boolean {
+  return pattern === '*' || /^(sub|group|scope|client):.+$/.test(pattern);
+}
+
+function matchesPrincipal(pattern: string, principal: Principal): boolean {
+  if (pattern === '*') return true;
+  const colon = pattern.indexOf(':');
+  const kind = pattern.slice(0, colon);
+  const value = pattern.slice(colon + 1);
+  switch (kind) {
+    case 'sub':
+      return principal.subject === value;
+    case 'group':
+      return principal.groups.includes(value);
+    case 'scope':
+      return principal.scopes.includes(value);
+    case 'client':
+      return principal.clientId === value;
+    default:
+      return false;
+  }
+}
+
+interface CompiledRule {
+  readonly principals: readonly string[];
+  readonly allow: (name: string) => boolean;
+  readonly deny: (name: string) => boolean;
+  readonly scopes: readonly { readonly match: (name: string) => boolean; readonly scope: string }[];
+}
+
+const never = (): boolean => false;
+
+function compileRule(rule: AccessRule): CompiledRule {
+  const allow = rule.allow.filter((glob) => !glob.startsWith('!'));
+  const deny = rule.allow.filter((glob) => glob.startsWith('!')).map((glob) => glob.slice(1));
+  return {
+    principals: rule.principals,
+    allow: allow.length > 0 ? picomatch([...allow], { dot: true }) : never,
+    deny: deny.length > 0 ? picomatch(deny, { dot: true }) : never,
+    scopes: Object.entries(rule.scopes ?? {}).map(([glob, scope]) => ({
+      match: picomatch(glob, { dot: true }),
+      scope,
+    })),
+  };
+}
+
+/**
+ * Compiles `rules`; `undefined` (no `access:` in the config) allows every principal everything.
+ * @example compilePolicy([{ principals: ['group:dev'], allow: ['files_*', '!files_delete'] }])
+ */
+export function compilePolicy(rules: readonly AccessRule[] | undefined): Policy {
+  if (rules === undefined) {
+    return { decide: () => ({ allowed: true }), sees: () => true };
+  }
+  const compiled = rules.map(compileRule);
+  const ruleFor = (principal: Principal): CompiledRule | undefined =>
+    compiled.find((rule) => rule.principals.some((pattern) => matchesPrincipal(pattern, principal)));
+  const decide = (principal: Principal, name: string): Verdict => {
+    const rule = ruleFor(principal);
+    if (rule === undefined) return { allowed: false, reason: 'no_rule' };
+    if (!rule.allow(name) || rule.deny(name)) return { allowed: false, reason: 'not_allowed' };
+    const needed = rule.scopes.find((entry) => entry.match(name));
+    if (needed !== undefined && !principal.scopes.includes(needed.scope)) {
+      return { allowed: false, reason: 'insufficient_scope', scope: needed.scope };
+    }
+    return { allowed: true };
+  };
+  return {
+    decide,
+    sees(principal, name) {
+      const verdict = decide(principal, name);
+      return verdict.allowed || verdict.reason === 'insufficient_scope';
+    },
+  };
+}
+
+/** One caller's view of the policy, as the call path and the lists use it. */
+export interface CallAccess {
+  /** The caller may see `name` in lists and search results. */
+  sees(name: string): boolean;
+  decide(name: string): Verdict;
+}
+
+/** `policy` for one caller. */
+export function accessOf(policy: Policy, principal: Principal): CallAccess {
+  return {
+    sees: (name) => policy.sees(principal, name),
+    decide: (name) => policy.decide(principal, name),
+  };
+}

@@ -1,0 +1,89 @@
+/**
+ * The resource server on the HTTP endpoint (I1, I4): the RFC 9728 metadata, the bearer check of
+ * every MCP request with its 401 challenge, and the 403 `insufficient_scope` step-up of a call
+ * whose tool needs a scope the caller's token lacks. The validated token rides on the request as
+ * `req.auth`, where the SDK transports pick it up as the handlers' `authInfo`.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { AuthInfo } from '@modelcontextprotocol/server';
+import type { Logger } from 'pino';
+import { principalOf, type Principal } from '../core/policy.js';
+import type { Identity } from './identity.js';
+import { requestsOf } from './http-era.js';
+import { sendJson } from './http-probes.js';
+
+/** I4: the scope a call of exposed tool `name` (with `args`) needs and `principal` lacks. */
+export type ScopeCheck = (principal: Principal, name: string, args: unknown) => string | undefined;
+
+/** A request that passed {@link HttpAuth.authenticate}. */
+type AuthedRequest = IncomingMessage & { auth?: AuthInfo };
+
+/** The resource server of one endpoint. */
+export interface HttpAuth {
+  /** Answers a GET of the metadata paths; true when it did. */
+  answerMetadata(req: IncomingMessage, res: ServerResponse, path: string): boolean;
+  /** I1: the request's token; false when the request was answered (401, 403, 500). */
+  authenticate(req: IncomingMessage, res: ServerResponse): Promise<boolean>;
+  /** I4: false when a call in `body` needed a scope and was answered 403. */
+  stepUp(req: IncomingMessage, res: ServerResponse, body: unknown): boolean;
+}
+
+/** The principal an authenticated request carries. */
+export function requestPrincipal(req: IncomingMessage): Principal | undefined {
+  return principalOf((req as AuthedRequest).auth);
+}
+
+/** @example const auth = createHttpAuth(identity, logger, scopeCheck); */
+export function createHttpAuth(identity: Identity, logger: Logger, scopeCheck?: ScopeCheck): HttpAuth {
+  return {
+    answerMetadata(req, res, path) {
+      if (path !== identity.metadataPath && path !== '/.well-known/oauth-protected-resource') return false;
+      if (req.method !== 'GET') {
+        res.setHeader('Allow', 'GET');
+        sendJson(res, 405, { error: 'method_not_allowed' });
+        return true;
+      }
+      res.setHeader('Cache-Control', 'public, max-age=300');
+      sendJson(res, 200, identity.metadata());
+      return true;
+    },
+    async authenticate(req, res) {
+      const verdict = await identity.authenticate(req.headers.authorization);
+      if (verdict.ok) {
+        (req as AuthedRequest).auth = verdict.auth;
+        return true;
+      }
+      // L2: the reason, never the token.
+      logger.info({ status: verdict.status, reason: reasonOf(verdict.body) }, 'HTTP request refused by auth');
+      res.writeHead(verdict.status, verdict.headers);
+      res.end(verdict.body);
+      return false;
+    },
+    stepUp(req, res, body) {
+      const principal = requestPrincipal(req);
+      if (scopeCheck === undefined || principal === undefined) return true;
+      for (const request of requestsOf(body)) {
+        if (request['method'] !== 'tools/call') continue;
+        const params = request['params'] as { name?: unknown; arguments?: unknown } | undefined;
+        if (typeof params?.name !== 'string') continue;
+        const scope = scopeCheck(principal, params.name, params.arguments);
+        if (scope === undefined) continue;
+        const answer = identity.insufficientScope(scope, `the tool needs the scope ${scope}`);
+        logger.info({ principal: principal.subject, scope }, 'call refused: insufficient_scope');
+        res.writeHead(answer.status, answer.headers);
+        res.end(answer.body);
+        return false;
+      }
+      return true;
+    },
+  };
+}
+
+function reasonOf(body: string): string | undefined {
+  try {
+    const parsed = JSON.parse(body) as { error?: unknown; error_description?: unknown };
+    return [parsed.error, parsed.error_description].filter((part) => typeof part === 'string').join(': ');
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,261 @@
+/**
+ * The HTTP endpoint as an OAuth 2.1 resource server (I1, I2): who is calling, from the bearer
+ * token of each request, validated here and never passed on.
+ *
+ * - **JWT access tokens** from `issuer`: the signing keys come from the issuer's JWKS (found by
+ *   OIDC or RFC 8414 discovery, or `jwks_uri`), cached by `jose` and fetched again when a token
+ *   names an unknown `kid`; only asymmetric algorithms; `iss`, `aud` (this resource, RFC 8707),
+ *   `exp` and `nbf` checked with a bounded clock skew.
+ * - **Static tokens**, each its own principal (`http.auth.tokens`), compared in constant time.
+ *
+ * The SDK's `verifyBearerToken` parses the header, enforces `required_scopes` and expiry, and
+ * `bearerAuthChallengeResponse` words the 401/403 and its `WWW-Authenticate` challenge, naming
+ * the RFC 9728 metadata served by {@link Identity.metadata}.
+ */
+import { createHash, timingSafeEqual } from 'node:crypto';
+import {
+  bearerAuthChallengeResponse,
+  getOAuthProtectedResourceMetadataUrl,
+  OAuthError,
+  OAuthErrorCode,
+  verifyBearerToken,
+  type AuthInfo,
+  type OAuthTokenVerifier,
+} from '@modelcontextprotocol/server';
+import { createRemoteJWKSet, errors as joseErrors, jwtVerify, type JWTPayload } from 'jose';
+import { principalOf, type Principal } from '../core/policy.js';
+
+/** Algorithms a token may be signed with: asymmetric only (`none` and HS* never). */
+const ALGORITHMS = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA'];
+
+/** A static token's expiry as the SDK wants one: it refuses tokens without. */
+const STATIC_EXPIRY_S = 4_102_444_800; // 2100-01-01
+
+/** One static token and the principal it stands for. */
+export interface StaticToken {
+  readonly token: string;
+  readonly groups: readonly string[];
+  readonly scopes: readonly string[];
+}
+
+/** Options of {@link createIdentity}. */
+export interface IdentityOptions {
+  /** The resource identifier: `<public_url>/mcp`, or the served URL. */
+  readonly resource: URL;
+  /** The authorization server whose JWTs are accepted. */
+  readonly issuer?: string;
+  /** Accepted `aud`. @default the resource */
+  readonly audience?: string;
+  /** The issuer's JWKS; found by discovery when absent. */
+  readonly jwksUri?: string;
+  readonly requiredScopes: readonly string[];
+  /** The claim holding the principal's groups. @default 'groups' */
+  readonly groupsClaim: string;
+  /** Tolerated clock difference with the issuer. @default 60 */
+  readonly clockSkewSeconds: number;
+  /** Static tokens by principal name. */
+  readonly tokens: Readonly<Record<string, StaticToken>>;
+  /** @default globalThis.fetch */
+  readonly fetch?: typeof fetch;
+}
+
+/** What a request's `Authorization` header came to. */
+export type Authentication =
+  | { readonly ok: true; readonly auth: AuthInfo; readonly principal: Principal }
+  | {
+      readonly ok: false;
+      readonly status: number;
+      readonly headers: Readonly<Record<string, string>>;
+      readonly body: string;
+    };
+
+/** The resource server of one endpoint. */
+export interface Identity {
+  /** I1: validates the header's token. */
+  authenticate(authorization: string | undefined): Promise<Authentication>;
+  /** I4: a 403 `insufficient_scope` challenge naming `scope`, for a call that needs it. */
+  insufficientScope(scope: string, message: string): Authentication & { ok: false };
+  /** The RFC 9728 well-known path of the endpoint's metadata. */
+  readonly metadataPath: string;
+  /** The RFC 9728 document. */
+  metadata(): Record<string, unknown>;
+}
+
+function digest(value: string): Buffer {
+  return createHash('sha256').update(value, 'utf8').digest();
+}
+
+function stringList(value: unknown): string[] {
+  if (Array.isArray(value)) return value.filter((item): item is string => typeof item === 'string');
+  if (typeof value === 'string') return value.split(' ').filter((item) => item !== '');
+  return [];
+}
+
+/** OIDC discovery, then RFC 8414 (path inserted after the well-known prefix), for `jwks_uri`. */
+async function discoverJwks(issuer: string, fetcher: typeof fetch): Promise<string> {
+  const url = new URL(issuer);
+  const path = url.pathname.replace(/\/$/, '');
+  const candidates = [
+    `${url.origin}${path}/.well-known/openid-configuration`,
+    `${url.origin}/.well-known/oauth-authorization-server${path}`,
+    `${url.origin}/.well-known/openid-configuration${path}`,
+  ];
+  const seen: string[] = [];
+  for (const candidate of candidates) {
+    try {
+      const response = await fetcher(candidate, { headers: { accept: 'application/json' } });
+      if (!response.ok) {
+        seen.push(`${candidate}: HTTP ${response.status}`);
+        continue;
+      }
+      const document = (await response.json()) as { issuer?: unknown; jwks_uri?: unknown };
+      if (document.issuer !== issuer) {
+        seen.push(`${candidate}: issuer ${JSON.stringify(document.issuer)} is not ${issuer}`);
+        continue;
+      }
+      if (typeof document.jwks_uri === 'string') return document.jwks_uri;
+      seen.push(`${candidate}: no jwks_uri`);
+    } catch (error) {
+      seen.push(`${candidate}: ${(error as Error).message}`);
+    }
+  }
+  throw new Error(`no authorization server metadata for ${issuer} (${seen.join('; ')})`);
+}
+
+/**
+ * Builds the resource server.
+ * @example const identity = createIdentity({ resource: new URL('https://mcp.example.com/mcp'), issuer, requiredScopes: [], groupsClaim: 'groups', clockSkewSeconds: 60, tokens: {} });
+ */
+export function createIdentity(options: IdentityOptions): Identity {
+  const fetcher = options.fetch ?? fetch;
+  const resource = options.resource.href;
+  const audience = options.audience ?? resource;
+  const metadataUrl = getOAuthProtectedResourceMetadataUrl(options.resource);
+  const statics = Object.entries(options.tokens).map(([name, entry]) => ({
+    name,
+    digest: digest(entry.token),
+    entry,
+  }));
+  let keys: Promise<ReturnType<typeof createRemoteJWKSet>> | undefined;
+  const keySet = (): Promise<ReturnType<typeof createRemoteJWKSet>> => {
+    const issuer = options.issuer as string;
+    keys ??= (
+      options.jwksUri !== undefined ? Promise.resolve(options.jwksUri) : discoverJwks(issuer, fetcher)
+    )
+      .then((uri) => createRemoteJWKSet(new URL(uri), { cooldownDuration: 30_000, cacheMaxAge: 600_000 }))
+      .catch((error: unknown) => {
+        // Discovery is tried again on the next token (the issuer may come up later).
+        keys = undefined;
+        throw error;
+      });
+    return keys;
+  };
+
+  function staticToken(token: string): AuthInfo | undefined {
+    const presented = digest(token);
+    // Every entry is compared, so the time taken does not say which (or whether one) matched.
+    let found: (typeof statics)[number] | undefined;
+    for (const candidate of statics) if (timingSafeEqual(candidate.digest, presented)) found = candidate;
+    if (found === undefined) return undefined;
+    const principal: Principal = {
+      subject: found.name,
+      groups: found.entry.groups,
+      scopes: found.entry.scopes,
+      clientId: found.name,
+    };
+    return {
+      token,
+      clientId: found.name,
+      scopes: [...found.entry.scopes],
+      expiresAt: STATIC_EXPIRY_S,
+      extra: { principal },
+    };
+  }
+
+  async function jwt(token: string): Promise<AuthInfo> {
+    if (options.issuer === undefined) throw new OAuthError(OAuthErrorCode.InvalidToken, 'Unknown token');
+    let payload: JWTPayload;
+    try {
+      ({ payload } = await jwtVerify(token, await keySet(), {
+        issuer: options.issuer,
+        audience,
+        algorithms: ALGORITHMS,
+        clockTolerance: options.clockSkewSeconds,
+        requiredClaims: ['exp', 'sub'],
+      }));
+    } catch (error) {
+      if (error instanceof joseErrors.JOSEError) {
+        throw new OAuthError(OAuthErrorCode.InvalidToken, `Invalid token: ${error.code}`);
+      }
+      // The issuer's metadata or keys could not be fetched: the token is not known to be bad.
+      throw new OAuthError(OAuthErrorCode.ServerError, 'The authorization server could not be reached');
+    }
+    const scopes = stringList(payload['scope'] ?? payload['scp']);
+    const clientId =
+      typeof payload['client_id'] === 'string'
+        ? payload['client_id']
+        : typeof payload['azp'] === 'string'
+          ? payload['azp']
+          : undefined;
+    const principal: Principal = {
+      subject: payload.sub as string,
+      groups: stringList(payload[options.groupsClaim]),
+      scopes,
+      ...(clientId !== undefined ? { clientId } : {}),
+    };
+    return {
+      token,
+      clientId: clientId ?? '',
+      scopes,
+      expiresAt: payload.exp as number,
+      resource: options.resource,
+      extra: { principal },
+    };
+  }
+
+  const verifier: OAuthTokenVerifier = {
+    async verifyAccessToken(token) {
+      return staticToken(token) ?? (await jwt(token));
+    },
+  };
+  const challenge = { requiredScopes: [...options.requiredScopes], resourceMetadataUrl: metadataUrl };
+
+  async function answer(response: Response): Promise<Authentication & { ok: false }> {
+    const headers: Record<string, string> = {};
+    response.headers.forEach((value, key) => (headers[key] = value));
+    return { ok: false, status: response.status, headers, body: await response.text() };
+  }
+
+  return {
+    async authenticate(authorization) {
+      try {
+        const auth = await verifyBearerToken(authorization, { verifier, ...challenge });
+        return { ok: true, auth, principal: principalOf(auth) as Principal };
+      } catch (error) {
+        return answer(bearerAuthChallengeResponse(error, challenge));
+      }
+    },
+    insufficientScope(scope, message) {
+      const body = JSON.stringify({ error: 'insufficient_scope', error_description: message });
+      return {
+        ok: false,
+        status: 403,
+        headers: {
+          'content-type': 'application/json',
+          'www-authenticate': `Bearer error="insufficient_scope", scope="${scope}", resource_metadata="${metadataUrl}", error_description="${message.replace(/["\\]/g, '')}"`,
+        },
+        body,
+      };
+    },
+    metadataPath: new URL(metadataUrl).pathname,
+    metadata() {
+      return {
+        resource,
+        ...(options.issuer !== undefined ? { authorization_servers: [options.issuer] } : {}),
+        bearer_methods_supported: ['header'],
+        ...(options.requiredScopes.length > 0 ? { scopes_supported: [...options.requiredScopes] } : {}),
+        resource_name: 'mcp-normalizer',
+      };
+    },
+  };
+}

@@ -1,0 +1,289 @@
+/**
+ * I1–I5 end to end: `serve --http` as an OAuth 2.1 resource server in front of real fixtures,
+ * with a real authorization server (oidc-provider, test/helpers/auth-server.ts) issuing JWT
+ * access tokens, an SDK 1.x client as the 2025 host and an SDK v2 client pinned to 2026-07-28.
+ * The counter fixture counts every call it receives, so a refused call is seen never to reach it.
+ */
+import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { Client as LegacyClient } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport as LegacyHttpTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { generateKeyPair, SignJWT, type JWTPayload } from 'jose';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startAuthServer, type AuthClient, type AuthServer } from '../helpers/auth-server.js';
+import { fixtureEntry, serveHttp, writeConfig, type HttpServe } from './cli-process.js';
+
+const RESOURCE = 'urn:mcp-normalizer:e2e';
+const OTHER_RESOURCE = 'urn:mcp-normalizer:other';
+const ALICE: AuthClient = { id: 'alice', secret: 'alice-secret-0123456789', scope: 'mcp tools.write' };
+const BOB: AuthClient = { id: 'bob', secret: 'bob-secret-0123456789', scope: 'mcp' };
+const MODERN = { mode: { pin: '2026-07-28' } } as const;
+
+let as: AuthServer;
+let otherAs: AuthServer;
+const stops: (() => unknown)[] = [];
+
+beforeAll(async () => {
+  as = await startAuthServer({
+    resources: [RESOURCE, OTHER_RESOURCE],
+    clients: [ALICE, BOB],
+    groups: { alice: ['dev'], bob: ['ci'] },
+  });
+  otherAs = await startAuthServer({ resources: [RESOURCE], clients: [ALICE] });
+}, 30_000);
+
+afterAll(async () => {
+  for (const stop of stops.splice(0).reverse()) await stop();
+  await as.close();
+  await otherAs.close();
+});
+
+function config(extra: string[] = [], servers: string[] = [fixtureEntry('c', 'counter')]): string {
+  return writeConfig(
+    [
+      'http:',
+      '  auth:',
+      `    issuer: ${as.issuer}`,
+      `    audience: ${RESOURCE}`,
+      '    required_scopes: [mcp]',
+      'access:',
+      "  - principals: ['group:dev']",
+      "    allow: ['c_*', 'g_*', '!c_delete_all']",
+      "    scopes: { 'c_add': 'tools.write' }",
+      "  - principals: ['client:bob']",
+      "    allow: ['c_count', 'g_*']",
+      ...extra,
+      'servers:',
+      ...servers,
+    ].join('\n'),
+  );
+}
+
+async function gateway(file: string): Promise<HttpServe> {
+  const serve = await serveHttp(file);
+  stops.push(() => {
+    if (serve.child.exitCode === null) serve.child.kill('SIGKILL');
+  });
+  return serve;
+}
+
+const bearer = (token: string) => ({ headers: { Authorization: `Bearer ${token}` } });
+
+async function legacyClient(
+  url: string,
+  token: string,
+): Promise<{ client: LegacyClient; transport: LegacyHttpTransport }> {
+  const transport = new LegacyHttpTransport(new URL(url), { requestInit: bearer(token) });
+  const client = new LegacyClient({ name: 'e2e-2025', version: '1.0.0' });
+  await client.connect(transport);
+  stops.push(() => client.close());
+  return { client, transport };
+}
+
+async function modernClient(url: string, token: string): Promise<Client> {
+  const client = new Client({ name: 'e2e-2026', version: '1.0.0' }, { versionNegotiation: MODERN });
+  await client.connect(new StreamableHTTPClientTransport(new URL(url), { requestInit: bearer(token) }));
+  stops.push(() => client.close());
+  return client;
+}
+
+/** A POST of one 2026 request with `token` (or none): its status, challenge and body. */
+async function post(url: string, token: string | undefined, name = 'c_count') {
+  const response = await fetch(url, {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      'mcp-protocol-version': '2026-07-28',
+      'mcp-method': 'tools/call',
+      'mcp-name': name,
+      ...(token !== undefined ? { authorization: `Bearer ${token}` } : {}),
+    },
+    body: JSON.stringify({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'tools/call',
+      params: {
+        name,
+        arguments: {},
+        _meta: {
+          'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+          'io.modelcontextprotocol/clientInfo': { name: 'raw', version: '1' },
+          'io.modelcontextprotocol/clientCapabilities': {},
+        },
+      },
+    }),
+  });
+  return {
+    status: response.status,
+    challenge: response.headers.get('www-authenticate') ?? '',
+    body: await response.text(),
+  };
+}
+
+/** How many calls the counter fixture has received, through an allowed principal. */
+async function counted(client: LegacyClient): Promise<number> {
+  const result = await client.callTool({ name: 'c_count', arguments: {} });
+  return (result.structuredContent as { results: { calls: number } }).results.calls;
+}
+
+const names = (tools: { name: string }[]): string[] => tools.map((tool) => tool.name).sort();
+
+/** An unsigned (`alg: none`) or HS256 token with the right claims: never accepted. */
+function forged(alg: 'none' | 'HS256', claims: JWTPayload): Promise<string> | string {
+  if (alg === 'HS256') {
+    return new SignJWT(claims)
+      .setProtectedHeader({ alg: 'HS256' })
+      .sign(new TextEncoder().encode('x'.repeat(32)));
+  }
+  const part = (value: object) => Buffer.from(JSON.stringify(value)).toString('base64url');
+  return `${part({ alg: 'none', typ: 'JWT' })}.${part(claims)}.`;
+}
+
+describe('who is calling', () => {
+  it('I1: no token gets 401 naming the metadata, which names the issuer and the resource', async () => {
+    const serve = await gateway(config());
+    const answer = await post(serve.url, undefined);
+    expect(answer.status).toBe(401);
+    const metadataUrl = /resource_metadata="([^"]+)"/.exec(answer.challenge)?.[1];
+    expect(metadataUrl).toBe(serve.url.replace('/mcp', '/.well-known/oauth-protected-resource/mcp'));
+    const metadata = (await (await fetch(metadataUrl as string)).json()) as Record<string, unknown>;
+    expect(metadata).toMatchObject({ resource: serve.url, authorization_servers: [as.issuer] });
+  });
+
+  it('I1: tokens for another audience, from another issuer, unsigned, HS256 or tampered are refused before any downstream', async () => {
+    const serve = await gateway(config());
+    const good = await as.token(ALICE);
+    const claims = JSON.parse(
+      Buffer.from(good.split('.')[1] as string, 'base64url').toString(),
+    ) as JWTPayload;
+    const signature = good.split('.')[2] as string;
+    const tampered = `${good.split('.').slice(0, 2).join('.')}.${signature.startsWith('A') ? 'B' : 'A'}${signature.slice(1)}`;
+    const { privateKey } = await generateKeyPair('ES256');
+    const ownKey = await new SignJWT(claims)
+      .setProtectedHeader({ alg: 'ES256', kid: 'test-key' })
+      .sign(privateKey);
+    const refused = {
+      'another audience': await as.token(ALICE, { resource: OTHER_RESOURCE }),
+      'another issuer': await otherAs.token(ALICE),
+      'alg none': await forged('none', claims),
+      HS256: await forged('HS256', claims),
+      tampered,
+      'signed by another key with the same kid': ownKey,
+      'not a JWT': 'x'.repeat(40),
+    };
+    for (const [why, token] of Object.entries(refused)) {
+      const answer = await post(serve.url, token, 'c_hit');
+      expect(answer.status, why).toBe(401);
+      expect(answer.challenge, why).toContain('invalid_token');
+    }
+    const { client } = await legacyClient(serve.url, good);
+    expect(await counted(client)).toBe(0);
+  });
+
+  it('I1: an expired token is refused (clock_skew_s: 0)', async () => {
+    const shortLived = await startAuthServer({ resources: [RESOURCE], clients: [ALICE], ttlSeconds: 1 });
+    stops.push(() => shortLived.close());
+    const file = writeConfig(
+      [
+        'http:',
+        '  auth:',
+        `    issuer: ${shortLived.issuer}`,
+        `    audience: ${RESOURCE}`,
+        '    clock_skew_s: 0',
+        'servers:',
+        fixtureEntry('c', 'counter'),
+      ].join('\n'),
+    );
+    const serve = await gateway(file);
+    const token = await shortLived.token(ALICE);
+    const first = await post(serve.url, token);
+    expect(first.status, first.body).toBe(200);
+    // The token's own lifetime (1 s) has to pass: a real clock, bounded.
+    await new Promise((resolve) => setTimeout(resolve, 2100));
+    const answer = await post(serve.url, token);
+    expect(answer.status).toBe(401);
+    expect(answer.challenge).toContain('invalid_token');
+  });
+
+  it('I3: two principals, both eras: each lists and calls only what policy allows; a denied call never reaches the server', async () => {
+    const serve = await gateway(config());
+    const alice = await legacyClient(serve.url, await as.token(ALICE));
+    const bob = await modernClient(serve.url, await as.token(BOB));
+    expect(names((await alice.client.listTools()).tools)).toEqual(['c_add', 'c_count', 'c_hit']);
+    expect(names((await bob.listTools()).tools)).toEqual(['c_count']);
+
+    const denied = await bob.callTool({ name: 'c_hit', arguments: {} });
+    expect(denied.isError).toBe(true);
+    expect(denied.structuredContent).toMatchObject({ meta_data: { error_type: 'access_denied' } });
+    const deniedToAlice = await alice.client.callTool({
+      name: 'c_delete_all',
+      arguments: { explicit_action: true },
+    });
+    expect(deniedToAlice.structuredContent).toMatchObject({ meta_data: { error_type: 'access_denied' } });
+    expect(await counted(alice.client)).toBe(0);
+
+    await alice.client.callTool({ name: 'c_hit', arguments: {} });
+    expect(await counted(alice.client)).toBe(1);
+  });
+
+  it('I4: a tool that needs a scope the token lacks gets 403 insufficient_scope naming it', async () => {
+    const serve = await gateway(config());
+    const narrow = await as.token(ALICE, { scope: 'mcp' });
+    const answer = await post(serve.url, narrow, 'c_add');
+    expect(answer.status).toBe(403);
+    expect(answer.challenge).toContain('error="insufficient_scope"');
+    expect(answer.challenge).toContain('scope="tools.write"');
+    const wide = await legacyClient(serve.url, await as.token(ALICE));
+    const added = await wide.client.callTool({ name: 'c_add', arguments: { a: 1, b: 2 } });
+    expect(added.structuredContent).toMatchObject({ results: { sum: 3 } });
+  });
+
+  it('I5: principal B presenting A’s session id is told the session does not exist', async () => {
+    const serve = await gateway(config());
+    const alice = await legacyClient(serve.url, await as.token(ALICE));
+    const sessionId = alice.transport.sessionId as string;
+    const response = await fetch(serve.url, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        authorization: `Bearer ${await as.token(BOB)}`,
+        'mcp-session-id': sessionId,
+        'mcp-protocol-version': '2025-06-18',
+      },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 9, method: 'tools/list', params: {} }),
+    });
+    expect(response.status).toBe(404);
+    // Alice's own session goes on.
+    expect(names((await alice.client.listTools()).tools)).toContain('c_hit');
+  });
+
+  it('I3: in search mode a caller finds only what it may call, and call_tool cannot reach the rest', async () => {
+    const serve = await gateway(config(['expose: search']));
+    const bob = await modernClient(serve.url, await as.token(BOB));
+    const found = await bob.callTool({
+      name: 'search_tools',
+      arguments: { query: 'calls hit count delete add' },
+    });
+    const tools = (found.structuredContent as { results: { tools: { name: string }[] } }).results.tools;
+    expect(names(tools)).toEqual(['c_count']);
+    const reached = await bob.callTool({ name: 'call_tool', arguments: { name: 'c_hit', arguments: {} } });
+    expect(reached.structuredContent).toMatchObject({ meta_data: { error_type: 'access_denied' } });
+  });
+
+  it('P10: two 2026 clients with their own tokens each get their own copy of a per-session server', async () => {
+    const serve = await gateway(config([], [fixtureEntry('g', 'stateful', { instances: 'per_session' })]));
+    const alice = await modernClient(serve.url, await as.token(ALICE));
+    const bob = await modernClient(serve.url, await as.token(BOB));
+    await alice.callTool({ name: 'g_set_dir', arguments: { dir: '/alice' } });
+    await bob.callTool({ name: 'g_set_dir', arguments: { dir: '/bob' } });
+    const status = async (client: Client) =>
+      (
+        (await client.callTool({ name: 'g_status', arguments: {} })).structuredContent as {
+          results: { dir: string };
+        }
+      ).results.dir;
+    expect(await status(alice)).toBe('/alice');
+    expect(await status(bob)).toBe('/bob');
+  });
+});
