@@ -49,6 +49,8 @@ export interface ToolDeps {
   settleLists(): Promise<void> | undefined;
   /** O1: every answer is counted here, where it is logged. */
   readonly metrics?: Metrics;
+  /** O4: every call's outcome, for the status page (constant time). */
+  readonly onCallEnded?: (tool: string, server: string | undefined, result: Result) => void;
 }
 
 /**
@@ -91,6 +93,7 @@ export function createToolBackend(deps: ToolDeps): ToolBackend<PreparedCall> {
     const answered = applyInstruction<R>(result, layers(entry, result.meta.server ?? entry?.server));
     // O1: label values come from the catalog (never the name an agent sent).
     deps.metrics?.callEnded(entry?.server ?? answered.meta.server, entry?.tool, answered);
+    deps.onCallEnded?.(entry?.name ?? call.exposedName, entry?.server ?? answered.meta.server, answered);
     try {
       logCallEnd(loggerOf(answered.meta.server ?? entry?.server), answered, call);
     } catch {

@@ -26,6 +26,8 @@ import { createCatalogs } from './catalogs.js';
 import { createFeatures } from './features.js';
 import { createHealth, type ServerHealth } from './health.js';
 import { createMetrics } from './metrics.js';
+import { createStatus } from './status.js';
+import type { StatusHandler } from './status-http.js';
 import { applyServers, restartNeeded } from './reload.js';
 import { serverHolder } from './servers.js';
 import { createToolBackend } from './calls.js';
@@ -44,6 +46,8 @@ export interface ProxyOptions {
   readonly startupWaitMs?: number;
   /** Passed to the pool; tests inject transports, timers and backoff here. */
   readonly pool?: Partial<Omit<PoolOptions, 'servers' | 'logger'>>;
+  /** O4: the config's warnings, as `check` prints them, for the status page. */
+  readonly problems?: readonly string[];
 }
 
 /** A proxy built from one config. */
@@ -80,6 +84,8 @@ export interface Proxy {
   metrics(): Promise<{ contentType: string; body: string }>;
   /** O1: `GET /metrics` alone on 127.0.0.1:`port` (for `serve` over stdio, `--metrics-port`). */
   listenMetrics(port: number): Promise<{ url: string; close(): Promise<void> }>;
+  /** O4: the status page alone on 127.0.0.1:`port` (for `serve` over stdio, `--status-port`). */
+  listenStatus(port: number): Promise<{ url: string; close(): Promise<void> }>;
 }
 
 /** T1–T7, T14: the catalog settings of `config`. */
@@ -112,7 +118,7 @@ function httpIdentity(
   config: Config,
   policy: Policy | undefined,
   backend: { calledName?(name: string, args: Record<string, unknown> | undefined): string },
-): Pick<HttpOptions, 'token' | 'auth' | 'scopeCheck'> {
+): Pick<HttpOptions, 'token' | 'auth' | 'scopeCheck' | 'admins'> {
   const { token, auth, publicUrl } = config.http;
   if (auth === undefined) return token !== undefined ? { token } : {};
   const tokens =
@@ -128,6 +134,7 @@ function httpIdentity(
       clockSkewSeconds: auth.clockSkewSeconds,
       tokens,
     },
+    admins: auth.admins,
     ...(policy !== undefined
       ? {
           scopeCheck: (principal, name, args) => {
@@ -203,6 +210,7 @@ export function createProxy(config: Config, options: ProxyOptions): Proxy {
     settle: catalogs.settle,
     settleLists: catalogs.settleLists,
     metrics,
+    onCallEnded: (tool, server, result) => status.callEnded(tool, server, result),
   });
   // I3: who may see and call what (every caller everything without `access:`).
   const policy = config.access === undefined ? undefined : compilePolicy(config.access);
@@ -225,6 +233,23 @@ export function createProxy(config: Config, options: ProxyOptions): Proxy {
     }),
     ...(scrub !== undefined ? { scrub } : {}),
   });
+  // O4: the status page's records (a ring and per-server windows; nothing runs until a page asks).
+  const status = createStatus({
+    config,
+    pool,
+    catalog: catalogs.tools,
+    clock: Date.now,
+    version: packageVersion(),
+    ...(options.problems !== undefined ? { problems: options.problems } : {}),
+    ...(scrub !== undefined ? { scrub } : {}),
+  });
+  let statusHandler: StatusHandler | undefined;
+  const statusPage = async (): Promise<StatusHandler> => {
+    // Loaded on demand: reads the page's assets once.
+    const { createStatusHandler } = await import('./status-http.js');
+    statusHandler ??= createStatusHandler(status);
+    return statusHandler;
+  };
   const health = createHealth({
     pool,
     catalog: catalogs.tools,
@@ -274,6 +299,7 @@ export function createProxy(config: Config, options: ProxyOptions): Proxy {
           metrics: () => metrics.scrape(),
           onRequest,
           onSessions: (count) => (sessions = count),
+          status: await statusPage(),
           ...overrides,
           health: health.report,
         },
@@ -304,6 +330,12 @@ export function createProxy(config: Config, options: ProxyOptions): Proxy {
     async listenMetrics(port) {
       const { listenMetrics } = await import('./metrics-endpoint.js');
       const handle = await listenMetrics(port, () => metrics.scrape());
+      endpoints.push(handle);
+      return handle;
+    },
+    async listenStatus(port) {
+      const { listenStatus } = await import('./status-http.js');
+      const handle = await listenStatus(port, await statusPage());
       endpoints.push(handle);
       return handle;
     },

@@ -196,6 +196,7 @@ export function normalizeConfig(
               requiredScopes: auth.required_scopes,
               groupsClaim: auth.groups_claim,
               clockSkewSeconds: auth.clock_skew_s,
+              admins: auth.admins,
               tokens: auth.tokens,
             },
           }

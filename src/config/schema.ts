@@ -185,6 +185,12 @@ const AuthSchema = z
       )
       .default({})
       .describe('Static tokens, each a principal named by its key (its subject and client id).'),
+    admins: z
+      .array(principalPattern)
+      .default([])
+      .describe(
+        'O4: principals who may read the status page (sub:, group:, scope:, client: patterns). Default: none.',
+      ),
   })
   .describe('I1: who is calling. Tokens are validated here and never passed to a downstream.');
 

@@ -179,6 +179,8 @@ export interface AuthConfig {
   readonly requiredScopes: readonly string[];
   readonly groupsClaim: string;
   readonly clockSkewSeconds: number;
+  /** O4: principal patterns who may read the status page. */
+  readonly admins: readonly string[];
   readonly tokens: Readonly<
     Record<
       string,

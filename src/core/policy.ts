@@ -80,6 +80,11 @@ function matchesPrincipal(pattern: string, principal: Principal): boolean {
   }
 }
 
+/** True when one of `patterns` (as in a rule's `principals`) names `principal`. */
+export function matchesAny(patterns: readonly string[], principal: Principal): boolean {
+  return patterns.some((pattern) => matchesPrincipal(pattern, principal));
+}
+
 interface CompiledRule {
   readonly principals: readonly string[];
   readonly allow: (name: string) => boolean;

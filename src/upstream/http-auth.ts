@@ -7,7 +7,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AuthInfo } from '@modelcontextprotocol/server';
 import type { Logger } from 'pino';
-import { principalOf, type Principal } from '../core/policy.js';
+import { matchesAny, principalOf, type Principal } from '../core/policy.js';
 import type { Identity } from './identity.js';
 import { requestsOf } from './http-era.js';
 import { sendJson } from './http-probes.js';
@@ -26,6 +26,8 @@ export interface HttpAuth {
   authenticate(req: IncomingMessage, res: ServerResponse): Promise<boolean>;
   /** I4: false when a call in `body` needed a scope and was answered 403. */
   stepUp(req: IncomingMessage, res: ServerResponse, body: unknown): boolean;
+  /** O4: whether the request's token is an admin's (`http.auth.admins`); nothing is answered. */
+  admin(req: IncomingMessage): Promise<'ok' | 'unauthorized' | 'forbidden'>;
 }
 
 /** The principal an authenticated request carries. */
@@ -34,8 +36,18 @@ export function requestPrincipal(req: IncomingMessage): Principal | undefined {
 }
 
 /** @example const auth = createHttpAuth(identity, logger, scopeCheck); */
-export function createHttpAuth(identity: Identity, logger: Logger, scopeCheck?: ScopeCheck): HttpAuth {
+export function createHttpAuth(
+  identity: Identity,
+  logger: Logger,
+  scopeCheck?: ScopeCheck,
+  admins: readonly string[] = [],
+): HttpAuth {
   return {
+    async admin(req) {
+      const verdict = await identity.authenticate(req.headers.authorization);
+      if (!verdict.ok) return 'unauthorized';
+      return matchesAny(admins, verdict.principal) ? 'ok' : 'forbidden';
+    },
     answerMetadata(req, res, path) {
       if (path !== identity.metadataPath && path !== '/.well-known/oauth-protected-resource') return false;
       if (req.method !== 'GET') {

@@ -109,6 +109,18 @@ export interface HttpOptions {
   readonly auth?: Omit<IdentityOptions, 'resource'> & { readonly publicUrl?: string };
   /** I4: the scope a call needs and its caller lacks (403 `insufficient_scope`). */
   readonly scopeCheck?: ScopeCheck;
+  /** O4: principal patterns allowed to read the status page when `auth` is on. */
+  readonly admins?: readonly string[];
+  /**
+   * O4: the status page (`/`, `/status`, `/status/*`); false for another path. `access` is this
+   * endpoint's verdict: Host/Origin passed, then the token (or, with `auth`, an admin principal).
+   */
+  readonly status?: (
+    req: IncomingMessage,
+    res: ServerResponse,
+    path: string,
+    access: 'ok' | 'unauthorized' | 'forbidden',
+  ) => boolean;
 }
 
 /** A listening HTTP endpoint. */
@@ -271,6 +283,11 @@ export async function listenHttp(
     const path = (req.url ?? '/').split('?')[0];
     // U7, O1: the paths an orchestrator and a scraper ask for.
     if (await answerProbe(req, res, path, verdict, guard, options)) return;
+    // O4: the page answers 401/403 itself (its prompt for a token), only past Host/Origin.
+    if (options.status !== undefined && path !== undefined && (verdict.ok || verdict.status === 401)) {
+      const access = !verdict.ok ? 'unauthorized' : httpAuth === undefined ? 'ok' : await httpAuth.admin(req);
+      if (options.status(req, res, path, access)) return;
+    }
     if (!verdict.ok) {
       logger.warn(
         { status: verdict.status, host: req.headers.host, origin: req.headers.origin },
@@ -341,6 +358,7 @@ export async function listenHttp(
       createIdentity({ ...identity, resource: new URL(`${publicUrl ?? base}/mcp`) }),
       logger,
       options.scopeCheck,
+      options.admins,
     );
   }
 

@@ -20,7 +20,7 @@ import { installReload } from '../reload.js';
 import { formatToolTable } from '../report.js';
 
 /** `serve --help`. */
-export const HELP = `Usage: mcp-normalizer serve [--config FILE] [--http] [--host HOST] [--port PORT] [--watch] [--metrics-port PORT]
+export const HELP = `Usage: mcp-normalizer serve [--config FILE] [--http] [--host HOST] [--port PORT] [--watch] [--metrics-port PORT] [--status-port PORT]
 
 Serve every configured downstream server's tools as one MCP server.
 
@@ -32,6 +32,8 @@ Options:
       --watch           re-read the config when the file changes (SIGHUP re-reads it too)
       --metrics-port PORT  also serve Prometheus metrics at http://127.0.0.1:PORT/metrics
                         (with --http they are at /metrics on the MCP port as well)
+      --status-port PORT   also serve the status page at http://127.0.0.1:PORT/status
+                        (with --http it is at / and /status on the MCP port as well)
       --log-level LEVEL trace | debug | info | warn | error | silent (default: log_level)
   -h, --help            show this help
 
@@ -43,6 +45,7 @@ const OPTIONS = {
   host: { type: 'string' },
   port: { type: 'string' },
   'metrics-port': { type: 'string' },
+  'status-port': { type: 'string' },
   watch: { type: 'boolean' },
   'log-level': { type: 'string' },
   help: { type: 'boolean', short: 'h' },
@@ -57,6 +60,7 @@ export async function run(args: readonly string[], io: CliIO): Promise<number> {
   }
   const port = parsePort(values['port']);
   const metricsPort = parsePort(values['metrics-port'], '--metrics-port');
+  const statusPort = parsePort(values['status-port'], '--status-port');
   const file = resolveConfigPath(values['config'] as string | undefined, process.env, process.cwd());
   const config = await loadConfigOrFail(file, io);
   // L2: the banner's server errors and tool descriptions come from downstreams.
@@ -84,6 +88,19 @@ export async function run(args: readonly string[], io: CliIO): Promise<number> {
       await proxy.stop({ graceMs: 0 });
       const message = error instanceof Error ? error.message : String(error);
       throw new CliError(`Cannot listen on 127.0.0.1:${metricsPort} for metrics: ${message}`, EXIT.runtime);
+    }
+  }
+  if (statusPort !== undefined) {
+    try {
+      const page = await proxy.listenStatus(statusPort);
+      logger.info({ url: page.url }, 'serving the status page');
+    } catch (error) {
+      await proxy.stop({ graceMs: 0 });
+      const message = error instanceof Error ? error.message : String(error);
+      throw new CliError(
+        `Cannot listen on 127.0.0.1:${statusPort} for the status page: ${message}`,
+        EXIT.runtime,
+      );
     }
   }
 
@@ -137,6 +154,7 @@ export async function run(args: readonly string[], io: CliIO): Promise<number> {
       `mcp-normalizer serving ${catalog.tools.length} tools from ${ready}/${servers.length} servers`,
       `  MCP endpoint (Streamable HTTP): ${http.url}`,
       `  health:                         ${http.healthUrl}`,
+      `  status page:                    ${http.healthUrl.replace(/\/healthz$/, '/status')}`,
       ...(config.http.token !== undefined && config.http.token !== ''
         ? ['  send the header:                Authorization: Bearer <http.token>']
         : []),
