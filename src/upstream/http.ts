@@ -23,7 +23,6 @@
 import type { Era, LegacyMode } from '../core/options.js';
 import { randomUUID } from 'node:crypto';
 import { createServer } from 'node:http';
-import type { Socket } from 'node:net';
 import type { IncomingMessage, Server as NodeHttpServer, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createMcpHandler, isInitializeRequest } from '@modelcontextprotocol/server';
@@ -37,6 +36,7 @@ import { createHttpAuth, requestPrincipal, type HttpAuth, type ScopeCheck } from
 import { createIdentity, type IdentityOptions } from './identity.js';
 import { answerProbe, sendJson, sendJsonRpcError, type HealthReport } from './http-probes.js';
 import { LegacySessions } from './sessions.js';
+import { connectionBudget, watchSockets } from './http-sockets.js';
 import type { UpstreamServer } from './server.js';
 
 export type { HealthReport } from './http-probes.js';
@@ -82,6 +82,11 @@ export interface HttpOptions {
    * @default 1000
    */
   readonly maxSessions?: number;
+  /**
+   * Most connections open at once; past it, the oldest that has not sent a request is closed.
+   * @default from the descriptor limit (http-sockets.ts)
+   */
+  readonly maxConnections?: number;
   /** The socket bounds ({@link SOCKET_LIMITS}), for tests that cannot wait 10 s. */
   readonly socketLimits?: Partial<SocketLimits>;
   /**
@@ -319,27 +324,12 @@ export async function listenHttp(
     });
   });
 
-  // A connection that sends nothing at all is closed after headersTimeout here, until its first
-  // request arrives (then the server's own timeouts apply). Node 20's connection check also
-  // answers such a connection 408 (seen on 20.20), but only at its next check; this bound does
-  // not depend on that.
-  const idleBeforeRequest = options.socketLimits?.headersTimeout ?? SOCKET_LIMITS.headersTimeout;
-  // (The parser reads the socket's handle directly, so 'data' is never emitted: the first
-  // 'request' is what ends the wait.)
-  // A timer of our own rather than socket.setTimeout, which Node's HTTP server may set again for
-  // its own timeouts (a CI run under load once saw such a socket stay open past 30 s).
-  const waiting = new WeakMap<Socket, NodeJS.Timeout>();
-  server.on('connection', (socket: Socket) => {
-    const timer = setTimeout(() => socket.destroy(), idleBeforeRequest);
-    timer.unref();
-    waiting.set(socket, timer);
-    socket.once('close', () => clearTimeout(timer));
-  });
-  server.on('request', (req: IncomingMessage) => {
-    const timer = waiting.get(req.socket);
-    if (timer === undefined) return;
-    waiting.delete(req.socket);
-    clearTimeout(timer);
+  // U1: a connection sends its first request in time, and connections never take every
+  // descriptor (http-sockets.ts).
+  watchSockets(server, {
+    headersTimeoutMs: options.socketLimits?.headersTimeout ?? SOCKET_LIMITS.headersTimeout,
+    budget: options.maxConnections ?? connectionBudget(),
+    logger,
   });
 
   await new Promise<void>((resolve, reject) => {
