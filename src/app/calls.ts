@@ -88,14 +88,18 @@ export function createToolBackend(deps: ToolDeps): ToolBackend<PreparedCall> {
   function outcome<R extends Result>(
     result: R,
     entry: ExposedTool | undefined,
-    call: { exposedName: string; requestId: string | number | undefined },
+    call: { exposedName: string; requestId: string | number | undefined; principal?: string | undefined },
   ): R {
     const answered = applyInstruction<R>(result, layers(entry, result.meta.server ?? entry?.server));
     // O1: label values come from the catalog (never the name an agent sent).
     deps.metrics?.callEnded(entry?.server ?? answered.meta.server, entry?.tool, answered);
     deps.onCallEnded?.(entry?.name ?? call.exposedName, entry?.server ?? answered.meta.server, answered);
     try {
-      logCallEnd(loggerOf(answered.meta.server ?? entry?.server), answered, call);
+      logCallEnd(loggerOf(answered.meta.server ?? entry?.server), answered, {
+        exposedName: call.exposedName,
+        requestId: call.requestId,
+        ...(call.principal !== undefined ? { principal: call.principal } : {}),
+      });
     } catch {
       // The answer stands even if the log line could not be written.
     }
@@ -198,13 +202,18 @@ export function createToolBackend(deps: ToolDeps): ToolBackend<PreparedCall> {
     name: string,
     args: Record<string, unknown> | undefined,
     requestId: string | number | undefined,
+    principal?: string,
   ): PreparedCall | Result {
     if (isForward(prepared)) return prepared;
     // S4: a refusal of the call `call_tool` named is that tool's (its name, its instructions).
     const called = calledName(searchPair(), name, args);
     // T9: a name of a server that never came up is that server's failure, not a typo.
     const refused = (!prepared.success && prepared.errorType === 'unknown_tool' && notUp(called)) || prepared;
-    return outcome(refused, deps.catalog().get(called), { exposedName: echoedName(called), requestId });
+    return outcome(refused, deps.catalog().get(called), {
+      exposedName: echoedName(called),
+      requestId,
+      principal,
+    });
   }
 
   /** tools/call, step 1 (T3, T7–T9, S2, P1): the call to forward, or its answer. */
@@ -213,22 +222,24 @@ export function createToolBackend(deps: ToolDeps): ToolBackend<PreparedCall> {
     args: Record<string, unknown> | undefined,
     requestId: string | number | undefined,
     access?: CallAccess,
+    principal?: string,
   ): PreparedCall | Result | Promise<PreparedCall | Result> {
     if (name === searchPair()?.search) {
       // P1, S2: a search is a list of sorts: in the first moments it waits for servers starting.
       const searching = deps.settleLists();
-      if (searching !== undefined) return searching.then(() => prepare(name, args, requestId, access));
+      if (searching !== undefined)
+        return searching.then(() => prepare(name, args, requestId, access, principal));
       return searchTurn().then(() =>
-        finishPrepare(prepareCall(deps.catalog(), name, args, access), name, args, requestId),
+        finishPrepare(prepareCall(deps.catalog(), name, args, access), name, args, requestId, principal),
       );
     }
     const prepared = prepareCall(deps.catalog(), name, args, access);
-    if (!unknownTool(prepared)) return finishPrepare(prepared, name, args, requestId);
+    if (!unknownTool(prepared)) return finishPrepare(prepared, name, args, requestId, principal);
     // P1: a name no tool has yet, while a server that could hold it is still starting: the call
     // waits for that server (bounded) instead of being answered unknown_tool. A server that came
     // up a moment ago has its tools in the catalog once it settled (at once).
     const again = (): PreparedCall | Result =>
-      finishPrepare(prepareCall(deps.catalog(), name, args, access), name, args, requestId);
+      finishPrepare(prepareCall(deps.catalog(), name, args, access), name, args, requestId, principal);
     const settling = deps.settle(calledName(searchPair(), name, args));
     return settling === undefined ? again() : settling.then(again);
   }
@@ -280,6 +291,7 @@ export function createToolBackend(deps: ToolDeps): ToolBackend<PreparedCall> {
       return outcome(exposeForApps(result, call.entry, forApp), call.entry, {
         exposedName,
         requestId: options.requestId,
+        principal: options.principal,
       });
     },
     releaseCaller(instance) {

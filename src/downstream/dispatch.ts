@@ -44,6 +44,8 @@ export interface CallOptions {
    * caller's own copy. Without one, on the shared copy.
    */
   readonly instance?: string;
+  /** I2: the caller's subject for the log, when a token named one. */
+  readonly principal?: string;
 }
 
 /** What a call with a caller ends in: a Result, or a 2026 server's input round to relay (Q3). */
@@ -262,7 +264,14 @@ export async function dispatchCall(
   // O2: one span per downstream call, its trace context in the request's `_meta`.
   const traced = startDownstreamSpan(options.trace, target.server.name, tool, target.connection.era);
   try {
-    logCallStart(target.logger, { exposedName, server: target.server.name, tool, requestId, args });
+    logCallStart(target.logger, {
+      exposedName,
+      server: target.server.name,
+      tool,
+      requestId,
+      args,
+      ...(options.principal !== undefined ? { principal: options.principal } : {}),
+    });
     result = await run(context, target, tool, args, options, startedAt, traceMeta(traced));
   } catch (error) {
     // Only a bug of ours gets here (normalize and classify are total); still an answer (R3).

@@ -16,6 +16,8 @@ export interface CallStart {
   readonly server: string;
   readonly tool: string;
   readonly requestId?: string | number;
+  /** I2: the caller's subject, when a token named one (never the token). */
+  readonly principal?: string;
   /** Logged only at trace, under `args`, where the logger's redact paths apply (L1). */
   readonly args?: unknown;
 }
@@ -24,6 +26,8 @@ export interface CallStart {
 export interface CallEnd {
   readonly exposedName: string;
   readonly requestId?: string | number;
+  /** I2: the caller's subject, when a token named one (never the token). */
+  readonly principal?: string;
 }
 
 /** True when the logger (or a parent) already binds `server`: a second copy would duplicate the key. */
@@ -66,6 +70,7 @@ export function logCallStart(logger: Logger, call: CallStart): void {
         ...server,
         tool: call.tool,
         requestId: call.requestId,
+        ...(call.principal !== undefined ? { principal: call.principal } : {}),
         args: call.args,
       },
       `call ${call.exposedName}`,
@@ -86,7 +91,13 @@ export function logCallEnd(logger: Logger, result: Result, call: CallEnd): void 
     // The common case, a success without warnings at info level, builds nothing.
     if (result.success && meta.warnings.length === 0 && !logger.isLevelEnabled('debug')) return;
     const server = meta.server !== undefined && !bindsServer(logger) ? { server: meta.server } : {};
-    const base = { exposedName: call.exposedName, ...server, tool: meta.tool, requestId: call.requestId };
+    const base = {
+      exposedName: call.exposedName,
+      ...server,
+      tool: meta.tool,
+      requestId: call.requestId,
+      ...(call.principal !== undefined ? { principal: call.principal } : {}),
+    };
     for (const code of new Set(meta.warnings)) {
       const detail = meta.diagnostics.filter((d) => d.code === code).map((d) => d.message);
       logger.warn(

@@ -55,6 +55,7 @@ export interface ToolBackend<F extends PreparedForward = PreparedForward> {
     args: Record<string, unknown> | undefined,
     requestId?: string | number,
     access?: CallAccess,
+    principal?: string,
   ): F | Result | Promise<F | Result>;
   /**
    * tools/call, step 2: the downstream call. Never rejects (R3). The backend owns the outcome of
@@ -98,6 +99,8 @@ export interface ForwardOptions {
   readonly trace?: Context;
   /** P10: the caller's key (its session's): a per-session server runs the call on its own copy. */
   readonly instance?: string;
+  /** I2: the caller's subject for the log, when a token named one (never the token). */
+  readonly principal?: string;
 }
 
 /** The aggregated server: SDK servers for every era and transport, sharing one backend. */

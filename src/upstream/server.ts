@@ -117,6 +117,8 @@ interface CallExtra {
   readonly instance?: string;
   /** I3: the caller's view of the policy; absent without one. */
   readonly access?: CallAccess;
+  /** I2: the caller's subject, when a token named one. */
+  readonly principal?: string;
 }
 
 /**
@@ -237,7 +239,7 @@ export function createUpstreamServer<F extends PreparedForward>(deps: UpstreamDe
     if (!accepting) return finish(name, failure('downstream_unavailable', SHUTTING_DOWN), extra.requestId);
     // Synchronous once the catalog is built: no extra await on the hot path.
     // 3. authorize (I3) runs inside prepare, right after the lookup: see prepareCall.
-    const preparing = backend.prepareCall(name, args, extra.requestId, extra.access);
+    const preparing = backend.prepareCall(name, args, extra.requestId, extra.access, extra.principal);
     const prepared = preparing instanceof Promise ? await preparing : preparing;
     // T7, T8, T9: refused before any downstream sees it (the backend logged it, L1); S2 answered.
     if (isAnswered(prepared)) return prepared;
@@ -248,6 +250,7 @@ export function createUpstreamServer<F extends PreparedForward>(deps: UpstreamDe
       caller: extra.caller,
       trace: extra.trace,
       ...(extra.instance !== undefined ? { instance: extra.instance } : {}),
+      ...(extra.principal !== undefined ? { principal: extra.principal } : {}),
       ...(extra.reply !== undefined ? { reply: extra.reply } : {}),
       // P3: forward progress only when the upstream asked for it, with ITS token.
       ...(extra.onProgress !== undefined ? { onProgress: extra.onProgress } : {}),
@@ -347,6 +350,7 @@ export function createUpstreamServer<F extends PreparedForward>(deps: UpstreamDe
       );
       const outcome: { errorType?: string } = {};
       const access = accessFor(server, ctx);
+      const subject = principalOf(ctx.http?.authInfo)?.subject;
       const pending = rounds.handle(
         {
           name: called,
@@ -378,6 +382,7 @@ export function createUpstreamServer<F extends PreparedForward>(deps: UpstreamDe
             // caller of a stdio connection uses the shared copy.
             ...instanceOf(server, owner(), ctx),
             ...(access !== undefined ? { access } : {}),
+            ...(subject !== undefined ? { principal: subject } : {}),
             trace: traced.context,
             outcome,
             owner: owner(),

@@ -205,10 +205,12 @@ describe('who is calling', () => {
     expect(answer.challenge).toContain('invalid_token');
   });
 
-  it('I3: two principals, both eras: each lists and calls only what policy allows; a denied call never reaches the server', async () => {
+  it('I3/I2: two principals, both eras: each lists and calls only what policy allows; a denied call never reaches the server and its log line names the caller', async () => {
     const serve = await gateway(config());
-    const alice = await legacyClient(serve.url, await as.token(ALICE));
-    const bob = await modernClient(serve.url, await as.token(BOB));
+    const aliceToken = await as.token(ALICE);
+    const bobToken = await as.token(BOB);
+    const alice = await legacyClient(serve.url, aliceToken);
+    const bob = await modernClient(serve.url, bobToken);
     expect(names((await alice.client.listTools()).tools)).toEqual(['c_add', 'c_count', 'c_hit']);
     expect(names((await bob.listTools()).tools)).toEqual(['c_count']);
 
@@ -224,6 +226,22 @@ describe('who is calling', () => {
 
     await alice.client.callTool({ name: 'c_hit', arguments: {} });
     expect(await counted(alice.client)).toBe(1);
+    // I2: the refusal's L1 line names the principal; no token reaches the log.
+    await expect
+      .poll(() =>
+        serve
+          .stderr()
+          .split('\n')
+          .some(
+            (line) =>
+              line.includes('"call_end"') &&
+              line.includes('"principal":"bob"') &&
+              line.includes('access_denied'),
+          ),
+      )
+      .toBe(true);
+    expect(serve.stderr()).not.toContain(bobToken);
+    expect(serve.stderr()).not.toContain(aliceToken);
   });
 
   it('I4: a tool that needs a scope the token lacks gets 403 insufficient_scope naming it', async () => {
