@@ -78,7 +78,23 @@ function transportOf(server: WrittenServer & Partial<WrittenMcpServer>, folder: 
   }
   const url = server.url ?? server.serverUrl ?? '';
   const type = server.type === 'sse' || server.transport === 'sse' ? 'sse' : 'streamable-http';
-  return { type, url, headers: server.headers ?? {} };
+  const auth = server.auth;
+  return {
+    type,
+    url,
+    headers: server.headers ?? {},
+    ...(auth !== undefined
+      ? {
+          auth: {
+            type: auth.type,
+            clientId: auth.client_id,
+            clientSecret: auth.client_secret,
+            ...(auth.scopes !== undefined ? { scopes: auth.scopes } : {}),
+            ...(auth.issuer !== undefined ? { issuer: auth.issuer } : {}),
+          },
+        }
+      : {}),
+  };
 }
 
 function toolOverride(written: WrittenToolOverride): ToolOverride {
@@ -216,6 +232,11 @@ export function normalizeConfig(
         ...context.secrets,
         ...(stateKey !== undefined ? [stateKey] : []),
         ...Object.values(auth?.tokens ?? {}).map((entry) => entry.token),
+        // D1: downstream client secrets.
+        ...entries.flatMap((entry) => {
+          const secret = (entry.server as { auth?: { client_secret?: string } }).auth?.client_secret;
+          return secret !== undefined ? [secret] : [];
+        }),
       ]),
     ],
     file: context.file,

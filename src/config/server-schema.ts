@@ -106,6 +106,39 @@ export const ToolsSchema = z
   .partial()
   .describe('Which tools of this server are exposed, and how (T5).');
 
+/** D1: how the gateway logs in to a remote server (OAuth 2.1 client). */
+export const DownstreamAuthSchema = z
+  .discriminatedUnion('type', [
+    z.strictObject({
+      type: z
+        .literal('client_credentials')
+        .describe('The OAuth grant: client_credentials (machine to machine).'),
+      client_id: z
+        .string()
+        .min(1)
+        .describe('The OAuth client registered at the server’s authorization server.'),
+      client_secret: z
+        .string()
+        .min(1)
+        .describe(
+          'Its secret (client_secret_basic); use ${VAR} to keep it out of the file. Scrubbed from every output.',
+        ),
+      scopes: z
+        .array(z.string().min(1))
+        .optional()
+        .describe('Scopes to ask for. Default: what the server asks for.'),
+      issuer: z
+        .url()
+        .optional()
+        .describe(
+          'The authorization server these credentials belong to: they are sent to no other (SEP-2352).',
+        ),
+    }),
+  ])
+  .describe(
+    'D1: remote server: log in with OAuth (client_credentials): discovery from the 401, a token for this server (RFC 8707), refreshed when it expires.',
+  );
+
 /**
  * The keys every server accepts, whatever its transport. Transport keys are all optional here;
  * the refinement below decides stdio vs remote with a message that says which key to keep.
@@ -184,6 +217,7 @@ const serverShape = {
     .enum(['streamable-http', 'sse'])
     .describe('Remote server: streamable-http (default) or legacy sse.'),
   headers: stringMap.describe('Remote server: HTTP headers sent with every request (e.g. Authorization).'),
+  auth: DownstreamAuthSchema,
   prefix: z
     .string()
     .describe('Server prefix of exposed names (T1); default: the server key; "" exposes names unprefixed.'),
@@ -210,7 +244,7 @@ const serverShape = {
 type ServerLike = { command?: string; url?: string; serverUrl?: string; [key: string]: unknown };
 
 const STDIO_ONLY = ['args', 'env', 'cwd', 'max_message_bytes'] as const;
-const REMOTE_ONLY = ['transport', 'headers'] as const;
+const REMOTE_ONLY = ['transport', 'headers', 'auth'] as const;
 
 /**
  * C3: a server is stdio (`command`) or remote (`url`), never both, never neither. Runs even when

@@ -47,6 +47,17 @@ export interface RemoteTransportConfig {
   readonly type: 'streamable-http' | 'sse';
   readonly url: string;
   readonly headers: Readonly<Record<string, string>>;
+  /** D1: the OAuth login to the server; absent: none (or a static `Authorization` header). */
+  readonly auth?: DownstreamAuthConfig;
+}
+
+/** D1: `auth` of a remote server. */
+export interface DownstreamAuthConfig {
+  readonly type: 'client_credentials';
+  readonly clientId: string;
+  readonly clientSecret: string;
+  readonly scopes?: readonly string[];
+  readonly issuer?: string;
 }
 
 /** How to reach one downstream server. */

@@ -5,11 +5,15 @@
  */
 import { createInterface } from 'node:readline';
 import type { Readable } from 'node:stream';
-import { SSEClientTransport, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
-import type { Transport } from '@modelcontextprotocol/client';
+import {
+  ClientCredentialsProvider,
+  SSEClientTransport,
+  StreamableHTTPClientTransport,
+} from '@modelcontextprotocol/client';
+import type { OAuthClientProvider, Transport } from '@modelcontextprotocol/client';
 import { getDefaultEnvironment } from '@modelcontextprotocol/client/stdio';
 import type { Logger } from 'pino';
-import type { ServerConfig } from '../config/types.js';
+import type { RemoteTransportConfig, ServerConfig } from '../config/types.js';
 import type { Scrubber } from '../core/secrets.js';
 import { downstreamFetch } from './http-fetch.js';
 import { StdioClientTransport } from './stdio-client.js';
@@ -48,6 +52,34 @@ function logStderr(stream: Readable, logger: Logger, scrub: Scrubber | undefined
   stream.on('error', () => {});
 }
 
+/** D1: one login per configured server, so a restart reuses its token until it expires. */
+const providers = new WeakMap<RemoteTransportConfig, OAuthClientProvider>();
+
+/**
+ * D1: the SDK's OAuth client for a remote server with `auth`: on a 401 it discovers the
+ * authorization server (RFC 9728 from the challenge, RFC 8414 / OIDC), asks for a token for this
+ * server (`resource`, RFC 8707) and sends it; the host's own token is never among the headers.
+ */
+function authOf(config: RemoteTransportConfig): { authProvider?: OAuthClientProvider } {
+  const auth = config.auth;
+  if (auth === undefined) return {};
+  let provider = providers.get(config);
+  if (provider === undefined) {
+    const options = {
+      clientId: auth.clientId,
+      clientSecret: auth.clientSecret,
+      clientName: 'mcp-normalizer',
+      ...(auth.scopes !== undefined ? { scope: auth.scopes.join(' ') } : {}),
+    };
+    provider =
+      auth.issuer !== undefined
+        ? new ClientCredentialsProvider({ ...options, expectedIssuer: auth.issuer })
+        : new ClientCredentialsProvider(options);
+    providers.set(config, provider);
+  }
+  return { authProvider: provider };
+}
+
 /**
  * The transport for `server` as configured: a spawned child over stdio (our own transport,
  * `stdio-client.ts`; its environment is the SDK's safe default set plus the configured `env`),
@@ -81,12 +113,14 @@ export async function createTransport(
       return new StreamableHTTPClientTransport(new URL(config.url), {
         requestInit: { headers: { ...config.headers } },
         fetch: downstreamFetch(),
+        ...authOf(config),
       });
     }
     case 'sse': {
       return new SSEClientTransport(new URL(config.url), {
         requestInit: { headers: { ...config.headers } },
         fetch: downstreamFetch(),
+        ...authOf(config),
       });
     }
   }

@@ -210,13 +210,16 @@ describe('loadConfig on inline configs', () => {
   it.each(Object.keys(ServerSchema.shape))(
     'C2/C5: our server key %s in a mcpServers entry is read, never reported as ignored',
     async (key) => {
-      expect(Object.keys(SAMPLES), `add a sample value for "${key}"`).toContain(key);
+      expect([...Object.keys(SAMPLES), 'auth'], `add a sample value for "${key}"`).toContain(key);
       const entry =
         SAMPLES[key] === undefined
           ? {
               url: 'http://127.0.0.1:1/mcp',
               ...(key === 'transport' ? { transport: 'sse' } : {}),
               ...(key === 'headers' ? { headers: { A: 'b' } } : {}),
+              ...(key === 'auth'
+                ? { auth: { type: 'client_credentials', client_id: 'c', client_secret: 's' } }
+                : {}),
             }
           : { command: 'node', [key]: SAMPLES[key] };
       const result = await loadConfig(

@@ -29,6 +29,8 @@ export interface AuthServer {
  */
 export async function startAuthServer(options: {
   readonly resources: readonly string[];
+  /** Other resources it issues tokens for (e.g. any gateway on 127.0.0.1, whose port is not known yet). */
+  readonly accept?: (resource: string) => boolean;
   readonly clients: readonly AuthClient[];
   readonly groups?: Readonly<Record<string, readonly string[]>>;
   readonly ttlSeconds?: number;
@@ -59,7 +61,8 @@ export async function startAuthServer(options: {
         defaultResource: () => options.resources[0] as string,
         useGrantedResource: () => true,
         getResourceServerInfo: (_ctx: unknown, resource: string) => {
-          if (!options.resources.includes(resource)) throw new Error(`unknown resource ${resource}`);
+          if (!options.resources.includes(resource) && options.accept?.(resource) !== true)
+            throw new Error(`unknown resource ${resource}`);
           return {
             scope: [...scopes].join(' '),
             audience: resource,
