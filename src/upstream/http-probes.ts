@@ -18,6 +18,11 @@ export interface ProbeSources {
   readonly health: () => HealthReport;
   readonly live?: () => HealthReport;
   readonly metrics?: () => Promise<{ contentType: string; body: string }>;
+  /**
+   * I5: with `http.auth`, whether the request's token is an admin's: `/metrics` and the
+   * per-server report of `/healthz` need one. Absent: the U2 token alone decides.
+   */
+  readonly admin?: (req: IncomingMessage) => Promise<'ok' | 'unauthorized' | 'forbidden'>;
 }
 
 /** `/livez` when the composition root gives none: the process answers, so it is alive. */
@@ -38,9 +43,14 @@ export async function answerProbe(
   if (req.method !== 'GET' && req.method !== 'HEAD') return false;
   if (path === '/metrics' && sources.metrics !== undefined) {
     const allowed = guard({ tokenOnly: true, authorization: req.headers.authorization });
-    if (!allowed.ok) {
-      res.setHeader('WWW-Authenticate', 'Bearer realm="mcp-normalizer"');
-      sendJsonRpcError(res, allowed.status, -32000, allowed.message);
+    const admin = sources.admin === undefined ? 'ok' : await sources.admin(req);
+    if (!allowed.ok || admin !== 'ok') {
+      const status = !allowed.ok ? allowed.status : admin === 'unauthorized' ? 401 : 403;
+      if (status === 401) res.setHeader('WWW-Authenticate', 'Bearer realm="mcp-normalizer"');
+      const message = !allowed.ok
+        ? allowed.message
+        : 'Forbidden: the metrics need a principal listed in http.auth.admins';
+      sendJsonRpcError(res, status, -32000, message);
       return true;
     }
     const { contentType, body } = await sources.metrics();
@@ -50,7 +60,9 @@ export async function answerProbe(
   }
   if (path !== '/healthz' && path !== '/livez') return false;
   const report = path === '/livez' ? (sources.live?.() ?? LIVE) : sources.health();
-  if (verdict.ok || path === '/livez') sendJson(res, report.status, report.body);
+  const full =
+    path === '/livez' || (verdict.ok && (sources.admin === undefined || (await sources.admin(req)) === 'ok'));
+  if (full) sendJson(res, report.status, report.body);
   else sendJson(res, report.status, { status: (report.body as { status?: unknown }).status });
   return true;
 }

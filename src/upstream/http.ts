@@ -34,7 +34,13 @@ import { eraOfRequest, isLegacy, requestsOf } from './http-era.js';
 import { createRequestGuard } from './http-guard.js';
 import { createHttpAuth, requestPrincipal, type HttpAuth, type ScopeCheck } from './http-auth.js';
 import { createIdentity, type IdentityOptions } from './identity.js';
-import { answerProbe, sendJson, sendJsonRpcError, type HealthReport } from './http-probes.js';
+import {
+  answerProbe,
+  sendJson,
+  sendJsonRpcError,
+  type HealthReport,
+  type ProbeSources,
+} from './http-probes.js';
 import { LegacySessions } from './sessions.js';
 import { connectionBudget, watchSockets } from './http-sockets.js';
 import type { UpstreamServer } from './server.js';
@@ -196,6 +202,8 @@ export async function listenHttp(
   options.onSessions?.(() => sessions.size);
   const serveModern = bridgeFetchHandler(modern, onerror);
   let httpAuth: HttpAuth | undefined;
+  /** What the probes read; with `auth`, also who is an admin (set once listening). */
+  let probeSources: ProbeSources = options;
 
   /** O1: counts each request of `body` in the era `eraOf` gives it. */
   function count(body: unknown, eraOf: (request: Record<string, unknown>) => Era): void {
@@ -287,7 +295,7 @@ export async function listenHttp(
     });
     const path = (req.url ?? '/').split('?')[0];
     // U7, O1: the paths an orchestrator and a scraper ask for.
-    if (await answerProbe(req, res, path, verdict, guard, options)) return;
+    if (await answerProbe(req, res, path, verdict, guard, probeSources)) return;
     // O4: the page answers 401/403 itself (its prompt for a token), only past Host/Origin.
     if (options.status !== undefined && path !== undefined && (verdict.ok || verdict.status === 401)) {
       const access = !verdict.ok ? 'unauthorized' : httpAuth === undefined ? 'ok' : await httpAuth.admin(req);
@@ -350,6 +358,8 @@ export async function listenHttp(
       options.scopeCheck,
       options.admins,
     );
+    const admin = httpAuth.admin.bind(httpAuth);
+    probeSources = { ...options, admin };
   }
 
   let closing: Promise<void> | undefined;

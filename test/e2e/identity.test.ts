@@ -45,6 +45,7 @@ function config(extra: string[] = [], servers: string[] = [fixtureEntry('c', 'co
       `    issuer: ${as.issuer}`,
       `    audience: ${RESOURCE}`,
       '    required_scopes: [mcp]',
+      "    admins: ['group:dev']",
       'access:',
       "  - principals: ['group:dev']",
       "    allow: ['c_*', 'g_*', '!c_delete_all']",
@@ -242,6 +243,23 @@ describe('who is calling', () => {
       .toBe(true);
     expect(serve.stderr()).not.toContain(bobToken);
     expect(serve.stderr()).not.toContain(aliceToken);
+  });
+
+  it('I5/O4: /metrics, the per-server /healthz and the status page need an admin principal', async () => {
+    const serve = await gateway(config());
+    const base = serve.url.replace(/\/mcp$/, '');
+    const alice = { authorization: `Bearer ${await as.token(ALICE)}` };
+    const bob = { authorization: `Bearer ${await as.token(BOB)}` };
+    expect((await fetch(`${base}/metrics`)).status).toBe(401);
+    expect((await fetch(`${base}/metrics`, { headers: bob })).status).toBe(403);
+    expect((await fetch(`${base}/metrics`, { headers: alice })).status).toBe(200);
+    const health = async (headers: Record<string, string>) =>
+      (await (await fetch(`${base}/healthz`, { headers })).json()) as { status: string; servers?: unknown[] };
+    expect((await health(bob)).servers).toBeUndefined();
+    expect((await health(alice)).servers).toHaveLength(1);
+    expect((await fetch(`${base}/status/data`, { headers: bob })).status).toBe(403);
+    expect((await fetch(`${base}/status/data`, { headers: alice })).status).toBe(200);
+    expect((await fetch(`${base}/status`)).status).toBe(401);
   });
 
   it('I4: a tool that needs a scope the token lacks gets 403 insufficient_scope naming it', async () => {
