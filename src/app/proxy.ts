@@ -210,7 +210,9 @@ export function createProxy(config: Config, options: ProxyOptions): Proxy {
     settle: catalogs.settle,
     settleLists: catalogs.settleLists,
     metrics,
-    onCallEnded: (tool, server, result) => status.callEnded(tool, server, result),
+    ...(config.statusPage
+      ? { onCallEnded: (tool, server, result) => status.callEnded(tool, server, result) }
+      : {}),
   });
   // I3: who may see and call what (every caller everything without `access:`).
   const policy = config.access === undefined ? undefined : compilePolicy(config.access);
@@ -299,7 +301,7 @@ export function createProxy(config: Config, options: ProxyOptions): Proxy {
           metrics: () => metrics.scrape(),
           onRequest,
           onSessions: (count) => (sessions = count),
-          status: await statusPage(),
+          ...(config.statusPage ? { status: await statusPage() } : {}),
           ...overrides,
           health: health.report,
         },

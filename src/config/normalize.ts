@@ -218,6 +218,7 @@ export function normalizeConfig(
           }
         : {}),
     },
+    statusPage: written.status_page,
     ...(written.access !== undefined ? { access: written.access } : {}),
     inputRequired: {
       ...(stateKey !== undefined ? { stateKey } : {}),

@@ -326,6 +326,10 @@ export const ConfigSchema = z
     defaults: DefaultsSchema,
     input_required: InputRequiredSchema,
     http: HttpSchema,
+    status_page: z
+      .boolean()
+      .default(true)
+      .describe('O4: the status page at / and /status, and its records of recent calls; false: neither.'),
     access: z
       .array(AccessRuleSchema)
       .optional()

@@ -244,6 +244,8 @@ export interface Config {
   readonly http: HttpConfig;
   /** Q3: requests from a downstream to its client, relayed as input rounds. */
   readonly inputRequired: InputRequiredConfig;
+  /** O4: the status page and its records. @default true */
+  readonly statusPage: boolean;
   /** I3: the access rules; absent: every caller everything. */
   readonly access?: readonly AccessRule[];
   /** Enabled and disabled servers, in config order (T4 decides collisions by this order). */

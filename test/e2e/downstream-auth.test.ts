@@ -7,7 +7,7 @@
  */
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startAuthServer, type AuthClient, type AuthServer } from '../helpers/auth-server.js';
+import { startAuthServer, type AuthClient, type AuthServer } from '../../fixtures/servers/oauth.js';
 import { fixtureEntry, serveHttp, writeConfig, type HttpServe } from './cli-process.js';
 
 const ALICE: AuthClient = { id: 'alice', secret: 'alice-secret-0123456789', scope: 'mcp' };

@@ -1,6 +1,6 @@
 /**
  * I1–I5 end to end: `serve --http` as an OAuth 2.1 resource server in front of real fixtures,
- * with a real authorization server (oidc-provider, test/helpers/auth-server.ts) issuing JWT
+ * with a real authorization server (oidc-provider, fixtures/servers/oauth.ts) issuing JWT
  * access tokens, an SDK 1.x client as the 2025 host and an SDK v2 client pinned to 2026-07-28.
  * The counter fixture counts every call it receives, so a refused call is seen never to reach it.
  */
@@ -9,7 +9,7 @@ import { Client as LegacyClient } from '@modelcontextprotocol/sdk/client/index.j
 import { StreamableHTTPClientTransport as LegacyHttpTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { generateKeyPair, SignJWT, type JWTPayload } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startAuthServer, type AuthClient, type AuthServer } from '../helpers/auth-server.js';
+import { startAuthServer, type AuthClient, type AuthServer } from '../../fixtures/servers/oauth.js';
 import { fixtureEntry, serveHttp, writeConfig, type HttpServe } from './cli-process.js';
 
 const RESOURCE = 'urn:mcp-normalizer:e2e';

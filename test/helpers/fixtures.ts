@@ -154,6 +154,7 @@ export function memoryConfig(
 export function runtimeConfig(servers: ServerConfig[], overrides: Partial<Config> = {}): Config {
   return {
     separator: '_',
+    statusPage: true,
     nameMaxLength: 64,
     logLevel: 'info',
     output: {

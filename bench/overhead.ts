@@ -1,0 +1,193 @@
+/**
+ * What two features cost on every call, each measured side by side with itself turned off, in
+ * one run, rounds alternating between the two gateways:
+ *
+ * 1. status (issue 31): echo p50 over stdio (a 2025 host, SDK 1.x) with the status page's ring
+ *    and windows (`status_page: true`, the default) against `status_page: false`.
+ * 2. jwt (issue 29): 2026-07-28 echo calls over HTTP (SDK v2 clients, `--in-flight` at once)
+ *    with `http.auth` and a JWT from a real authorization server (oidc-provider) on every
+ *    request, against the same gateway without auth: calls per second, and the gateway's CPU
+ *    per call.
+ *
+ * Run: `npm run bench:overhead` (`--rounds R --calls N --in-flight F --only status|jwt`).
+ * Prints one JSON line per part: the median of the per-round ratios and their middle half.
+ */
+import './scratch.js';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { Client as LegacyClient } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport as LegacyStdio } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { startAuthServer } from '../fixtures/servers/oauth.js';
+import { CLI, config, ROOT } from './gateway.js';
+import { cpuTimeOf } from './machine.js';
+import { median, quartiles } from './stats.js';
+
+const { values } = parseArgs({
+  options: {
+    rounds: { type: 'string', default: '8' },
+    calls: { type: 'string', default: '500' },
+    'in-flight': { type: 'string', default: '16' },
+    only: { type: 'string' },
+  },
+});
+const ROUNDS = Number(values.rounds);
+const CALLS = Number(values.calls);
+const IN_FLIGHT = Number(values['in-flight']);
+const ECHO = join(ROOT, 'dist', 'bench', 'servers', 'echo.js');
+
+const echoEntry = `servers:\n  e:\n    command: ${JSON.stringify(process.execPath)}\n    args: [${JSON.stringify(ECHO)}]\n    protocol: legacy\n`;
+
+function summary(part: string, ratios: number[], extra: Record<string, unknown>): void {
+  const [low, high] = quartiles(ratios) ?? [NaN, NaN];
+  console.log(
+    JSON.stringify({
+      part,
+      rounds: ratios.length,
+      ratio_median: Number(median(ratios).toFixed(3)),
+      ratio_middle_half: [Number(low.toFixed(3)), Number(high.toFixed(3))],
+      ...extra,
+    }),
+  );
+}
+
+/** Part 1: sequential echo calls over stdio, p50 per round, on and off alternating. */
+async function status(): Promise<void> {
+  const open = async (extra: string) => {
+    const client = new LegacyClient({ name: 'bench-status', version: '1' });
+    await client.connect(
+      new LegacyStdio({
+        command: process.execPath,
+        args: [CLI, 'serve', '--config', config(extra + echoEntry)],
+        stderr: 'ignore',
+      }),
+    );
+    // Warm up: the first calls compile the path.
+    for (let i = 0; i < 200; i++) await client.callTool({ name: 'e_echo', arguments: { message: 'warm' } });
+    return client;
+  };
+  const on = await open('');
+  const off = await open('status_page: false\n');
+  const round = async (client: LegacyClient): Promise<number> => {
+    const times: number[] = [];
+    for (let i = 0; i < CALLS; i++) {
+      const start = process.hrtime.bigint();
+      await client.callTool({ name: 'e_echo', arguments: { message: `call ${i}` } });
+      times.push(Number(process.hrtime.bigint() - start) / 1000);
+    }
+    return median(times);
+  };
+  const ratios: number[] = [];
+  const p50s: { on: number[]; off: number[] } = { on: [], off: [] };
+  for (let r = 0; r < ROUNDS; r++) {
+    // Alternating which goes first cancels a drift within the pair.
+    const first = r % 2 === 0 ? 'on' : 'off';
+    const a = await round(first === 'on' ? on : off);
+    const b = await round(first === 'on' ? off : on);
+    const withPage = first === 'on' ? a : b;
+    const without = first === 'on' ? b : a;
+    p50s.on.push(withPage);
+    p50s.off.push(without);
+    ratios.push(withPage / without);
+  }
+  await on.close();
+  await off.close();
+  summary('status: echo p50 with the page ÷ without', ratios, {
+    p50_us_with: Math.round(median(p50s.on)),
+    p50_us_without: Math.round(median(p50s.off)),
+  });
+}
+
+/** `serve --http` on `file`; its URL and child. */
+async function serveHttp(file: string): Promise<{ child: ChildProcess; url: string }> {
+  const child = spawn(process.execPath, [CLI, 'serve', '--http', '--port', '0', '--config', file], {
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  let text = '';
+  child.stderr?.on('data', (chunk: Buffer) => (text += chunk.toString('utf8')));
+  const url = await new Promise<string>((resolve, reject) => {
+    const poll = setInterval(() => {
+      const found = /MCP endpoint[^:]*:\s*(http:\/\/\S+\/mcp)/.exec(text)?.[1];
+      if (found === undefined) return;
+      clearInterval(poll);
+      resolve(found);
+    }, 20);
+    child.once('exit', () => reject(new Error(`serve --http exited:\n${text}`)));
+  });
+  return { child, url };
+}
+
+/** Part 2: 2026 echo calls over HTTP with and without a JWT on each request. */
+async function jwt(): Promise<void> {
+  const client = { id: 'bench', secret: 'bench-secret-0123456789', scope: 'mcp' };
+  const as = await startAuthServer({
+    resources: ['urn:unused'],
+    accept: (resource) => /^http:\/\/127\.0\.0\.1:\d+\/mcp$/.test(resource),
+    clients: [client],
+  });
+  const withAuth = await serveHttp(config(`http:\n  auth:\n    issuer: ${as.issuer}\n${echoEntry}`));
+  const without = await serveHttp(config(echoEntry));
+  const token = await as.token(client, { resource: withAuth.url });
+  const clients = async (url: string, headers: Record<string, string>) =>
+    Promise.all(
+      Array.from({ length: IN_FLIGHT }, async () => {
+        const c = new Client(
+          { name: 'bench-jwt', version: '1' },
+          { versionNegotiation: { mode: { pin: '2026-07-28' } } },
+        );
+        await c.connect(new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers } }));
+        return c;
+      }),
+    );
+  const authed = await clients(withAuth.url, { Authorization: `Bearer ${token}` });
+  const plain = await clients(without.url, {});
+  const round = async (pool: Client[], pid: number): Promise<{ rate: number; cpuUs: number }> => {
+    let sent = 0;
+    const cpu = cpuTimeOf(pid);
+    const start = process.hrtime.bigint();
+    await Promise.all(
+      pool.map(async (c) => {
+        while (sent < CALLS) {
+          sent++;
+          await c.callTool({ name: 'e_echo', arguments: { message: 'x' } });
+        }
+      }),
+    );
+    const seconds = Number(process.hrtime.bigint() - start) / 1e9;
+    // cpuTimeOf is in ms.
+    return { rate: CALLS / seconds, cpuUs: ((cpuTimeOf(pid) - cpu) * 1000) / CALLS };
+  };
+  // Warm up both (and the JWKS cache).
+  await round(authed, withAuth.child.pid as number);
+  await round(plain, without.child.pid as number);
+  const ratios: number[] = [];
+  const cpu: { auth: number[]; plain: number[] } = { auth: [], plain: [] };
+  for (let r = 0; r < ROUNDS; r++) {
+    const order = r % 2 === 0 ? ['auth', 'plain'] : ['plain', 'auth'];
+    const results: Record<string, { rate: number; cpuUs: number }> = {};
+    for (const which of order) {
+      results[which] =
+        which === 'auth'
+          ? await round(authed, withAuth.child.pid as number)
+          : await round(plain, without.child.pid as number);
+    }
+    const a = results['auth'] as { rate: number; cpuUs: number };
+    const p = results['plain'] as { rate: number; cpuUs: number };
+    ratios.push(a.rate / p.rate);
+    cpu.auth.push(a.cpuUs);
+    cpu.plain.push(p.cpuUs);
+  }
+  for (const c of [...authed, ...plain]) await c.close();
+  withAuth.child.kill('SIGTERM');
+  without.child.kill('SIGTERM');
+  await as.close();
+  summary('jwt: 2026 HTTP calls/s with a JWT on every request ÷ without auth', ratios, {
+    in_flight: IN_FLIGHT,
+    gateway_cpu_us_per_call_with: Math.round(median(cpu.auth)),
+    gateway_cpu_us_per_call_without: Math.round(median(cpu.plain)),
+  });
+}
+
+if (values.only === undefined || values.only === 'status') await status();
+if (values.only === undefined || values.only === 'jwt') await jwt();
