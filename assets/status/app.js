@@ -105,6 +105,7 @@ function renderCalls(data) {
           'tr',
           { class: c.outcome === 'ok' ? 'ok' : 'failed' },
           el('td', {}, time(c.at)),
+          el('td', {}, c.principal ?? ''),
           el('td', {}, c.tool),
           el('td', {}, c.server),
           el('td', { class: 'outcome' }, c.outcome),

@@ -50,7 +50,12 @@ export interface ToolDeps {
   /** O1: every answer is counted here, where it is logged. */
   readonly metrics?: Metrics;
   /** O4: every call's outcome, for the status page (constant time). */
-  readonly onCallEnded?: (tool: string, server: string | undefined, result: Result) => void;
+  readonly onCallEnded?: (
+    tool: string,
+    server: string | undefined,
+    result: Result,
+    principal?: string,
+  ) => void;
 }
 
 /**
@@ -93,7 +98,12 @@ export function createToolBackend(deps: ToolDeps): ToolBackend<PreparedCall> {
     const answered = applyInstruction<R>(result, layers(entry, result.meta.server ?? entry?.server));
     // O1: label values come from the catalog (never the name an agent sent).
     deps.metrics?.callEnded(entry?.server ?? answered.meta.server, entry?.tool, answered);
-    deps.onCallEnded?.(entry?.name ?? call.exposedName, entry?.server ?? answered.meta.server, answered);
+    deps.onCallEnded?.(
+      entry?.name ?? call.exposedName,
+      entry?.server ?? answered.meta.server,
+      answered,
+      call.principal,
+    );
     try {
       logCallEnd(loggerOf(answered.meta.server ?? entry?.server), answered, {
         exposedName: call.exposedName,

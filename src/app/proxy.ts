@@ -11,7 +11,7 @@ import type { Config } from '../config/types.js';
 import type { Catalog, CatalogOptions } from '../core/catalog.js';
 import type { FeatureIndex } from '../core/feature-index.js';
 import { secretScrubber } from '../core/secrets.js';
-import { compilePolicy, type Policy } from '../core/policy.js';
+import { compilePolicy, compileSelection, type Policy } from '../core/policy.js';
 import { Pool } from '../downstream/pool.js';
 import type { PoolOptions, ServerSnapshot } from '../downstream/pool.js';
 import { ENVELOPE_OUTPUT_SCHEMAS, typedEnvelopeSchema } from '../upstream/envelope-schema.js';
@@ -46,6 +46,8 @@ export interface ProxyOptions {
   readonly startupWaitMs?: number;
   /** Passed to the pool; tests inject transports, timers and backoff here. */
   readonly pool?: Partial<Omit<PoolOptions, 'servers' | 'logger'>>;
+  /** I6: the profile stdio serves (`serve --profile`). */
+  readonly profile?: string;
   /** O4: the config's warnings, as `check` prints them, for the status page. */
   readonly problems?: readonly string[];
 }
@@ -211,14 +213,22 @@ export function createProxy(config: Config, options: ProxyOptions): Proxy {
     settleLists: catalogs.settleLists,
     metrics,
     ...(config.statusPage
-      ? { onCallEnded: (tool, server, result) => status.callEnded(tool, server, result) }
+      ? {
+          onCallEnded: (tool, server, result, principal) => status.callEnded(tool, server, result, principal),
+        }
       : {}),
   });
   // I3: who may see and call what (every caller everything without `access:`).
   const policy = config.access === undefined ? undefined : compilePolicy(config.access);
+  // I6: each profile's selection of exposed names.
+  const profiles = Object.fromEntries(
+    Object.entries(config.profiles).map(([name, profile]) => [name, compileSelection(profile.tools)]),
+  );
   const upstream = createUpstreamServer({
     backend,
     ...(policy !== undefined ? { policy } : {}),
+    profiles,
+    ...(options.profile !== undefined ? { profile: options.profile } : {}),
     notifier,
     output: { format: config.output.format, media: config.output.media, text: config.output.text },
     ...(config.output.files === 'resource' ? { files: createFileStore(config.output.fileStore) } : {}),
@@ -302,6 +312,7 @@ export function createProxy(config: Config, options: ProxyOptions): Proxy {
           onRequest,
           onSessions: (count) => (sessions = count),
           ...(config.statusPage ? { status: await statusPage() } : {}),
+          profiles: Object.keys(config.profiles),
           ...overrides,
           health: health.report,
         },

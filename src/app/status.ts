@@ -5,7 +5,7 @@
  * {@link BUCKETS} buckets of {@link BUCKET_MS} with a count and a fixed log-scale histogram of
  * durations. Each call costs a constant amount of work and memory whatever the traffic; nothing
  * runs while no page is open. No argument value, result body or secret is kept: a call is its
- * time, tool, server, outcome and duration.
+ * time, caller (a token's subject), tool, server, outcome and duration.
  */
 import { createHash } from 'node:crypto';
 import type { Config } from '../config/types.js';
@@ -31,6 +31,8 @@ export interface CallRecord {
   /** `ok`, or the error type. */
   readonly outcome: string;
   readonly ms: number | undefined;
+  /** I2: the caller's subject, when a token named one. */
+  readonly principal?: string;
 }
 
 interface Bucket {
@@ -118,7 +120,7 @@ export interface StatusSources {
 /** The status of the gateway. */
 export interface Status {
   /** One call ended (O4): constant time. */
-  callEnded(tool: string, server: string | undefined, result: Result): void;
+  callEnded(tool: string, server: string | undefined, result: Result, principal?: string): void;
   /** Everything the page shows, as JSON, scrubbed (L2). */
   snapshot(): Record<string, unknown>;
 }
@@ -181,11 +183,18 @@ export function createStatus(sources: StatusSources): Status {
   }
 
   return {
-    callEnded(tool, server, result) {
+    callEnded(tool, server, result, principal) {
       const now = sources.clock();
       const ms = result.meta.elapsedMs;
       const outcome = result.success ? 'ok' : result.errorType;
-      ring[next] = { at: now, tool, server: server ?? '', outcome, ms };
+      ring[next] = {
+        at: now,
+        tool,
+        server: server ?? '',
+        outcome,
+        ms,
+        ...(principal !== undefined ? { principal } : {}),
+      };
       next = (next + 1) % RING_SIZE;
       if (server === undefined) return;
       let window = windows.get(server);

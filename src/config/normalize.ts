@@ -219,6 +219,7 @@ export function normalizeConfig(
         : {}),
     },
     statusPage: written.status_page,
+    profiles: written.profiles ?? {},
     ...(written.access !== undefined ? { access: written.access } : {}),
     inputRequired: {
       ...(stateKey !== undefined ? { stateKey } : {}),

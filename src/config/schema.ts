@@ -330,6 +330,18 @@ export const ConfigSchema = z
       .boolean()
       .default(true)
       .describe('O4: the status page at / and /status, and its records of recent calls; false: neither.'),
+    profiles: z
+      .record(
+        z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, { message: 'expected 1 to 64 of A-Z a-z 0-9 _ -' }),
+        z.strictObject({
+          tools: z
+            .array(z.string().min(1))
+            .min(1)
+            .describe('Globs over exposed tool names this profile serves; `!glob` excludes.'),
+        }),
+      )
+      .optional()
+      .describe('I6: named views of the catalog, served at /mcp/<name> and by serve --profile <name>.'),
     access: z
       .array(AccessRuleSchema)
       .optional()

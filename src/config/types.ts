@@ -244,6 +244,8 @@ export interface Config {
   readonly http: HttpConfig;
   /** Q3: requests from a downstream to its client, relayed as input rounds. */
   readonly inputRequired: InputRequiredConfig;
+  /** I6: named views of the catalog: the tool globs of each. */
+  readonly profiles: Readonly<Record<string, { readonly tools: readonly string[] }>>;
   /** O4: the status page and its records. @default true */
   readonly statusPage: boolean;
   /** I3: the access rules; absent: every caller everything. */

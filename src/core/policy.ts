@@ -45,7 +45,7 @@ export interface AccessRule {
 /** What a principal may do with one exposed name. */
 export type Verdict =
   | { readonly allowed: true }
-  | { readonly allowed: false; readonly reason: 'no_rule' | 'not_allowed' }
+  | { readonly allowed: false; readonly reason: 'no_rule' | 'not_allowed' | 'not_in_profile' }
   | { readonly allowed: false; readonly reason: 'insufficient_scope'; readonly scope: string };
 
 /** The compiled rules. */
@@ -150,5 +150,32 @@ export function accessOf(policy: Policy, principal: Principal): CallAccess {
   return {
     sees: (name) => policy.sees(principal, name),
     decide: (name) => policy.decide(principal, name),
+  };
+}
+
+/** I6: a profile's selection of exposed names: globs, `!` excluding. */
+export function compileSelection(globs: readonly string[]): (name: string) => boolean {
+  const allow = globs.filter((glob) => !glob.startsWith('!'));
+  const deny = globs.filter((glob) => glob.startsWith('!')).map((glob) => glob.slice(1));
+  const allowed = allow.length > 0 ? picomatch([...allow], { dot: true }) : never;
+  const denied = deny.length > 0 ? picomatch(deny, { dot: true }) : never;
+  return (name) => allowed(name) && !denied(name);
+}
+
+/**
+ * I6: what a caller may see and call through a profile: the profile's selection, then the
+ * caller's policy (either may be absent).
+ */
+export function withinProfile(
+  selection: ((name: string) => boolean) | undefined,
+  access: CallAccess | undefined,
+): CallAccess | undefined {
+  if (selection === undefined) return access;
+  return {
+    sees: (name) => selection(name) && (access?.sees(name) ?? true),
+    decide: (name) =>
+      selection(name)
+        ? (access?.decide(name) ?? { allowed: true })
+        : { allowed: false, reason: 'not_in_profile' },
   };
 }

@@ -86,7 +86,9 @@ function denied(name: string, verdict: Verdict & { allowed: false }): FailureRes
       ? `needs the scope "${verdict.scope}", which the caller's token does not have`
       : verdict.reason === 'no_rule'
         ? 'is not allowed: no access rule matches the caller'
-        : "is not allowed by the caller's access rule";
+        : verdict.reason === 'not_in_profile'
+          ? 'is not in the profile this endpoint serves'
+          : "is not allowed by the caller's access rule";
   return failure('access_denied', `Tool "${name}" ${why}.`, {
     meta: { tool: name, source: 'proxy' },
     errorData: {

@@ -35,6 +35,25 @@ export function requestPrincipal(req: IncomingMessage): Principal | undefined {
   return principalOf((req as AuthedRequest).auth);
 }
 
+/**
+ * I6: the request came to a profile's endpoint: the profile rides with the token's `AuthInfo`
+ * (an empty one without identity), where the handlers read it.
+ */
+export function withProfile(req: IncomingMessage, profile: string): void {
+  const authed = req as AuthedRequest;
+  const auth = authed.auth ?? { token: '', clientId: '', scopes: [] };
+  authed.auth = { ...auth, extra: { ...auth.extra, profile } };
+}
+
+/** I5, I6: who owns a session opened by this request: its principal, through its profile. */
+export function ownerOf(req: IncomingMessage): string | undefined {
+  const auth = (req as AuthedRequest).auth;
+  const subject = principalOf(auth)?.subject;
+  const profile = auth?.extra?.['profile'] as string | undefined;
+  if (subject === undefined && profile === undefined) return undefined;
+  return `${subject ?? ''}\u0000${profile ?? ''}`;
+}
+
 /** @example const auth = createHttpAuth(identity, logger, scopeCheck); */
 export function createHttpAuth(
   identity: Identity,

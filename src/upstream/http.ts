@@ -32,7 +32,7 @@ import { systemTimers } from '../wire/timers.js';
 import { bridgeFetchHandler } from './fetch-bridge.js';
 import { eraOfRequest, isLegacy, requestsOf } from './http-era.js';
 import { createRequestGuard } from './http-guard.js';
-import { createHttpAuth, requestPrincipal, type HttpAuth, type ScopeCheck } from './http-auth.js';
+import { createHttpAuth, ownerOf, withProfile, type HttpAuth, type ScopeCheck } from './http-auth.js';
 import { createIdentity, type IdentityOptions } from './identity.js';
 import {
   answerProbe,
@@ -120,6 +120,8 @@ export interface HttpOptions {
   readonly auth?: Omit<IdentityOptions, 'resource'> & { readonly publicUrl?: string };
   /** I4: the scope a call needs and its caller lacks (403 `insufficient_scope`). */
   readonly scopeCheck?: ScopeCheck;
+  /** I6: the profiles served at `/mcp/<name>`. */
+  readonly profiles?: readonly string[];
   /** O4: principal patterns allowed to read the status page when `auth` is on. */
   readonly admins?: readonly string[];
   /**
@@ -243,7 +245,7 @@ export async function listenHttp(
     const sessionHeader = req.headers['mcp-session-id'];
     const sessionId = Array.isArray(sessionHeader) ? sessionHeader[0] : sessionHeader;
     // I5: a session belongs to the principal that opened it.
-    const owner = requestPrincipal(req)?.subject;
+    const owner = ownerOf(req);
     const transport = sessionId === undefined ? undefined : sessions.transportFor(sessionId, res, owner);
     if (req.method === 'POST') {
       const body = await readJsonBody(req, maxBodyBytes);
@@ -310,9 +312,12 @@ export async function listenHttp(
       return sendJsonRpcError(res, verdict.status, -32000, verdict.message);
     }
     if (path !== undefined && httpAuth?.answerMetadata(req, res, path) === true) return;
-    if (path === '/mcp') {
+    // I6: a profile's own endpoint, `/mcp/<name>`.
+    const profile = path?.startsWith('/mcp/') === true ? path.slice('/mcp/'.length) : undefined;
+    if (path === '/mcp' || (profile !== undefined && options.profiles?.includes(profile) === true)) {
       // I1: who is calling, before anything of the request is read.
       if (httpAuth !== undefined && !(await httpAuth.authenticate(req, res))) return;
+      if (profile !== undefined) withProfile(req, profile);
       return handleMcp(req, res);
     }
     return sendJson(res, 404, { error: 'Not found: MCP is served at /mcp, health at /healthz' });

@@ -8,23 +8,14 @@
  *
  * This file is the ONLY importer of `render.ts` (R2): a Result becomes JSON here and nowhere else.
  */
-import { randomUUID } from 'node:crypto';
 import { CLIENT_CAPABILITIES_META_KEY, Server } from '@modelcontextprotocol/server';
 import type { CallToolResult, Implementation } from '@modelcontextprotocol/server';
 import type { Logger } from 'pino';
 import type { HostCapabilities, Caller, InputReply, InputRound } from '../core/input.js';
 import { isInputRound } from '../core/input.js';
 import type { Result } from '../core/result.js';
-import type { AuthInfo } from '@modelcontextprotocol/server';
-import {
-  accessOf,
-  ANONYMOUS_PRINCIPAL,
-  LOCAL_PRINCIPAL,
-  principalOf,
-  type CallAccess,
-  type Policy,
-  type Principal,
-} from '../core/policy.js';
+import { principalOf, type CallAccess, type Policy } from '../core/policy.js';
+import { createCallerIdentity } from './caller-identity.js';
 import { failure, type FailureResult } from '../core/result.js';
 import { raceTimeout, type Timers } from '../core/timers.js';
 import { systemTimers } from '../wire/timers.js';
@@ -92,6 +83,10 @@ export interface UpstreamDeps<F extends PreparedForward = PreparedForward> {
   readonly timers?: Timers;
   /** I3: who may see and call what; absent: every caller everything. */
   readonly policy?: Policy;
+  /** I6: each profile's selection of exposed names, by profile name. */
+  readonly profiles?: Readonly<Record<string, (name: string) => boolean>>;
+  /** I6: the profile a stdio connection serves (`serve --profile`). */
+  readonly profile?: string;
   /** O1: one notification sent upstream. */
   readonly onForward?: (kind: 'progress' | 'log' | 'list_changed') => void;
   /**
@@ -157,23 +152,12 @@ export function createUpstreamServer<F extends PreparedForward>(deps: UpstreamDe
 
   /** Servers that are one client's connection: a 2025 session, a stdio connection (F7 owners). */
   const sessions = new WeakSet<Server>();
-  /** Servers that are the one caller of their transport (stdio): per-caller copies not needed (P10). */
-  const sole = new WeakSet<Server>();
-  /** Q3, P10: each session's or connection's own id, made at its first call. */
-  const callerIds = new WeakMap<Server, string>();
-  /**
-   * I2: who sent a request: the principal of its validated token; the local user over stdio
-   * (they started the process); anonymous over HTTP without identity.
-   */
-  const principalFor = (server: Server, ctx: { http?: { authInfo?: AuthInfo } }): Principal =>
-    principalOf(ctx.http?.authInfo) ?? (sole.has(server) ? LOCAL_PRINCIPAL : ANONYMOUS_PRINCIPAL);
-  const accessFor = (server: Server, ctx: { http?: { authInfo?: AuthInfo } }): CallAccess | undefined =>
-    deps.policy === undefined ? undefined : accessOf(deps.policy, principalFor(server, ctx));
-  const callerIdOf = (server: Server): string => {
-    let id = callerIds.get(server);
-    if (id === undefined) callerIds.set(server, (id = randomUUID()));
-    return id;
-  };
+  /** I2, I6, Q3, P10: who is behind each request (caller-identity.ts). */
+  const callers = createCallerIdentity({
+    ...(deps.policy !== undefined ? { policy: deps.policy } : {}),
+    ...(deps.profiles !== undefined ? { profiles: deps.profiles } : {}),
+    ...(deps.profile !== undefined ? { profile: deps.profile } : {}),
+  });
 
   function render(result: Result, owner?: object): CallToolResult {
     // F7: bodies into the store, links into the result; not for a result an MCP App reads in its
@@ -313,7 +297,7 @@ export function createUpstreamServer<F extends PreparedForward>(deps: UpstreamDe
     // T6, T10: the list comes from memory; no downstream is asked.
     server.setRequestHandler('tools/list', async (_request, ctx) => {
       notifier.listed(server, 'tools');
-      return hint({ tools: [...(await backend.listTools(accessFor(server, ctx)))] });
+      return hint({ tools: [...(await backend.listTools(callers.access(server, ctx)))] });
     });
     const onCall: CallHandler = (request, ctx) => {
       const token = ctx.mcpReq._meta?.progressToken;
@@ -349,7 +333,7 @@ export function createUpstreamServer<F extends PreparedForward>(deps: UpstreamDe
         era,
       );
       const outcome: { errorType?: string } = {};
-      const access = accessFor(server, ctx);
+      const access = callers.access(server, ctx);
       const subject = principalOf(ctx.http?.authInfo)?.subject;
       const pending = rounds.handle(
         {
@@ -361,7 +345,7 @@ export function createUpstreamServer<F extends PreparedForward>(deps: UpstreamDe
           callerKey: server,
           // Q3: a round is bound to its caller: the session or connection; a 2026 HTTP request
           // has neither, and every anonymous caller is one (the principal, once there is one).
-          callerId: owner() !== undefined ? callerIdOf(server) : principalKey(ctx),
+          callerId: owner() !== undefined ? callers.ensureId(server) : callers.principalKey(ctx),
           arguments: request.params.arguments,
           capabilities: hostCapabilities(server, era, ctx),
           // The SDK's per-request signal goes down as it is: whatever a cancelled call rejects
@@ -380,7 +364,7 @@ export function createUpstreamServer<F extends PreparedForward>(deps: UpstreamDe
             reply: run.reply,
             // P10: whose copy of a per-session server runs the call: a session's own; the one
             // caller of a stdio connection uses the shared copy.
-            ...instanceOf(server, owner(), ctx),
+            ...callers.instanceOf(server, owner(), ctx),
             ...(access !== undefined ? { access } : {}),
             ...(subject !== undefined ? { principal: subject } : {}),
             trace: traced.context,
@@ -402,28 +386,6 @@ export function createUpstreamServer<F extends PreparedForward>(deps: UpstreamDe
     return { server, onCall };
   }
 
-  /** Q3, P10: an authenticated caller without a session is its principal; anonymous ones are one. */
-  function principalKey(ctx: { http?: { authInfo?: AuthInfo } }): string {
-    const principal = principalOf(ctx.http?.authInfo);
-    return principal === undefined ? '' : `principal:${principal.subject}`;
-  }
-
-  /**
-   * P10: whose copy of a per-session server runs a call: a session's own; a sessionless caller
-   * with a validated token, its principal's; the one caller of a stdio connection and anonymous
-   * sessionless callers, the shared copy.
-   */
-  function instanceOf(
-    server: Server,
-    owner: object | undefined,
-    ctx: { http?: { authInfo?: AuthInfo } },
-  ): { instance?: string } {
-    if (sole.has(server)) return {};
-    if (owner !== undefined) return { instance: callerIdOf(server) };
-    const key = principalKey(ctx);
-    return key === '' ? {} : { instance: key };
-  }
-
   function track(server: Server, era: Era): Server {
     notifier.register(server, era);
     sessions.add(server);
@@ -431,7 +393,7 @@ export function createUpstreamServer<F extends PreparedForward>(deps: UpstreamDe
     server.onclose = () => {
       notifier.unregister(server);
       deps.files?.forget(server);
-      const id = callerIds.get(server);
+      const id = callers.idOf(server);
       // P10: the session's own copies of per-session servers stop with it.
       if (id !== undefined) backend.releaseCaller?.(id);
       previous?.();
@@ -443,12 +405,12 @@ export function createUpstreamServer<F extends PreparedForward>(deps: UpstreamDe
     factory: ({ era }) => newServer(era).server,
     bus: notifier.bus,
     track(server, era) {
-      sole.add(server);
+      callers.markSole(server);
       return track(server, era);
     },
     async connect(transport, options) {
       const { server, onCall } = newServer('legacy');
-      if (options?.direct === true || options?.sole === true) sole.add(server);
+      if (options?.direct === true || options?.sole === true) callers.markSole(server);
       track(server, 'legacy');
       try {
         await server.connect(transport);

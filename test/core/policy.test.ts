@@ -1,6 +1,13 @@
 /** I2–I4: the access rules, as a table. */
 import { describe, expect, it } from 'vitest';
-import { compilePolicy, type AccessRule, type Principal } from '../../src/core/policy.js';
+import {
+  accessOf,
+  compilePolicy,
+  compileSelection,
+  withinProfile,
+  type AccessRule,
+  type Principal,
+} from '../../src/core/policy.js';
 
 const RULES: AccessRule[] = [
   { principals: ['group:admins'], allow: ['*'] },
@@ -78,5 +85,27 @@ describe('access rules', () => {
 
   it('I3: without access rules every principal may call everything', () => {
     expect(compilePolicy(undefined).decide(who({}), 'anything')).toEqual({ allowed: true });
+  });
+
+  it('I6: a profile selects exposed names with globs, ! excluding, before the caller’s policy', () => {
+    const readers = compileSelection(['memory_*', 'files_read', '!memory_delete_*']);
+    expect(['memory_read', 'files_read', 'memory_delete_x', 'git_push'].map(readers)).toEqual([
+      true,
+      true,
+      false,
+      false,
+    ]);
+    const dev = accessOf(policy, who({ groups: ['dev'] }));
+    const view = withinProfile(readers, dev);
+    expect(view?.decide('git_push')).toEqual({ allowed: false, reason: 'not_in_profile' });
+    expect(view?.decide('memory_read')).toEqual({ allowed: true });
+    // In the profile but refused by the policy: the policy's reason.
+    expect(view?.decide('files_read')).toEqual({ allowed: true });
+    expect(withinProfile(compileSelection(['git_*']), dev)?.decide('git_status')).toEqual({
+      allowed: false,
+      reason: 'not_allowed',
+    });
+    expect(withinProfile(readers, undefined)?.sees('memory_read')).toBe(true);
+    expect(withinProfile(undefined, undefined)).toBeUndefined();
   });
 });

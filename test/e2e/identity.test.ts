@@ -243,6 +243,13 @@ describe('who is calling', () => {
       .toBe(true);
     expect(serve.stderr()).not.toContain(bobToken);
     expect(serve.stderr()).not.toContain(aliceToken);
+    // O4: the status page's recent calls name the caller too (read by an admin: alice is dev).
+    const page = await fetch(serve.url.replace(/\/mcp$/, '/status/data'), {
+      headers: { authorization: `Bearer ${aliceToken}` },
+    });
+    const calls = ((await page.json()) as { calls: { principal?: string; outcome: string }[] }).calls;
+    expect(calls.some((call) => call.principal === 'bob' && call.outcome === 'access_denied')).toBe(true);
+    expect(JSON.stringify(calls)).not.toContain(bobToken);
   });
 
   it('I5/O4: /metrics, the per-server /healthz and the status page need an admin principal', async () => {

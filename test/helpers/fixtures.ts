@@ -155,6 +155,7 @@ export function runtimeConfig(servers: ServerConfig[], overrides: Partial<Config
   return {
     separator: '_',
     statusPage: true,
+    profiles: {},
     nameMaxLength: 64,
     logLevel: 'info',
     output: {

@@ -20,7 +20,7 @@ import { installReload } from '../reload.js';
 import { formatToolTable } from '../report.js';
 
 /** `serve --help`. */
-export const HELP = `Usage: mcp-normalizer serve [--config FILE] [--http] [--host HOST] [--port PORT] [--watch] [--metrics-port PORT] [--status-port PORT]
+export const HELP = `Usage: mcp-normalizer serve [--config FILE] [--http] [--host HOST] [--port PORT] [--watch] [--metrics-port PORT] [--status-port PORT] [--profile NAME]
 
 Serve every configured downstream server's tools as one MCP server.
 
@@ -32,6 +32,8 @@ Options:
       --watch           re-read the config when the file changes (SIGHUP re-reads it too)
       --metrics-port PORT  also serve Prometheus metrics at http://127.0.0.1:PORT/metrics
                         (with --http they are at /metrics on the MCP port as well)
+      --profile NAME    over stdio, serve only profile NAME's tools (profiles: in the config;
+                        over HTTP every profile is at /mcp/NAME)
       --status-port PORT   also serve the status page at http://127.0.0.1:PORT/status
                         (with --http it is at / and /status on the MCP port as well)
       --log-level LEVEL trace | debug | info | warn | error | silent (default: log_level)
@@ -46,6 +48,7 @@ const OPTIONS = {
   port: { type: 'string' },
   'metrics-port': { type: 'string' },
   'status-port': { type: 'string' },
+  profile: { type: 'string' },
   watch: { type: 'boolean' },
   'log-level': { type: 'string' },
   help: { type: 'boolean', short: 'h' },
@@ -70,7 +73,15 @@ export async function run(args: readonly string[], io: CliIO): Promise<number> {
   const stopTracing = await startTracingFromEnv(process.env, values['http'] !== true, (message) =>
     logger.warn(message),
   );
-  const proxy = createProxy(config, { logger });
+  const profile = values['profile'] as string | undefined;
+  if (profile !== undefined && config.profiles[profile] === undefined) {
+    const known = Object.keys(config.profiles);
+    throw new CliError(
+      `Unknown profile "${profile}": ${known.length > 0 ? `the config has ${known.join(', ')}` : 'the config has no profiles:'}`,
+      EXIT.usage,
+    );
+  }
+  const proxy = createProxy(config, { logger, ...(profile !== undefined ? { profile } : {}) });
   const stop = async (graceMs: number): Promise<void> => {
     await proxy.stop({ graceMs });
     await stopTracing();

@@ -1,0 +1,95 @@
+/**
+ * Who is behind one upstream request, as the call path needs it (I2, I6, Q3, P10): the
+ * principal, the profile, the caller's view of the policy, the key a `requestState` is bound to,
+ * and the key of its per-session server copies. A `Server` is one client's connection: a 2025
+ * session, a stdio connection (its one caller: `sole`), or one 2026 HTTP request.
+ */
+import { randomUUID } from 'node:crypto';
+import type { AuthInfo, Server } from '@modelcontextprotocol/server';
+import {
+  accessOf,
+  ANONYMOUS_PRINCIPAL,
+  LOCAL_PRINCIPAL,
+  principalOf,
+  withinProfile,
+  type CallAccess,
+  type Policy,
+  type Principal,
+} from '../core/policy.js';
+
+/** What a request's handler context says about its transport. */
+export type RequestContext = { http?: { authInfo?: AuthInfo } };
+
+/** Options of {@link createCallerIdentity}. */
+export interface CallerIdentityOptions {
+  readonly policy?: Policy;
+  readonly profiles?: Readonly<Record<string, (name: string) => boolean>>;
+  /** The profile a stdio connection serves (`serve --profile`). */
+  readonly profile?: string;
+}
+
+/** The callers of one upstream server. */
+export interface CallerIdentity {
+  /** Marks `server` as the one caller of its transport (stdio, the CLI's in-memory client). */
+  markSole(server: Server): void;
+  isSole(server: Server): boolean;
+  /**
+   * I2: the principal of the request's validated token; the local user over stdio (they started
+   * the gateway); anonymous over HTTP without identity.
+   */
+  principal(server: Server, ctx: RequestContext): Principal;
+  /** I3, I6: the request's view: its profile's selection, then its principal's policy. */
+  access(server: Server, ctx: RequestContext): CallAccess | undefined;
+  /** Q3, P10: the session's or connection's own id, made at its first call (undefined before). */
+  idOf(server: Server): string | undefined;
+  /** Q3, P10: the session's or connection's own id, made now if it has none. */
+  ensureId(server: Server): string;
+  /** Q3: a sessionless caller with a validated token is its principal; anonymous ones are one (''). */
+  principalKey(ctx: RequestContext): string;
+  /**
+   * P10: whose copy of a per-session server runs a call: a session's own; a sessionless caller
+   * with a validated token, its principal's; the one caller of a stdio connection and anonymous
+   * sessionless callers, the shared copy.
+   */
+  instanceOf(server: Server, owner: object | undefined, ctx: RequestContext): { instance?: string };
+}
+
+/** @example const callers = createCallerIdentity({ policy }); callers.access(server, ctx); */
+export function createCallerIdentity(options: CallerIdentityOptions): CallerIdentity {
+  const sole = new WeakSet<Server>();
+  const ids = new WeakMap<Server, string>();
+  const principal = (server: Server, ctx: RequestContext): Principal =>
+    principalOf(ctx.http?.authInfo) ?? (sole.has(server) ? LOCAL_PRINCIPAL : ANONYMOUS_PRINCIPAL);
+  const ensureId = (server: Server): string => {
+    let id = ids.get(server);
+    if (id === undefined) ids.set(server, (id = randomUUID()));
+    return id;
+  };
+  const principalKey = (ctx: RequestContext): string => {
+    const found = principalOf(ctx.http?.authInfo);
+    return found === undefined ? '' : `principal:${found.subject}`;
+  };
+  return {
+    markSole: (server) => void sole.add(server),
+    isSole: (server) => sole.has(server),
+    principal,
+    access(server, ctx) {
+      const policy =
+        options.policy === undefined ? undefined : accessOf(options.policy, principal(server, ctx));
+      // I6: the endpoint's profile (`/mcp/<name>`), or stdio's `--profile`.
+      const profile = sole.has(server)
+        ? options.profile
+        : (ctx.http?.authInfo?.extra?.['profile'] as string | undefined);
+      return withinProfile(profile === undefined ? undefined : options.profiles?.[profile], policy);
+    },
+    idOf: (server) => ids.get(server),
+    ensureId,
+    principalKey,
+    instanceOf(server, owner, ctx) {
+      if (sole.has(server)) return {};
+      if (owner !== undefined) return { instance: ensureId(server) };
+      const key = principalKey(ctx);
+      return key === '' ? {} : { instance: key };
+    },
+  };
+}

@@ -1,0 +1,86 @@
+/**
+ * I6 end to end: profiles (named views of the catalog) over HTTP at `/mcp/<name>` in both eras,
+ * and over stdio with `serve --profile`. The counter fixture counts the calls it receives.
+ */
+import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { Client as LegacyClient } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport as LegacyHttpTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { afterEach, describe, expect, it } from 'vitest';
+import { connectStdio, fixtureEntry, runCli, serveHttp, writeConfig, type HttpServe } from './cli-process.js';
+
+const stops: (() => unknown)[] = [];
+afterEach(async () => {
+  for (const stop of stops.splice(0).reverse()) await stop();
+});
+
+const CONFIG = [
+  'profiles:',
+  "  readers: { tools: ['c_count', 'e_*', '!e_is_error'] }",
+  'servers:',
+  fixtureEntry('c', 'counter'),
+  fixtureEntry('e', 'errors'),
+].join('\n');
+
+async function gateway(): Promise<HttpServe> {
+  const serve = await serveHttp(writeConfig(CONFIG));
+  stops.push(() => {
+    if (serve.child.exitCode === null) serve.child.kill('SIGKILL');
+  });
+  return serve;
+}
+
+const names = (tools: { name: string }[]): string[] => tools.map((tool) => tool.name).sort();
+const READERS = ['c_count', 'e_custom_code', 'e_internal_error', 'e_invalid_params', 'e_throws_plain'];
+
+describe('profiles', () => {
+  it('I6: /mcp/<name> serves the profile’s tools in both eras; a tool outside it is access_denied and never reached', async () => {
+    const serve = await gateway();
+    const legacy = new LegacyClient({ name: 'e2e-2025', version: '1' });
+    const legacyTransport = new LegacyHttpTransport(new URL(`${serve.url}/readers`));
+    await legacy.connect(legacyTransport);
+    stops.push(() => legacy.close());
+    const modern = new Client(
+      { name: 'e2e-2026', version: '1' },
+      { versionNegotiation: { mode: { pin: '2026-07-28' } } },
+    );
+    await modern.connect(new StreamableHTTPClientTransport(new URL(`${serve.url}/readers`)));
+    stops.push(() => modern.close());
+    expect(names((await legacy.listTools()).tools)).toEqual(READERS);
+    expect(names((await modern.listTools()).tools)).toEqual(READERS);
+
+    const denied = await modern.callTool({ name: 'c_hit', arguments: {} });
+    expect(denied.structuredContent).toMatchObject({
+      meta_data: { error_type: 'access_denied', error_data: { reason: 'not_in_profile' } },
+    });
+    const counted = await legacy.callTool({ name: 'c_count', arguments: {} });
+    expect(counted.structuredContent).toMatchObject({ results: { calls: 0 } });
+
+    // The whole catalog stays at /mcp; a session opened at /mcp/readers is not one of /mcp's.
+    const all = new LegacyClient({ name: 'e2e-all', version: '1' });
+    await all.connect(new LegacyHttpTransport(new URL(serve.url)));
+    stops.push(() => all.close());
+    expect((await all.listTools()).tools.length).toBe(9);
+    const crossed = await fetch(serve.url, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        'mcp-session-id': legacyTransport.sessionId as string,
+        'mcp-protocol-version': '2025-06-18',
+      },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 3, method: 'tools/list', params: {} }),
+    });
+    expect(crossed.status).toBe(404);
+    expect((await fetch(`${serve.url}/nope`, { method: 'POST' })).status).toBe(404);
+  });
+
+  it('I6: serve --profile serves one profile over stdio; an unknown name is a usage error naming the profiles', async () => {
+    const file = writeConfig(CONFIG);
+    const session = await connectStdio(file, {}, ['--profile', 'readers']);
+    stops.push(() => session.client.close());
+    expect(names((await session.client.listTools()).tools)).toEqual(READERS);
+    const unknown = await runCli(['serve', '--config', file, '--profile', 'writers']);
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toContain('Unknown profile "writers": the config has readers');
+  });
+});
