@@ -9,6 +9,8 @@ import { Client as LegacyClient } from '@modelcontextprotocol/sdk/client/index.j
 import { StreamableHTTPClientTransport as LegacyHttpTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { generateKeyPair, SignJWT, type JWTPayload } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { answersAs, envelope, modernHost } from '../helpers/hosts.js';
 import { startAuthServer, type AuthClient, type AuthServer } from '../../fixtures/servers/oauth.js';
 import { fixtureEntry, serveHttp, writeConfig, type HttpServe } from './cli-process.js';
 
@@ -182,7 +184,7 @@ describe('who is calling', () => {
   });
 
   it('I1: an expired token is refused (clock_skew_s: 0)', async () => {
-    const shortLived = await startAuthServer({ resources: [RESOURCE], clients: [ALICE], ttlSeconds: 1 });
+    const shortLived = await startAuthServer({ resources: [RESOURCE], clients: [ALICE], ttlSeconds: 3 });
     stops.push(() => shortLived.close());
     const file = writeConfig(
       [
@@ -199,8 +201,9 @@ describe('who is calling', () => {
     const token = await shortLived.token(ALICE);
     const first = await post(serve.url, token);
     expect(first.status, first.body).toBe(200);
-    // The token's own lifetime (1 s) has to pass: a real clock, bounded.
-    await new Promise((resolve) => setTimeout(resolve, 2100));
+    // The token's own lifetime (3 s, long enough for the first request on a busy machine) has to
+    // pass: a real clock, bounded.
+    await new Promise((resolve) => setTimeout(resolve, 3500));
     const answer = await post(serve.url, token);
     expect(answer.status).toBe(401);
     expect(answer.challenge).toContain('invalid_token');
@@ -299,6 +302,63 @@ describe('who is calling', () => {
     expect(response.status).toBe(404);
     // Alice's own session goes on.
     expect(names((await alice.client.listTools()).tools)).toContain('c_hit');
+  });
+
+  it('I5/Q3: principal B presenting A’s requestState is refused as input_state_mismatch; A’s own answer completes the call', async () => {
+    const serve = await gateway(config([], [fixtureEntry('c', 'counter'), fixtureEntry('g', 'asking')]));
+    const host = async (client: AuthClient) => {
+      const c = modernHost(answersAs('modern'), stops);
+      await c.connect(
+        new StreamableHTTPClientTransport(new URL(serve.url), {
+          requestInit: bearer(await as.token(client)),
+        }),
+      );
+      return c;
+    };
+    const alice = await host(ALICE);
+    const bob = await host(BOB);
+    const params = { name: 'g_ask', arguments: { question: 'Name?' } };
+    const Lenient = z.looseObject({});
+    const round = (await alice.request({ method: 'tools/call', params }, Lenient, {
+      allowInputRequired: true,
+    })) as {
+      requestState?: string;
+      inputRequests?: Record<string, unknown>;
+    };
+    expect(typeof round.requestState).toBe('string');
+    const reply = {
+      ...params,
+      inputResponses: Object.fromEntries(
+        Object.keys(round.inputRequests ?? {}).map((key) => [
+          key,
+          { action: 'accept', content: { name: 'x' } },
+        ]),
+      ),
+      requestState: round.requestState,
+    };
+    const stolen = envelope(
+      await bob.request({ method: 'tools/call', params: reply } as never, Lenient, {
+        allowInputRequired: true,
+      }),
+    );
+    expect(stolen).toMatchObject({
+      error_type: 'invalid_arguments',
+      error_data: { reason: 'input_state_mismatch' },
+    });
+    // The round stays Alice's: her own answer (a decline) completes the parked call.
+    const declined = {
+      ...reply,
+      inputResponses: Object.fromEntries(
+        Object.keys(round.inputRequests ?? {}).map((key) => [key, { action: 'decline' }]),
+      ),
+    };
+    const own = envelope(
+      await alice.request({ method: 'tools/call', params: declined } as never, Lenient, {
+        allowInputRequired: true,
+      }),
+    );
+    expect(own.error_type, JSON.stringify(own)).toBeUndefined();
+    expect(own.results).toMatchObject({ action: 'decline' });
   });
 
   it('I3: in search mode a caller finds only what it may call, and call_tool cannot reach the rest', async () => {
