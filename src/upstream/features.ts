@@ -6,7 +6,10 @@
  * e.g. InvalidParams naming close matches).
  */
 import type { Era } from '../core/options.js';
+import { ProtocolErrorCode } from '@modelcontextprotocol/server';
+import type { CallAccess } from '../core/policy.js';
 import type {
+  AuthInfo,
   Server,
   CompleteRequestParams,
   CompleteResult,
@@ -82,6 +85,17 @@ export interface FeatureHandlerOptions {
   readonly listed?: (kind: 'prompts' | 'resources') => void;
   /** E2: the list result as sent (cache hints). @default as it is */
   readonly hint?: <T extends object>(result: T) => T;
+  /** I3: the caller's view of the policy behind a request; absent (or undefined): everything. */
+  readonly access?: (ctx: { http?: { authInfo?: AuthInfo } }) => CallAccess | undefined;
+}
+
+/** I3: a prompt the caller's rule does not allow is refused like a bad name (InvalidParams). */
+function refuseHidden(access: CallAccess | undefined, name: string): void {
+  if (access === undefined || access.sees(name)) return;
+  throw Object.assign(new Error(`Prompt "${name}" is not allowed for this caller`), {
+    code: ProtocolErrorCode.InvalidParams,
+    data: { prompt: name, reason: 'access_denied' },
+  });
 }
 
 /** Registers the U5 handlers on `server`. */
@@ -111,9 +125,13 @@ export function registerFeatureHandlers(
       previous?.();
     };
   }
-  server.setRequestHandler('prompts/list', async () => {
+  server.setRequestHandler('prompts/list', async (_request, ctx) => {
     options.listed?.('prompts');
-    return hint({ prompts: [...(await backend.listPrompts())] });
+    const access = options.access?.(ctx);
+    const prompts = await backend.listPrompts();
+    return hint({
+      prompts: access === undefined ? [...prompts] : prompts.filter((p) => access.sees(p.name)),
+    });
   });
   server.setRequestHandler('resources/list', async () => {
     options.listed?.('resources');
@@ -123,13 +141,18 @@ export function registerFeatureHandlers(
     options.listed?.('resources');
     return hint({ resourceTemplates: [...(await backend.listResourceTemplates())] });
   });
-  server.setRequestHandler('prompts/get', (request, ctx) =>
-    backend.getPrompt(request.params.name, request.params.arguments, { signal: signalOf(ctx.mcpReq.signal) }),
-  );
+  server.setRequestHandler('prompts/get', (request, ctx) => {
+    refuseHidden(options.access?.(ctx), request.params.name);
+    return backend.getPrompt(request.params.name, request.params.arguments, {
+      signal: signalOf(ctx.mcpReq.signal),
+    });
+  });
   server.setRequestHandler('resources/read', (request, ctx) =>
     backend.readResource(request.params.uri, { signal: signalOf(ctx.mcpReq.signal) }),
   );
-  server.setRequestHandler('completion/complete', (request, ctx) =>
-    backend.complete(request.params, { signal: signalOf(ctx.mcpReq.signal) }),
-  );
+  server.setRequestHandler('completion/complete', (request, ctx) => {
+    const ref = request.params.ref;
+    if (ref.type === 'ref/prompt') refuseHidden(options.access?.(ctx), ref.name);
+    return backend.complete(request.params, { signal: signalOf(ctx.mcpReq.signal) });
+  });
 }

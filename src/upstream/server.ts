@@ -290,6 +290,7 @@ export function createUpstreamServer<F extends PreparedForward>(deps: UpstreamDe
         era,
         listed: (kind) => notifier.listed(server, kind),
         hint,
+        access: (ctx) => callers.access(server, ctx),
       });
     } else if (files !== undefined) {
       server.setRequestHandler('resources/read', (request) => files.read(request.params.uri, owner()));

@@ -50,7 +50,7 @@ function config(extra: string[] = [], servers: string[] = [fixtureEntry('c', 'co
       "    admins: ['group:dev']",
       'access:',
       "  - principals: ['group:dev']",
-      "    allow: ['c_*', 'g_*', '!c_delete_all']",
+      "    allow: ['c_*', 'g_*', 'n_*', '!c_delete_all']",
       "    scopes: { 'c_add': 'tools.write' }",
       "  - principals: ['client:bob']",
       "    allow: ['c_count', 'g_*']",
@@ -359,6 +359,19 @@ describe('who is calling', () => {
     );
     expect(own.error_type, JSON.stringify(own)).toBeUndefined();
     expect(own.results).toMatchObject({ action: 'decline' });
+  });
+
+  it('I3: prompts follow the same rules: listed and got only where the caller’s rule allows', async () => {
+    const serve = await gateway(
+      config([], [fixtureEntry('c', 'counter'), fixtureEntry('n', 'prompts-resources')]),
+    );
+    const alice = await legacyClient(serve.url, await as.token(ALICE));
+    const bob = await modernClient(serve.url, await as.token(BOB));
+    expect(names((await alice.client.listPrompts()).prompts)).toEqual(['n_greeting', 'n_summarize']);
+    expect((await bob.listPrompts()).prompts).toEqual([]);
+    const got = await alice.client.getPrompt({ name: 'n_greeting' });
+    expect(got.messages.length).toBeGreaterThan(0);
+    await expect(bob.getPrompt({ name: 'n_greeting' })).rejects.toThrow(/not allowed for this caller/);
   });
 
   it('I3: in search mode a caller finds only what it may call, and call_tool cannot reach the rest', async () => {
