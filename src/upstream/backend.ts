@@ -5,6 +5,7 @@
  * never import each other, and `app` joins them through these.
  */
 import type {
+  AuthInfo,
   Server,
   ServerEventBus,
   Tool,
@@ -110,7 +111,7 @@ export interface UpstreamServer {
    * unregistered `Server` for the era asked for. Cheap and O(1) in the number of tools: the
    * handlers read the catalog, they do not register anything per tool (E2).
    */
-  readonly factory: (context: { era: Era }) => Server;
+  readonly factory: (context: { era: Era; authInfo?: AuthInfo }) => Server;
   /** The one list-change bus; `createMcpHandler` gives it to modern listen streams (E4). */
   readonly bus: ServerEventBus;
   /**

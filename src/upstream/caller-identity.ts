@@ -52,11 +52,14 @@ export interface CallerIdentity {
    * sessionless callers, the shared copy.
    */
   instanceOf(server: Server, owner: object | undefined, ctx: RequestContext): { instance?: string };
+  /** F7, I5: one object per principal, owning a sessionless caller's file links. */
+  principalObject(authInfo: AuthInfo | undefined): object | undefined;
 }
 
 /** @example const callers = createCallerIdentity({ policy }); callers.access(server, ctx); */
 export function createCallerIdentity(options: CallerIdentityOptions): CallerIdentity {
   const sole = new WeakSet<Server>();
+  const principalObjects = new Map<string, object>();
   const ids = new WeakMap<Server, string>();
   const principal = (server: Server, ctx: RequestContext): Principal =>
     principalOf(ctx.http?.authInfo) ?? (sole.has(server) ? LOCAL_PRINCIPAL : ANONYMOUS_PRINCIPAL);
@@ -85,6 +88,13 @@ export function createCallerIdentity(options: CallerIdentityOptions): CallerIden
     idOf: (server) => ids.get(server),
     ensureId,
     principalKey,
+    principalObject(authInfo) {
+      const subject = principalOf(authInfo)?.subject;
+      if (subject === undefined) return undefined;
+      let object = principalObjects.get(subject);
+      if (object === undefined) principalObjects.set(subject, (object = { principal: subject }));
+      return object;
+    },
     instanceOf(server, owner, ctx) {
       if (sole.has(server)) return {};
       if (owner !== undefined) return { instance: ensureId(server) };

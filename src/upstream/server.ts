@@ -15,6 +15,7 @@ import type { HostCapabilities, Caller, InputReply, InputRound } from '../core/i
 import { isInputRound } from '../core/input.js';
 import type { Result } from '../core/result.js';
 import { principalOf, type CallAccess, type Policy } from '../core/policy.js';
+import type { AuthInfo } from '@modelcontextprotocol/server';
 import { createCallerIdentity } from './caller-identity.js';
 import { failure, type FailureResult } from '../core/result.js';
 import { raceTimeout, type Timers } from '../core/timers.js';
@@ -261,7 +262,10 @@ export function createUpstreamServer<F extends PreparedForward>(deps: UpstreamDe
    * One `Server` for either era: the same handlers serve both (the SDK encodes per era). Its
    * tools/call handler comes with it, for the stdio direct path (direct-calls.ts).
    */
-  function newServer(era: Era): { readonly server: Server; readonly onCall: CallHandler } {
+  function newServer(
+    era: Era,
+    authInfo?: AuthInfo,
+  ): { readonly server: Server; readonly onCall: CallHandler } {
     const capabilities = {
       tools: { listChanged: true },
       logging: {},
@@ -278,13 +282,15 @@ export function createUpstreamServer<F extends PreparedForward>(deps: UpstreamDe
       requestState: { verify: rounds.verify },
     });
     const owner = (): object | undefined => (sessions.has(server) ? server : undefined);
+    // F7, I5: whose file links these are: the session's; a sessionless caller's principal's.
+    const filesOwner = (): object | undefined => owner() ?? callers.principalObject(authInfo);
     // E2: a list that may still grow is not to be cached by a modern host (the SDK's configured
     // hint is a fallback: a handler's own ttlMs wins).
     const hint = <T extends object>(result: T): T =>
       era === 'modern' && deps.listsComplete?.() === false ? { ...result, ttlMs: 0 } : result;
     const files = deps.files;
     if (deps.features !== undefined) {
-      const features = files === undefined ? deps.features : withFileLinks(deps.features, files, owner);
+      const features = files === undefined ? deps.features : withFileLinks(deps.features, files, filesOwner);
       registerFeatureHandlers(server, features, {
         signalOf: cancellationSignal,
         era,
@@ -293,7 +299,7 @@ export function createUpstreamServer<F extends PreparedForward>(deps: UpstreamDe
         access: (ctx) => callers.access(server, ctx),
       });
     } else if (files !== undefined) {
-      server.setRequestHandler('resources/read', (request) => files.read(request.params.uri, owner()));
+      server.setRequestHandler('resources/read', (request) => files.read(request.params.uri, filesOwner()));
     }
     // T6, T10: the list comes from memory; no downstream is asked.
     server.setRequestHandler('tools/list', async (_request, ctx) => {
@@ -370,7 +376,7 @@ export function createUpstreamServer<F extends PreparedForward>(deps: UpstreamDe
             ...(subject !== undefined ? { principal: subject } : {}),
             trace: traced.context,
             outcome,
-            owner: owner(),
+            owner: filesOwner(),
           }),
         (result) => render(finish(called, result, requestId)),
       );
@@ -403,7 +409,7 @@ export function createUpstreamServer<F extends PreparedForward>(deps: UpstreamDe
   }
 
   return {
-    factory: ({ era }) => newServer(era).server,
+    factory: ({ era, authInfo }) => newServer(era, authInfo).server,
     bus: notifier.bus,
     track(server, era) {
       callers.markSole(server);

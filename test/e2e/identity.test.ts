@@ -374,6 +374,21 @@ describe('who is calling', () => {
     await expect(bob.getPrompt({ name: 'n_greeting' })).rejects.toThrow(/not allowed for this caller/);
   });
 
+  it('I5/F7: principal B cannot read a file link made for A (2026, no session); A can', async () => {
+    const serve = await gateway(
+      config(['output:', '  files: resource'], [fixtureEntry('c', 'counter'), fixtureEntry('g', 'files')]),
+    );
+    const alice = await modernClient(serve.url, await as.token(ALICE));
+    const bob = await modernClient(serve.url, await as.token(BOB));
+    const answer = await alice.callTool({ name: 'g_big_image', arguments: {} });
+    const link = (answer.content as { type: string; uri?: string }[]).find(
+      (block) => block.type === 'resource_link',
+    );
+    expect(link?.uri).toMatch(/^mcp-normalizer:\/\/files\//);
+    await expect(bob.readResource({ uri: link?.uri ?? '' })).rejects.toThrow(/belongs to another/);
+    expect((await alice.readResource({ uri: link?.uri ?? '' })).contents).toHaveLength(1);
+  });
+
   it('I3: in search mode a caller finds only what it may call, and call_tool cannot reach the rest', async () => {
     const serve = await gateway(config(['expose: search']));
     const bob = await modernClient(serve.url, await as.token(BOB));
