@@ -126,16 +126,8 @@ function httpIdentity(
   const tokens =
     token === undefined ? auth.tokens : { token: { token, groups: [], scopes: [] }, ...auth.tokens };
   return {
-    auth: {
-      ...(publicUrl !== undefined ? { publicUrl } : {}),
-      ...(auth.issuer !== undefined ? { issuer: auth.issuer } : {}),
-      ...(auth.audience !== undefined ? { audience: auth.audience } : {}),
-      ...(auth.jwksUri !== undefined ? { jwksUri: auth.jwksUri } : {}),
-      requiredScopes: auth.requiredScopes,
-      groupsClaim: auth.groupsClaim,
-      clockSkewSeconds: auth.clockSkewSeconds,
-      tokens,
-    },
+    // The runtime AuthConfig is the identity's options already (admins aside).
+    auth: { ...auth, ...(publicUrl !== undefined ? { publicUrl } : {}), tokens },
     admins: auth.admins,
     ...(policy !== undefined
       ? {

@@ -11,10 +11,10 @@
  * the page itself answers 401/403 to the others, who see a prompt for a token and nothing else.
  */
 import { readFileSync } from 'node:fs';
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { listenLoopback } from './metrics-endpoint.js';
 import type { Status } from './status.js';
 
 /** What the endpoint decided about a status request. */
@@ -130,7 +130,7 @@ export function listenStatus(
   handler: StatusHandler,
 ): Promise<{ url: string; close(): Promise<void> }> {
   const loopback = /^(127\.0\.0\.1|localhost|\[::1\])(:\d+)?$/;
-  const server = createServer((req, res) => {
+  return listenLoopback(port, '/status', (req, res) => {
     const path = (req.url ?? '/').split('?')[0] ?? '/';
     const origin = req.headers.origin;
     const originOk = origin === undefined || loopback.test(origin.replace(/^https?:\/\//, ''));
@@ -142,19 +142,5 @@ export function listenStatus(
     }
     if (!handler(req, res, path, 'ok'))
       res.writeHead(404, { 'content-type': 'text/plain' }).end('Not found\n');
-  });
-  return new Promise((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(port, '127.0.0.1', () => {
-      const { port: bound } = server.address() as AddressInfo;
-      resolve({
-        url: `http://127.0.0.1:${bound}/status`,
-        close: () =>
-          new Promise<void>((done) => {
-            server.close(() => done());
-            server.closeAllConnections();
-          }),
-      });
-    });
   });
 }

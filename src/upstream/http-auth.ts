@@ -25,7 +25,7 @@ export interface HttpAuth {
   /** I1: the request's token; false when the request was answered (401, 403, 500). */
   authenticate(req: IncomingMessage, res: ServerResponse): Promise<boolean>;
   /** I4: false when a call in `body` needed a scope and was answered 403. */
-  stepUp(req: IncomingMessage, res: ServerResponse, body: unknown): boolean;
+  stepUp(req: IncomingMessage, res: ServerResponse, body: unknown): Promise<boolean>;
   /** O4: whether the request's token is an admin's (`http.auth.admins`); nothing is answered. */
   admin(req: IncomingMessage): Promise<'ok' | 'unauthorized' | 'forbidden'>;
 }
@@ -90,7 +90,7 @@ export function createHttpAuth(
       res.end(verdict.body);
       return false;
     },
-    stepUp(req, res, body) {
+    async stepUp(req, res, body) {
       const principal = requestPrincipal(req);
       if (scopeCheck === undefined || principal === undefined) return true;
       for (const request of requestsOf(body)) {
@@ -99,7 +99,7 @@ export function createHttpAuth(
         if (typeof params?.name !== 'string') continue;
         const scope = scopeCheck(principal, params.name, params.arguments);
         if (scope === undefined) continue;
-        const answer = identity.insufficientScope(scope, `the tool needs the scope ${scope}`);
+        const answer = await identity.insufficientScope(scope, `the tool needs the scope ${scope}`);
         logger.info({ principal: principal.subject, scope }, 'call refused: insufficient_scope');
         res.writeHead(answer.status, answer.headers);
         res.end(answer.body);

@@ -238,7 +238,7 @@ export async function listenHttp(
       }
       if (body?.kind === 'invalid') return sendJsonRpcError(res, 400, -32700, 'Parse error: Invalid JSON');
       count(body?.value, (request) => eraOfRequest(request));
-      if (httpAuth !== undefined && !httpAuth.stepUp(req, res, body?.value)) return;
+      if (httpAuth !== undefined && !(await httpAuth.stepUp(req, res, body?.value))) return;
       answeringUntilDone(res, body?.value);
       return serveModern(req, res, body?.value);
     }
@@ -258,7 +258,7 @@ export async function listenHttp(
         );
       }
       if (body.kind === 'invalid') return sendJsonRpcError(res, 400, -32700, 'Parse error: Invalid JSON');
-      if (httpAuth !== undefined && !httpAuth.stepUp(req, res, body.value)) return;
+      if (httpAuth !== undefined && !(await httpAuth.stepUp(req, res, body.value))) return;
       answeringUntilDone(res, body.value);
       if (transport !== undefined) {
         count(body.value, () => 'legacy');

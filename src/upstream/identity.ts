@@ -77,7 +77,7 @@ export interface Identity {
   /** I1: validates the header's token. */
   authenticate(authorization: string | undefined): Promise<Authentication>;
   /** I4: a 403 `insufficient_scope` challenge naming `scope`, for a call that needs it. */
-  insufficientScope(scope: string, message: string): Authentication & { ok: false };
+  insufficientScope(scope: string, message: string): Promise<Authentication & { ok: false }>;
   /** The RFC 9728 well-known path of the endpoint's metadata. */
   readonly metadataPath: string;
   /** The RFC 9728 document. */
@@ -255,16 +255,13 @@ export function createIdentity(options: IdentityOptions): Identity {
       }
     },
     insufficientScope(scope, message) {
-      const body = JSON.stringify({ error: 'insufficient_scope', error_description: message });
-      return {
-        ok: false,
-        status: 403,
-        headers: {
-          'content-type': 'application/json',
-          'www-authenticate': `Bearer error="insufficient_scope", scope="${scope}", resource_metadata="${metadataUrl}", error_description="${message.replace(/["\\]/g, '')}"`,
-        },
-        body,
-      };
+      // The SDK words the step-up challenge as it words every other one.
+      return answer(
+        bearerAuthChallengeResponse(new OAuthError(OAuthErrorCode.InsufficientScope, message), {
+          requiredScopes: [scope],
+          resourceMetadataUrl: metadataUrl,
+        }),
+      );
     },
     metadataPath: new URL(metadataUrl).pathname,
     metadata() {

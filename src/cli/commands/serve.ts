@@ -91,29 +91,25 @@ export async function run(args: readonly string[], io: CliIO): Promise<number> {
   const stdio = values['http'] !== true ? await proxy.serveStdio() : undefined;
   // Cold start: the downstreams spawn now, in parallel with our own endpoint coming up.
   const started = proxy.start();
-  if (metricsPort !== undefined) {
+  // O1, O4: the side listeners on 127.0.0.1; one that cannot listen stops everything.
+  const aside = async (
+    port: number | undefined,
+    what: string,
+    serving: string,
+    listen: (port: number) => Promise<{ url: string }>,
+  ): Promise<void> => {
+    if (port === undefined) return;
     try {
-      const metrics = await proxy.listenMetrics(metricsPort);
-      logger.info({ url: metrics.url }, 'serving Prometheus metrics');
+      const { url } = await listen(port);
+      logger.info({ url }, serving);
     } catch (error) {
       await proxy.stop({ graceMs: 0 });
       const message = error instanceof Error ? error.message : String(error);
-      throw new CliError(`Cannot listen on 127.0.0.1:${metricsPort} for metrics: ${message}`, EXIT.runtime);
+      throw new CliError(`Cannot listen on 127.0.0.1:${port} for ${what}: ${message}`, EXIT.runtime);
     }
-  }
-  if (statusPort !== undefined) {
-    try {
-      const page = await proxy.listenStatus(statusPort);
-      logger.info({ url: page.url }, 'serving the status page');
-    } catch (error) {
-      await proxy.stop({ graceMs: 0 });
-      const message = error instanceof Error ? error.message : String(error);
-      throw new CliError(
-        `Cannot listen on 127.0.0.1:${statusPort} for the status page: ${message}`,
-        EXIT.runtime,
-      );
-    }
-  }
+  };
+  await aside(metricsPort, 'metrics', 'serving Prometheus metrics', (p) => proxy.listenMetrics(p));
+  await aside(statusPort, 'the status page', 'serving the status page', (p) => proxy.listenStatus(p));
 
   if (stdio !== undefined) {
     installShutdown({
