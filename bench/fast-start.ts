@@ -9,6 +9,7 @@
  * - spawn → a working server's tool listed and called, beside one that never starts.
  *
  * Runs each `--runs` times (default 5) and prints one JSON line with the medians (ms).
+ * `BENCH_CLI=<path to main.js>` times another build (a worktree's) the same way, side by side.
  * Loopback only (stdio); every run is bounded in time.
  */
 import { spawn } from 'node:child_process';
@@ -19,7 +20,7 @@ import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 
 const ROOT = join(import.meta.dirname, '..', '..');
-const CLI = join(ROOT, 'dist', 'src', 'cli', 'main.js');
+const CLI = process.env['BENCH_CLI'] ?? join(ROOT, 'dist', 'src', 'cli', 'main.js');
 const ECHO = join(ROOT, 'dist', 'fixtures', 'servers', 'echo.js');
 const RUN_BOUND_MS = 20_000;
 

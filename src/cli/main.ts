@@ -5,12 +5,15 @@
  * ends here and becomes an exit code (docs/cli.md): 0 ok, 1 problems found, 2 usage error,
  * 3 invalid config, 4 runtime failure.
  */
+import { openStdioFront } from '../app/stdio-front.js';
 import { packageVersion } from '../app/version.js';
+import type { StdioFront } from '../app/stdio-front.js';
 import type { CliIO } from './errors.js';
 import { CliError, EXIT, processIO } from './errors.js';
 
 interface Command {
-  run(args: readonly string[], io: CliIO): Promise<number>;
+  /** `front`: `serve` over stdio, started by the process before the command loaded. */
+  run(args: readonly string[], io: CliIO, front?: StdioFront): Promise<number>;
 }
 
 const COMMANDS: Readonly<Record<string, { summary: string; load: () => Promise<Command> }>> = {
@@ -42,8 +45,15 @@ Options:
 Example:
   mcp-normalizer serve --http --config config/default.yaml`;
 
-/** Runs the CLI with `argv` (without node and the script) and resolves to the exit code. */
-export async function main(argv: readonly string[], io: CliIO = processIO): Promise<number> {
+/**
+ * Runs the CLI with `argv` (without node and the script) and resolves to the exit code. `front`
+ * holds stdin for `serve` over stdio while the command loads (app/stdio-front.ts).
+ */
+export async function main(
+  argv: readonly string[],
+  io: CliIO = processIO,
+  front?: StdioFront,
+): Promise<number> {
   const [first, ...rest] = argv;
   if (first === undefined || first === '-h' || first === '--help' || first === 'help') {
     io.out(USAGE);
@@ -60,13 +70,25 @@ export async function main(argv: readonly string[], io: CliIO = processIO): Prom
       EXIT.usage,
     );
   }
-  return (await command.load()).run(rest, io);
+  return (await command.load()).run(rest, io, front);
+}
+
+/**
+ * E1, P1: `serve` over stdio answers the host's opening while it loads. Any `--http…` or help
+ * flag means no stdio session, so no front.
+ */
+function servesStdio(argv: readonly string[]): boolean {
+  const [command, ...rest] = argv;
+  return (
+    command === 'serve' && !rest.some((arg) => arg.startsWith('--http') || arg === '-h' || arg === '--help')
+  );
 }
 
 async function runAsBin(): Promise<void> {
   let code: number;
   try {
-    code = await main(process.argv.slice(2));
+    const argv = process.argv.slice(2);
+    code = await main(argv, processIO, servesStdio(argv) ? openStdioFront() : undefined);
   } catch (error) {
     if (error instanceof CliError) {
       processIO.err(`mcp-normalizer: ${error.message}`);

@@ -18,7 +18,6 @@ import type {
   ReadResourceResult,
   Resource,
   ResourceTemplateType,
-  ServerCapabilities,
 } from '@modelcontextprotocol/server';
 
 /** Per-request options of the routed {@link FeatureBackend} methods. */
@@ -57,24 +56,6 @@ export interface FeatureBackend {
   /** Q5: the subscriber's session ended: all of its subscriptions go. */
   forget(subscriber: Subscriber): void;
 }
-
-/**
- * U5: the capabilities the server announces for {@link FeatureBackend}: only what is built (P8's
- * spirit upstream): list_changed for both lists, completions, and (Q5) resource `subscribe` to a
- * 2025 client only; the 2026 listen stream's `resourceSubscriptions` are not built.
- */
-export function featureCapabilities(era: Era): ServerCapabilities {
-  return era === 'legacy' ? LEGACY_CAPABILITIES : MODERN_CAPABILITIES;
-}
-const MODERN_CAPABILITIES: ServerCapabilities = Object.freeze({
-  prompts: { listChanged: true },
-  resources: { listChanged: true },
-  completions: {},
-});
-const LEGACY_CAPABILITIES: ServerCapabilities = Object.freeze({
-  ...MODERN_CAPABILITIES,
-  resources: { listChanged: true, subscribe: true },
-});
 
 /** How {@link registerFeatureHandlers} wires one server. */
 export interface FeatureHandlerOptions {

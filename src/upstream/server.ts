@@ -23,7 +23,8 @@ import { systemTimers } from '../wire/timers.js';
 import { scrubDeep, type Scrubber } from '../core/secrets.js';
 import { endSpan, startCallSpan } from '../log/trace.js';
 import type { Context } from '@opentelemetry/api';
-import { featureCapabilities, registerFeatureHandlers, type FeatureBackend } from './features.js';
+import { registerFeatureHandlers, type FeatureBackend } from './features.js';
+import { BASE_CAPABILITIES, LIST_HINT, featureCapabilities } from './capabilities.js';
 import { renderCallToolResult, type RenderOptions } from './render.js';
 import { createNotifier, type Era, type Notifier } from './notifier.js';
 import { withFileLinks, type FileStore } from './file-store.js';
@@ -117,11 +118,7 @@ interface CallExtra {
   readonly principal?: string;
 }
 
-/**
- * E2: cache hints of modern list results and `server/discover`. Ten seconds bounds how stale a
- * client without a listen stream may see a list; `public` because no list varies by caller.
- */
-const LIST_HINT = { ttlMs: 10_000, cacheScope: 'public' } as const;
+/** E2: cache hints of modern list results and `server/discover` (capabilities.ts). */
 const CACHE_HINTS = {
   'tools/list': LIST_HINT,
   'prompts/list': LIST_HINT,
@@ -267,8 +264,7 @@ export function createUpstreamServer<F extends PreparedForward>(deps: UpstreamDe
     authInfo?: AuthInfo,
   ): { readonly server: Server; readonly onCall: CallHandler } {
     const capabilities = {
-      tools: { listChanged: true },
-      logging: {},
+      ...BASE_CAPABILITIES,
       ...(deps.features !== undefined ? featureCapabilities(era) : {}),
       // F7: file links are read with resources/read, with or without downstream resources.
       ...(deps.features === undefined && deps.files !== undefined ? { resources: {} } : {}),

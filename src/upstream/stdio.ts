@@ -57,6 +57,21 @@ export interface StdioOptions {
   readonly maxRequestBytes?: number;
   /** O1: each request read, by era and method (`initialize` and `ping` included). */
   readonly onRequest?: (era: Era, method: string) => void;
+  /** E1, P1: the front that held stdin while the gateway loaded; its input replaces `stdin`. */
+  readonly front?: StdioFront;
+}
+
+/**
+ * A stdio front (`app/stdio-front.ts`): it held stdin from the process's start and may have
+ * answered the opening message already.
+ */
+export interface StdioFront {
+  /** Every byte read so far, then the rest of stdin; taken once. */
+  input(): Readable;
+  /** True, once, for the id of the request the front answered: the server's answer is dropped. */
+  answered(id: string | number): boolean;
+  /** When the front answered (`performance.now()`), if it did. */
+  readonly answeredAtMs: number | undefined;
 }
 
 /** A running stdio endpoint. */
@@ -83,11 +98,20 @@ class StdioServerTransport extends StreamTransport {
   #waiting = 0;
   #tail: Promise<void> = Promise.resolve();
 
-  constructor(stdin: Readable, stdout: Writable, maxRequestBytes: number, logger: Logger) {
+  readonly #front: StdioFront | undefined;
+
+  constructor(
+    stdin: Readable,
+    stdout: Writable,
+    maxRequestBytes: number,
+    logger: Logger,
+    front: StdioFront | undefined,
+  ) {
     super(maxRequestBytes);
     this.#stdin = stdin;
     this.#stdout = stdout;
     this.#logger = logger;
+    this.#front = front;
   }
 
   /**
@@ -111,6 +135,11 @@ class StdioServerTransport extends StreamTransport {
 
   /** Writes `message`, a response right after a notification a moment later (P9), in order. */
   override send(message: JSONRPCMessage): Promise<void> {
+    // E1: the opening the front answered is answered once.
+    const front = this.#front;
+    if (front !== undefined && isResponse(message) && 'id' in message && message.id !== undefined) {
+      if (front.answered(message.id)) return Promise.resolve();
+    }
     if (this.#waiting === 0 && this.#pause(message) <= 0) return this.#write(message);
     this.#waiting += 1;
     const written = this.#tail.then(() => this.#writeAfterPause(message)).finally(() => (this.#waiting -= 1));
@@ -171,13 +200,14 @@ export async function serveStdio(
   options: StdioOptions,
   logger: Logger,
 ): Promise<StdioHandle> {
-  const stdin = options.stdin ?? process.stdin;
+  const stdin = options.front?.input() ?? options.stdin ?? process.stdin;
   const stdout = options.stdout ?? process.stdout;
   const transport = new StdioServerTransport(
     stdin,
     stdout,
     options.maxRequestBytes ?? MAX_STDIO_REQUEST_BYTES,
     logger,
+    options.front,
   );
   const onRequest = options.onRequest;
   if (onRequest !== undefined) {

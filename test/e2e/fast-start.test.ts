@@ -38,24 +38,40 @@ function gated(count: number, extra: string[] = []): { file: string; open(i: num
 }
 
 /** `serve` over stdio spoken to in raw JSON-RPC lines. */
-function raw(file: string): {
+function raw(
+  file: string,
+  args: string[] = [],
+): {
   send(message: Record<string, unknown>): void;
   next(match: (message: Record<string, unknown>) => boolean): Promise<Record<string, unknown>>;
+  /** Every message written so far, answered ones included. */
+  readonly all: Record<string, unknown>[];
+  readonly stderr: () => string;
 } {
-  const child = spawn(process.execPath, [CLI, 'serve', '--config', file], { cwd: ROOT, env: childEnv() });
+  const child = spawn(process.execPath, [CLI, 'serve', '--config', file, ...args], {
+    cwd: ROOT,
+    env: childEnv(),
+  });
   running.push(child);
-  child.stderr.resume();
+  let stderr = '';
+  child.stderr.setEncoding('utf8');
+  child.stderr.on('data', (chunk: string) => (stderr += chunk));
   const seen: Record<string, unknown>[] = [];
+  const all: Record<string, unknown>[] = [];
   let buffer = '';
   child.stdout.setEncoding('utf8');
   child.stdout.on('data', (chunk: string) => {
     buffer += chunk;
     for (let end = buffer.indexOf('\n'); end >= 0; end = buffer.indexOf('\n')) {
-      seen.push(JSON.parse(buffer.slice(0, end)) as Record<string, unknown>);
+      const message = JSON.parse(buffer.slice(0, end)) as Record<string, unknown>;
+      seen.push(message);
+      all.push(message);
       buffer = buffer.slice(end + 1);
     }
   });
   return {
+    all,
+    stderr: () => stderr,
     send: (message) => child.stdin.write(`${JSON.stringify({ jsonrpc: '2.0', ...message })}\n`),
     async next(match) {
       await expect.poll(() => seen.some(match), { timeout: 15_000 }).toBe(true);
@@ -103,6 +119,47 @@ describe('a gateway whose servers are slow to start', { timeout: 60_000 }, () =>
     open(5);
     expect((await host.next(id(5)))['result']).toMatchObject({ structuredContent: { results: 'waited' } });
   });
+
+  it.each([['server/discover'], ['initialize']] as const)(
+    "E1: the stdio front answers a host's %s while the gateway loads; the gateway answers the rest, that one once",
+    async (method) => {
+      const { file } = gated(1);
+      const host = raw(file, ['--log-level', 'debug']);
+      const meta = {
+        'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+        'io.modelcontextprotocol/clientInfo': { name: 'raw', version: '1' },
+        'io.modelcontextprotocol/clientCapabilities': {},
+      };
+      if (method === 'server/discover') {
+        host.send({ id: 1, method, params: { _meta: meta } });
+        host.send({ id: 2, method: 'tools/list', params: { _meta: meta } });
+      } else {
+        host.send({
+          id: 1,
+          method,
+          params: {
+            protocolVersion: '2025-06-18',
+            capabilities: {},
+            clientInfo: { name: 'raw', version: '1' },
+          },
+        });
+        host.send({ method: 'notifications/initialized' });
+        host.send({ id: 2, method: 'tools/list' });
+      }
+      expect((await host.next(id(1)))['result']).toMatchObject({
+        capabilities: { tools: { listChanged: true } },
+      });
+      expect(names(await host.next(id(2)))).toEqual([]);
+      await expect.poll(() => host.stderr(), { timeout: 15_000 }).toMatch(/opening answered while loading/);
+      host.send({
+        id: 3,
+        method: 'ping',
+        ...(method === 'server/discover' ? { params: { _meta: meta } } : {}),
+      });
+      await host.next(id(3));
+      expect(host.all.filter((message) => message['id'] === 1)).toHaveLength(1);
+    },
+  );
 
   it.each([['2025'], ['2026']] as const)(
     'P1: beside a server that never finishes starting, a %s host lists and calls the working one at once',

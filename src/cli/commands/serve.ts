@@ -4,6 +4,7 @@
  */
 import { installShutdown } from '../../app/shutdown.js';
 import { createProxy } from '../../app/proxy.js';
+import type { StdioFront } from '../../app/stdio-front.js';
 import type { CliIO } from '../common.js';
 import {
   CliError,
@@ -55,7 +56,7 @@ const OPTIONS = {
 } as const;
 
 /** Runs `serve`; resolves only if startup fails (a running server exits through the shutdown). */
-export async function run(args: readonly string[], io: CliIO): Promise<number> {
+export async function run(args: readonly string[], io: CliIO, front?: StdioFront): Promise<number> {
   const { values } = parseCommandArgs('serve', args, OPTIONS);
   if (values['help'] === true) {
     io.out(HELP);
@@ -88,7 +89,11 @@ export async function run(args: readonly string[], io: CliIO): Promise<number> {
   };
   // E1, P1: over stdio the host's opening message is read before anything else starts (a host
   // like Claude Code gives up on the 2026 protocol when discover is not answered in ~2.6 s).
-  const stdio = values['http'] !== true ? await proxy.serveStdio() : undefined;
+  // The front (cli/main.ts) may have answered that message already, while this module loaded.
+  const stdio =
+    values['http'] !== true ? await proxy.serveStdio(front !== undefined ? { front } : {}) : undefined;
+  if (front?.answeredAtMs !== undefined)
+    logger.debug({ atMs: Math.round(front.answeredAtMs) }, 'opening answered while loading (stdio front)');
   // Cold start: the downstreams spawn now, in parallel with our own endpoint coming up.
   const started = proxy.start();
   // O1, O4: the side listeners on 127.0.0.1; one that cannot listen stops everything.

@@ -1,0 +1,197 @@
+/**
+ * The stdio front (CONTRACT E1, P1): a host that spawns the gateway is answered its opening
+ * message within tens of milliseconds, before the SDK, the config and the downstream servers
+ * have loaded. Claude Code waits about 2.6 s for the answer to its `server/discover` probe and
+ * then falls back to the 2025 protocol; loading the gateway takes longer than that on a busy
+ * machine, and it takes most of a second on an idle one.
+ *
+ * The front holds stdin from the first byte. When the first line is a well-formed opening
+ * (`server/discover` with the 2026-07-28 envelope, or a plain 2025 `initialize`), it answers it
+ * at once from capabilities.ts, exactly as the server will; anything else waits. When the server
+ * is up, it takes the input from the front's {@link StdioFront.input}: every byte again, the
+ * opening included, so that the SDK sees the connection from its start and pins its era as
+ * usual; its own answer to the opening is dropped ({@link StdioFront.answered}). The front never
+ * answers what it cannot answer exactly: an opening it does not recognise is left to the server.
+ */
+import { PassThrough, type Readable, type Writable } from 'node:stream';
+import type { StdioFront } from '../upstream/stdio.js';
+
+export type { StdioFront };
+import {
+  LEGACY_PROTOCOL_VERSIONS,
+  LIST_HINT,
+  MODERN_PROTOCOL_VERSION,
+  gatewayCapabilities,
+} from '../upstream/capabilities.js';
+import { PACKAGE_NAME, packageVersion } from './version.js';
+
+/** The longest first line the front reads; a longer opening waits for the server. */
+const MAX_OPENING_BYTES = 64 * 1024;
+/** Input held before the server takes it; past this, stdin is paused (the host waits). */
+const MAX_HELD_BYTES = 16 * 1024 * 1024;
+
+const META = {
+  protocolVersion: 'io.modelcontextprotocol/protocolVersion',
+  clientInfo: 'io.modelcontextprotocol/clientInfo',
+  clientCapabilities: 'io.modelcontextprotocol/clientCapabilities',
+  serverInfo: 'io.modelcontextprotocol/serverInfo',
+} as const;
+
+type Json = Record<string, unknown>;
+
+function isObject(value: unknown): value is Json {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+const optional = (value: unknown, test: (value: unknown) => boolean): boolean =>
+  value === undefined || test(value);
+const isString = (value: unknown): boolean => typeof value === 'string';
+
+/** An icon as the SDK's `IconSchema` reads it. */
+function isIcon(value: unknown): boolean {
+  if (!isObject(value) || typeof value['src'] !== 'string') return false;
+  return (
+    optional(value['mimeType'], isString) &&
+    optional(value['sizes'], (sizes) => Array.isArray(sizes) && sizes.every(isString)) &&
+    optional(value['theme'], (theme) => theme === 'light' || theme === 'dark')
+  );
+}
+
+/** An `Implementation` as the SDK's schema reads it (other fields are dropped, not refused). */
+function isClientInfo(value: unknown): boolean {
+  if (!isObject(value) || typeof value['name'] !== 'string' || typeof value['version'] !== 'string')
+    return false;
+  return (
+    optional(value['title'], isString) &&
+    optional(value['description'], isString) &&
+    optional(value['websiteUrl'], isString) &&
+    optional(value['icons'], (icons) => Array.isArray(icons) && icons.every(isIcon))
+  );
+}
+
+/** Capabilities whose every entry is an object, as every capability of the schema is. */
+function isCapabilities(value: unknown): boolean {
+  return isObject(value) && Object.values(value).every(isObject);
+}
+
+/**
+ * The answer to `message` that the server would give, when `message` is an opening the front
+ * answers; undefined for anything else.
+ */
+export function openingAnswer(
+  message: unknown,
+  serverInfo: { name: string; version: string },
+): Json | undefined {
+  if (!isObject(message) || message['jsonrpc'] !== '2.0') return undefined;
+  const id = message['id'];
+  if (!(typeof id === 'string' || (typeof id === 'number' && Number.isSafeInteger(id)))) return undefined;
+  const params = message['params'];
+  if (!isObject(params)) return undefined;
+  const meta = params['_meta'];
+  if (message['method'] === 'server/discover') {
+    if (!isObject(meta) || meta[META.protocolVersion] !== MODERN_PROTOCOL_VERSION) return undefined;
+    if (!isClientInfo(meta[META.clientInfo]) || !isCapabilities(meta[META.clientCapabilities]))
+      return undefined;
+    if (Object.keys(params).length !== 1) return undefined;
+    const result = {
+      supportedVersions: [MODERN_PROTOCOL_VERSION],
+      capabilities: gatewayCapabilities('modern'),
+      resultType: 'complete',
+      ...LIST_HINT,
+      _meta: { [META.serverInfo]: serverInfo },
+    };
+    return { jsonrpc: '2.0', id, result };
+  }
+  if (message['method'] === 'initialize') {
+    // A 2025 opening only: one with the 2026 envelope is the modern era's, and the server's.
+    if (meta !== undefined) return undefined;
+    const requested = params['protocolVersion'];
+    if (typeof requested !== 'string' || !isCapabilities(params['capabilities'])) return undefined;
+    if (!isClientInfo(params['clientInfo']) || Object.keys(params).length !== 3) return undefined;
+    const protocolVersion = LEGACY_PROTOCOL_VERSIONS.includes(requested)
+      ? requested
+      : LEGACY_PROTOCOL_VERSIONS[0];
+    const result = { protocolVersion, capabilities: gatewayCapabilities('legacy'), serverInfo };
+    return { jsonrpc: '2.0', id, result };
+  }
+  return undefined;
+}
+
+/**
+ * Starts holding `stdin` and answers a recognised opening on `stdout`.
+ * @example const front = openStdioFront(); ...; await proxy.serveStdio({ front });
+ */
+export function openStdioFront(
+  stdin: Readable = process.stdin,
+  stdout: Writable = process.stdout,
+  serverInfo = { name: PACKAGE_NAME, version: packageVersion() },
+): StdioFront {
+  const held: Buffer[] = [];
+  let heldBytes = 0;
+  let looked = false;
+  let ended = false;
+  let answeredId: string | number | undefined;
+  let answeredAtMs: number | undefined;
+
+  const lookAtOpening = (): void => {
+    const joined = Buffer.concat(held);
+    const end = joined.indexOf(0x0a);
+    if (end < 0 && joined.length < MAX_OPENING_BYTES && !ended) return;
+    looked = true;
+    if (end < 0 || end > MAX_OPENING_BYTES) return;
+    let message: unknown;
+    try {
+      message = JSON.parse(joined.subarray(0, end).toString('utf8'));
+    } catch {
+      return;
+    }
+    const answer = openingAnswer(message, serverInfo);
+    if (answer === undefined) return;
+    answeredId = answer['id'] as string | number;
+    answeredAtMs = performance.now();
+    stdout.write(`${JSON.stringify(answer)}\n`, () => undefined);
+  };
+  const onData = (chunk: Buffer): void => {
+    held.push(chunk);
+    heldBytes += chunk.length;
+    if (!looked) lookAtOpening();
+    if (heldBytes > MAX_HELD_BYTES) stdin.pause();
+  };
+  const onEnd = (): void => {
+    ended = true;
+    if (!looked) lookAtOpening();
+  };
+  // A write error before the server takes over means the host is gone; its end of stdin says so.
+  const onWriteError = (): void => undefined;
+  stdin.on('data', onData);
+  stdin.once('end', onEnd);
+  stdout.on('error', onWriteError);
+  let taken = false;
+
+  return {
+    get answeredAtMs() {
+      return answeredAtMs;
+    },
+    input(): Readable {
+      if (taken) throw new Error('the stdio front was already taken over');
+      taken = true;
+      stdin.off('data', onData);
+      stdin.off('end', onEnd);
+      stdout.off('error', onWriteError);
+      const input = new PassThrough();
+      for (const chunk of held.splice(0)) input.write(chunk);
+      if (ended) input.end();
+      else stdin.pipe(input);
+      // P5: stdin closed without an end (the host went away) ends the copy too, after what it holds.
+      stdin.once('close', () => {
+        if (!input.writableEnded) input.end();
+      });
+      return input;
+    },
+    answered(id: string | number): boolean {
+      if (answeredId === undefined || id !== answeredId) return false;
+      answeredId = undefined;
+      return true;
+    },
+  };
+}

@@ -1,0 +1,245 @@
+/**
+ * The stdio front (app/stdio-front.ts, E1's refinement): which openings it answers before the
+ * gateway has loaded, that each answer is exactly the one the server gives, and the hand-over:
+ * the server reads every byte again and the opening is answered once. In-memory streams; the
+ * process-level path (the CLI's own front) is in test/e2e/fast-start.test.ts.
+ */
+import { PassThrough } from 'node:stream';
+import { LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/server';
+import { afterEach, describe, expect, it } from 'vitest';
+import { createProxy } from '../../src/app/proxy.js';
+import { openingAnswer, openStdioFront } from '../../src/app/stdio-front.js';
+import { PACKAGE_NAME, packageVersion } from '../../src/app/version.js';
+import { LEGACY_PROTOCOL_VERSIONS } from '../../src/upstream/capabilities.js';
+import type { StdioFront } from '../../src/upstream/stdio.js';
+import { memoryConfig, runtimeConfig } from '../helpers/fixtures.js';
+import { captureLogger, echoServer, MemoryTransports } from '../helpers/memory-servers.js';
+
+const stops: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  for (const stop of stops.splice(0).reverse()) await stop();
+});
+
+const SERVER_INFO = { name: PACKAGE_NAME, version: packageVersion() };
+const ENVELOPE = {
+  'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+  'io.modelcontextprotocol/clientInfo': { name: 'host', version: '1' },
+  'io.modelcontextprotocol/clientCapabilities': { elicitation: {} },
+};
+const discover = (id: unknown, meta: Record<string, unknown> = ENVELOPE) => ({
+  jsonrpc: '2.0',
+  id,
+  method: 'server/discover',
+  params: { _meta: meta },
+});
+const initialize = (id: unknown, params: Record<string, unknown> = {}) => ({
+  jsonrpc: '2.0',
+  id,
+  method: 'initialize',
+  params: {
+    protocolVersion: '2025-06-18',
+    capabilities: {},
+    clientInfo: { name: 'host', version: '1' },
+    ...params,
+  },
+});
+
+/** Openings the front answers itself. */
+const ANSWERED: [string, Record<string, unknown>][] = [
+  ['a 2026 server/discover', discover(1)],
+  [
+    'a 2026 server/discover with a string id and a titled client',
+    discover('d', {
+      ...ENVELOPE,
+      'io.modelcontextprotocol/clientInfo': { name: 'h', version: '2', title: 'Host' },
+    }),
+  ],
+  ...LEGACY_PROTOCOL_VERSIONS.map((version): [string, Record<string, unknown>] => [
+    `a 2025 initialize asking for ${version}`,
+    initialize(7, { protocolVersion: version }),
+  ]),
+  ['a 2025 initialize asking for an unknown revision', initialize(8, { protocolVersion: '2024-01-01' })],
+  [
+    "Claude Code 2.1.332's probe",
+    discover('server-discover-probe-1', {
+      ...ENVELOPE,
+      'io.modelcontextprotocol/clientInfo': {
+        name: 'claude-code',
+        title: 'Claude Code',
+        version: '2.1.332',
+        description: "Anthropic's agentic coding tool",
+        websiteUrl: 'https://claude.com/claude-code',
+      },
+      'io.modelcontextprotocol/clientCapabilities': {
+        roots: { listChanged: true },
+        elicitation: { form: {}, url: {} },
+      },
+    }),
+  ],
+  [
+    'a 2025 initialize with an icon and a field the schema drops',
+    initialize(9, {
+      clientInfo: {
+        name: 'h',
+        version: '1',
+        icons: [{ src: 'https://h/i.png', sizes: ['48x48'], theme: 'dark' }],
+        extra: 1,
+      },
+    }),
+  ],
+  [
+    'a 2025 initialize with client capabilities',
+    initialize('i', { capabilities: { roots: { listChanged: true }, sampling: {} } }),
+  ],
+];
+
+/** Openings the front leaves to the server (it answers them otherwise, or with an error). */
+const LEFT: [string, unknown][] = [
+  ['server/discover without the envelope', { jsonrpc: '2.0', id: 1, method: 'server/discover', params: {} }],
+  [
+    'server/discover for another revision',
+    discover(1, { ...ENVELOPE, 'io.modelcontextprotocol/protocolVersion': '2027-01-01' }),
+  ],
+  [
+    'server/discover without client capabilities',
+    discover(1, {
+      'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+      'io.modelcontextprotocol/clientInfo': { name: 'h', version: '1' },
+    }),
+  ],
+  [
+    'server/discover with a non-object capability',
+    discover(1, { ...ENVELOPE, 'io.modelcontextprotocol/clientCapabilities': { sampling: 1 } }),
+  ],
+  ['initialize with the 2026 envelope', initialize(1, { _meta: ENVELOPE })],
+  [
+    'initialize without clientInfo',
+    {
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'initialize',
+      params: { protocolVersion: '2025-06-18', capabilities: {} },
+    },
+  ],
+  [
+    'initialize with icons that are no list',
+    initialize(1, { clientInfo: { name: 'h', version: '1', icons: 5 } }),
+  ],
+  [
+    'initialize with an icon of another theme',
+    initialize(1, { clientInfo: { name: 'h', version: '1', icons: [{ src: 'x', theme: 'blue' }] } }),
+  ],
+  [
+    'initialize with a number for a title',
+    initialize(1, { clientInfo: { name: 'h', version: '1', title: 5 } }),
+  ],
+  ['initialize with id 1.5', initialize(1.5)],
+  ['initialize with id null', initialize(null)],
+  ['a notification', { jsonrpc: '2.0', method: 'notifications/initialized' }],
+  ['tools/list', { jsonrpc: '2.0', id: 1, method: 'tools/list' }],
+  ['JSON-RPC 1.0', { ...initialize(1), jsonrpc: '1.0' }],
+  ['an array', [initialize(1)]],
+];
+
+/** The gateway served on in-memory stdio; `front` when given; `lines` is every line written. */
+async function gateway(front?: (stdin: PassThrough, stdout: PassThrough) => StdioFront) {
+  const { logger } = captureLogger();
+  const proxy = createProxy(runtimeConfig([memoryConfig('e')]), {
+    logger,
+    pool: { transports: new MemoryTransports({ e: echoServer }) },
+  });
+  stops.push(() => proxy.stop({ graceMs: 0 }));
+  const stdin = new PassThrough();
+  const stdout = new PassThrough();
+  const lines: Record<string, unknown>[] = [];
+  let buffered = '';
+  stdout.on('data', (chunk: Buffer) => {
+    buffered += chunk.toString('utf8');
+    for (let end = buffered.indexOf('\n'); end !== -1; end = buffered.indexOf('\n')) {
+      lines.push(JSON.parse(buffered.slice(0, end)) as Record<string, unknown>);
+      buffered = buffered.slice(end + 1);
+    }
+  });
+  const opened = front?.(stdin, stdout);
+  return {
+    stdin,
+    lines,
+    serve: async () => {
+      await proxy.start();
+      return proxy.serveStdio(opened !== undefined ? { front: opened, stdout } : { stdin, stdout });
+    },
+  };
+}
+
+const answerOf = (lines: Record<string, unknown>[], id: unknown) =>
+  expect.poll(() => lines.find((line) => line['id'] === id), { timeout: 5_000 }).toBeDefined();
+
+describe('the stdio front', () => {
+  it("E1: its 2025 revisions are the SDK's, newest first", () => {
+    expect(LEGACY_PROTOCOL_VERSIONS).toEqual(SUPPORTED_PROTOCOL_VERSIONS);
+    expect(LEGACY_PROTOCOL_VERSIONS[0]).toBe(LATEST_PROTOCOL_VERSION);
+  });
+
+  it.each(ANSWERED)('E1: answers %s exactly as the server does', async (_name, opening) => {
+    const ours = openingAnswer(opening, SERVER_INFO);
+    expect(ours).toBeDefined();
+    const { stdin, lines, serve } = await gateway();
+    await serve();
+    stdin.write(`${JSON.stringify(opening)}\n`);
+    await answerOf(lines, opening['id']);
+    expect(lines).toEqual([ours]);
+  });
+
+  it.each(LEFT)('E1: leaves %s to the server', (_name, opening) => {
+    expect(openingAnswer(opening, SERVER_INFO)).toBeUndefined();
+  });
+
+  it('E1: answers the opening before the server is up; the server reads every byte and answers the rest, the opening once', async () => {
+    const { stdin, lines, serve } = await gateway((input, output) =>
+      openStdioFront(input, output, SERVER_INFO),
+    );
+    // Split mid-line: the front waits for the whole first line.
+    const opening = `${JSON.stringify(initialize(1))}\n`;
+    stdin.write(opening.slice(0, 20));
+    stdin.write(opening.slice(20));
+    stdin.write(`${JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' })}\n`);
+    stdin.write(`${JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/list' })}\n`);
+    await answerOf(lines, 1);
+    expect(lines).toEqual([openingAnswer(initialize(1), SERVER_INFO)]);
+    await serve();
+    await answerOf(lines, 2);
+    stdin.write(`${JSON.stringify({ jsonrpc: '2.0', id: 3, method: 'ping' })}\n`);
+    await answerOf(lines, 3);
+    expect(lines.map((line) => line['id'])).toEqual([1, 2, 3]);
+    expect((lines[1]?.['result'] as { tools: { name: string }[] }).tools.map((t) => t.name)).toEqual([
+      'e_echo',
+    ]);
+  });
+
+  it('E1: an opening it leaves is answered by the server, once', async () => {
+    const { stdin, lines, serve } = await gateway((input, output) =>
+      openStdioFront(input, output, SERVER_INFO),
+    );
+    stdin.write(`${JSON.stringify(initialize(1, { _meta: ENVELOPE }))}\n`);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(lines).toEqual([]);
+    await serve();
+    await answerOf(lines, 1);
+    expect(lines).toHaveLength(1);
+  });
+
+  it('P5: input that ends before the server is up still reaches it, and its end ends the session', async () => {
+    const { stdin, lines, serve } = await gateway((input, output) =>
+      openStdioFront(input, output, SERVER_INFO),
+    );
+    stdin.write(`${JSON.stringify(discover(1))}\n`);
+    stdin.end(
+      `${JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/list', params: { _meta: ENVELOPE } })}\n`,
+    );
+    await answerOf(lines, 1);
+    const handle = await serve();
+    await answerOf(lines, 2);
+    await handle.ended;
+    expect(lines.map((line) => line['id'])).toEqual([1, 2]);
+  });
+});
