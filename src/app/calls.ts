@@ -16,9 +16,9 @@ import { isInputRound } from '../core/input.js';
 import { carriedMeta } from '../core/meta.js';
 import { composeName, echoedName } from '../core/naming.js';
 import { uriPrefix } from '../core/uri-namespace.js';
-import { isForward, prepareCall, type PreparedCall } from '../core/prepare-call.js';
+import { isForward, prepareCall, type CallCatalog, type PreparedCall } from '../core/prepare-call.js';
 import type { CallAccess } from '../core/policy.js';
-import { calledName, searchPairNames, type SearchPair } from '../core/search.js';
+import { calledName, readSearchArguments, searchPairNames, type SearchPair } from '../core/search.js';
 import { failure, type FailureResult, type Result } from '../core/result.js';
 import { logCallEnd } from '../log/call-log.js';
 import { serverLogger } from '../log/logger.js';
@@ -26,7 +26,7 @@ import type { Pool } from '../downstream/pool.js';
 import type { Metrics } from './metrics.js';
 import { fixedServers, type ServerSource } from './servers.js';
 import type { ToolBackend } from '../upstream/server.js';
-import { turns } from '../wire/timers.js';
+import type { Searches } from './searches.js';
 
 /** What {@link createToolBackend} needs from the proxy. */
 export interface ToolDeps {
@@ -49,6 +49,8 @@ export interface ToolDeps {
   settleLists(): Promise<void> | undefined;
   /** O1: every answer is counted here, where it is logged. */
   readonly metrics?: Metrics;
+  /** S2: rankings off the event loop; without it, the catalog ranks in this thread. */
+  readonly searches?: Searches;
   /** O4: every call's outcome, for the status page (constant time). */
   readonly onCallEnded?: (
     tool: string,
@@ -195,11 +197,21 @@ export function createToolBackend(deps: ToolDeps): ToolBackend<PreparedCall> {
   }
 
   /**
-   * S2: searches take turns, one per turn of the event loop, after the I/O already waiting. A
-   * search is CPU only (bounded: a few ms over 2,000 tools); without turns, four clients looping
-   * costly queries kept every other call behind theirs (`npm run bench:search-load`).
+   * S2: the catalog to answer `search_tools` from: its ranking of the query is made off the
+   * event loop (searches.ts), so a host looping costly searches holds up nobody's calls.
    */
-  const searchTurn = turns();
+  async function rankedCatalog(args: Record<string, unknown> | undefined): Promise<CallCatalog> {
+    const catalog = deps.catalog();
+    const read = readSearchArguments(args);
+    if (deps.searches === undefined || 'issues' in read) return catalog;
+    const ranking = await deps.searches.rank(catalog, read.query);
+    return {
+      get: catalog.get,
+      suggest: catalog.suggest,
+      ...(catalog.searchPair !== undefined ? { searchPair: catalog.searchPair } : {}),
+      search: (_query, limit) => ranking.slice(0, limit),
+    };
+  }
 
   /** T9: the call named no tool. */
   function unknownTool(prepared: PreparedCall | Result): boolean {
@@ -239,8 +251,8 @@ export function createToolBackend(deps: ToolDeps): ToolBackend<PreparedCall> {
       const searching = deps.settleLists();
       if (searching !== undefined)
         return searching.then(() => prepare(name, args, requestId, access, principal));
-      return searchTurn().then(() =>
-        finishPrepare(prepareCall(deps.catalog(), name, args, access), name, args, requestId, principal),
+      return rankedCatalog(args).then((catalog) =>
+        finishPrepare(prepareCall(catalog, name, args, access), name, args, requestId, principal),
       );
     }
     const prepared = prepareCall(deps.catalog(), name, args, access);

@@ -31,6 +31,7 @@ import type { StatusHandler } from './status-http.js';
 import { applyServers, restartNeeded } from './reload.js';
 import { serverHolder } from './servers.js';
 import { createToolBackend } from './calls.js';
+import { createSearches } from './searches.js';
 import { PACKAGE_NAME, packageVersion } from './version.js';
 
 export type { ServerHealth } from './health.js';
@@ -195,11 +196,14 @@ export function createProxy(config: Config, options: ProxyOptions): Proxy {
     settleLists: catalogs.settleLists,
     log: (params) => (metrics.forwarded('log'), notifier.log(params)),
   });
+  // S2: search_tools rankings in a worker thread, started at the first search.
+  const searches = createSearches(logger);
   const backend = createToolBackend({
     config,
     servers,
     pool,
     logger,
+    searches,
     catalog: catalogs.tools,
     settle: catalogs.settle,
     settleLists: catalogs.settleLists,
@@ -324,6 +328,7 @@ export function createProxy(config: Config, options: ProxyOptions): Proxy {
         logger.warn({ inFlight: upstream.inFlight(), graceMs }, 'calls still running after the grace period');
       await Promise.allSettled(endpoints.map((endpoint) => endpoint.close()));
       await upstream.close();
+      await searches.close();
       await pool.close({ graceMs: Math.max(0, graceMs - (Date.now() - began)) });
     },
     async reload(next, graceMs = 5000) {

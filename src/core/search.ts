@@ -98,13 +98,20 @@ export function queryTerms(query: string): string[] {
   return [...terms];
 }
 
-interface IndexedTool {
-  readonly id: number;
+/**
+ * What the index reads of one tool: plain strings, so that the ranking can run where the
+ * catalog's objects are not (app/search-thread.ts, off the event loop).
+ */
+export interface SearchDocument {
   readonly name: string;
   readonly server: string;
   readonly title: string;
   readonly description: string;
   readonly args: string;
+}
+
+interface IndexedTool extends SearchDocument {
+  readonly id: number;
 }
 
 /** The top-level argument names and descriptions of a tool's inputSchema. */
@@ -118,12 +125,25 @@ function argumentText(schema: unknown): string {
   return parts.join(' ');
 }
 
+/** What the index reads of `tool`. */
+export function searchDocument(tool: ExposedTool): SearchDocument {
+  return {
+    name: tool.tool,
+    server: tool.server,
+    title: typeof tool.definition.title === 'string' ? tool.definition.title : '',
+    description: tool.definition.description ?? '',
+    args: argumentText(tool.definition.inputSchema),
+  };
+}
+
 /**
- * Indexes `tools` (S3). Field weights: the tool's own name and title say most about it, its
+ * Indexes `documents` (S3). Field weights: the tool's own name and title say most about it, its
  * server's name says which service, the description says the rest, argument names the least.
- * @example createToolSearch(catalog.tools.filter((tool) => tool.searchOnly)).search('open an issue', 5)
+ * `search` answers positions in `documents`, best first; ties keep their order (deterministic).
  */
-export function createToolSearch(tools: readonly ExposedTool[]): ToolSearch {
+export function createDocumentSearch(documents: readonly SearchDocument[]): {
+  search(query: string, limit: number): number[];
+} {
   const index = new MiniSearch<IndexedTool>({
     fields: ['name', 'server', 'title', 'description', 'args'],
     tokenize: words,
@@ -135,16 +155,7 @@ export function createToolSearch(tools: readonly ExposedTool[]): ToolSearch {
       combineWith: 'OR',
     },
   });
-  index.addAll(
-    tools.map((tool, id) => ({
-      id,
-      name: tool.tool,
-      server: tool.server,
-      title: typeof tool.definition.title === 'string' ? tool.definition.title : '',
-      description: tool.definition.description ?? '',
-      args: argumentText(tool.definition.inputSchema),
-    })),
-  );
+  index.addAll(documents.map((document, id) => ({ id, ...document })));
   return {
     search(query, limit) {
       const terms = queryTerms(query);
@@ -152,8 +163,19 @@ export function createToolSearch(tools: readonly ExposedTool[]): ToolSearch {
       const hits = index.search(terms.join(' '));
       // MiniSearch sorts by score; equal scores keep catalog order so answers never vary.
       hits.sort((a, b) => b.score - a.score || (a.id as number) - (b.id as number));
-      return hits.slice(0, limit).map((hit) => tools[hit.id as number] as ExposedTool);
+      return hits.slice(0, limit).map((hit) => hit.id as number);
     },
+  };
+}
+
+/**
+ * Indexes `tools` (S3): {@link createDocumentSearch} over their {@link searchDocument}s.
+ * @example createToolSearch(catalog.tools.filter((tool) => tool.searchOnly)).search('open an issue', 5)
+ */
+export function createToolSearch(tools: readonly ExposedTool[]): ToolSearch {
+  const documents = createDocumentSearch(tools.map(searchDocument));
+  return {
+    search: (query, limit) => documents.search(query, limit).map((id) => tools[id] as ExposedTool),
   };
 }
 

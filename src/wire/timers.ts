@@ -23,14 +23,3 @@ export const systemTimers: Clock = {
   },
   clearTimeout: (handle) => clearTimeout(handle as ReturnType<typeof setTimeout>),
 };
-
-/**
- * Turns: each `turn()` resolves in its own turn of the event loop (a `setImmediate`), after the
- * one before it, so the I/O waiting meanwhile is handled between two of them. For CPU-only work
- * that must not hold other requests back (S2: searches).
- * @example const turn = turns(); await turn(); search();
- */
-export function turns(): () => Promise<void> {
-  let tail: Promise<void> = Promise.resolve();
-  return () => (tail = tail.then(() => new Promise<void>((resolve) => setImmediate(resolve))));
-}

@@ -1,0 +1,109 @@
+/**
+ * `search_tools` off the event loop (S2, issue 27 item 16): each catalog's searchable tools are
+ * indexed in a worker thread (search-thread.ts) and every query is ranked there, so four hosts
+ * looping the costliest queries leave the main loop to everyone's calls. The catalog's own
+ * in-thread search (core/catalog.ts) answers when no thread can run: from the TypeScript sources
+ * (tests run them without a build), or after the thread failed, until it is started again.
+ */
+import { Worker } from 'node:worker_threads';
+import type { Logger } from 'pino';
+import type { Catalog, ExposedTool } from '../core/catalog.js';
+import { searchDocument } from '../core/search.js';
+
+/** Ranks queries over a catalog's searchable tools. */
+export interface Searches {
+  /** S2: the whole ranking of `query` over `catalog`'s tools in search mode, best first. */
+  rank(catalog: Catalog, query: string): Promise<readonly ExposedTool[]>;
+  /** Stops the thread (P5). */
+  close(): Promise<void>;
+}
+
+interface Pending {
+  readonly resolve: (positions: readonly number[] | undefined) => void;
+}
+
+/** The thread's file beside this one, or undefined when running from the sources. */
+function threadFile(): URL | undefined {
+  const url = new URL('./search-thread.js', import.meta.url);
+  return import.meta.url.endsWith('.js') ? url : undefined;
+}
+
+export function createSearches(logger: Logger): Searches {
+  const generations = new WeakMap<Catalog, { generation: number; tools: readonly ExposedTool[] }>();
+  let nextGeneration = 0;
+  let worker: Worker | undefined;
+  /** The generation the running thread has indexed. */
+  let indexed: number | undefined;
+  const pending = new Map<number, Pending>();
+  let nextId = 0;
+
+  const searchable = (catalog: Catalog): { generation: number; tools: readonly ExposedTool[] } => {
+    let known = generations.get(catalog);
+    if (known === undefined) {
+      known = {
+        generation: nextGeneration++,
+        tools: catalog.tools.filter((tool) => tool.searchOnly === true),
+      };
+      generations.set(catalog, known);
+    }
+    return known;
+  };
+
+  const stopped = (error?: unknown): void => {
+    if (error !== undefined)
+      logger.warn({ err: error }, 'search thread failed; searching in the main thread');
+    worker = undefined;
+    indexed = undefined;
+    // What it had not answered is answered here (the catalog's own search).
+    for (const { resolve } of pending.values()) resolve(undefined);
+    pending.clear();
+  };
+
+  const thread = (): Worker | undefined => {
+    if (worker !== undefined) return worker;
+    const file = threadFile();
+    if (file === undefined) return undefined;
+    const started = new Worker(file);
+    // It must not keep a gateway that is done alive; P5 closes it too.
+    started.unref();
+    started.on('message', (answer: { id: number; positions?: number[] }) => {
+      const waiting = pending.get(answer.id);
+      pending.delete(answer.id);
+      waiting?.resolve(answer.positions);
+    });
+    started.on('error', (error) => {
+      if (worker === started) stopped(error);
+    });
+    started.on('exit', () => {
+      if (worker === started) stopped();
+    });
+    worker = started;
+    return worker;
+  };
+
+  return {
+    async rank(catalog, query) {
+      const { generation, tools } = searchable(catalog);
+      const running = thread();
+      const positions =
+        running === undefined
+          ? undefined
+          : await new Promise<readonly number[] | undefined>((resolve) => {
+              if (indexed !== generation) {
+                running.postMessage({ kind: 'index', generation, documents: tools.map(searchDocument) });
+                indexed = generation;
+              }
+              const id = nextId++;
+              pending.set(id, { resolve });
+              running.postMessage({ kind: 'search', id, generation, query });
+            });
+      if (positions === undefined) return catalog.search(query, Number.MAX_SAFE_INTEGER);
+      return positions.map((position) => tools[position] as ExposedTool);
+    },
+    async close() {
+      const running = worker;
+      stopped();
+      await running?.terminate();
+    },
+  };
+}
