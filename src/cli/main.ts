@@ -27,6 +27,14 @@ const COMMANDS: Readonly<Record<string, { summary: string; load: () => Promise<C
   },
   tools: { summary: 'list the exposed tools', load: () => import('./commands/tools.js') },
   call: { summary: 'call one exposed tool and print the envelope', load: () => import('./commands/call.js') },
+  login: {
+    summary: 'log in to a remote server that has auth: oauth',
+    load: () => import('./commands/login.js'),
+  },
+  logout: {
+    summary: 'forget the stored login to a remote server',
+    load: async () => ({ run: (await import('./commands/login.js')).runLogout }),
+  },
 };
 
 const USAGE = `Usage: mcp-normalizer <command> [options]

@@ -5,6 +5,7 @@
  */
 import path from 'node:path';
 import type {
+  DownstreamAuthConfig,
   Config,
   InstructionMap,
   ServerConfig,
@@ -63,8 +64,22 @@ function isMcpEntry(entry: ServerEntry): boolean {
   return entry.section === 'mcpServers';
 }
 
+/**
+ * D2: where `auth: oauth` logins are kept: `token_store` (relative to the config file's folder),
+ * else `$XDG_STATE_HOME/mcp-normalizer/tokens.json`, else `~/.local/state/mcp-normalizer/tokens.json`.
+ */
+export function tokenStorePath(written: string | undefined, folder: string, env: EnvMap): string {
+  if (written !== undefined) return path.resolve(folder, written);
+  const state = env['XDG_STATE_HOME'] ?? path.join(env['HOME'] ?? '.', '.local', 'state');
+  return path.join(state, 'mcp-normalizer', 'tokens.json');
+}
+
 /** C3 (+ C2 for `type`/`serverUrl`): the transport of one server. */
-function transportOf(server: WrittenServer & Partial<WrittenMcpServer>, folder: string): TransportConfig {
+function transportOf(
+  server: WrittenServer & Partial<WrittenMcpServer>,
+  folder: string,
+  tokenStore: string,
+): TransportConfig {
   if (server.command !== undefined) {
     const stdio: TransportConfig = {
       type: 'stdio',
@@ -83,17 +98,26 @@ function transportOf(server: WrittenServer & Partial<WrittenMcpServer>, folder: 
     type,
     url,
     headers: server.headers ?? {},
-    ...(auth !== undefined
-      ? {
-          auth: {
-            type: auth.type,
-            clientId: auth.client_id,
-            clientSecret: auth.client_secret,
-            ...(auth.scopes !== undefined ? { scopes: auth.scopes } : {}),
-            ...(auth.issuer !== undefined ? { issuer: auth.issuer } : {}),
-          },
-        }
-      : {}),
+    ...(auth !== undefined ? { auth: authOf(auth, tokenStore) } : {}),
+  };
+}
+
+/** D1, D2: a remote server's `auth`, as the transport reads it. */
+function authOf(auth: NonNullable<WrittenServer['auth']>, tokenStore: string): DownstreamAuthConfig {
+  const common = {
+    ...(auth.scopes !== undefined ? { scopes: auth.scopes } : {}),
+    ...(auth.issuer !== undefined ? { issuer: auth.issuer } : {}),
+  };
+  if (auth.type === 'client_credentials')
+    return { type: auth.type, clientId: auth.client_id, clientSecret: auth.client_secret, ...common };
+  return {
+    type: 'oauth',
+    tokenStore,
+    ...common,
+    ...(auth.client_id !== undefined ? { clientId: auth.client_id } : {}),
+    ...(auth.client_secret !== undefined ? { clientSecret: auth.client_secret } : {}),
+    ...(auth.client_metadata_url !== undefined ? { clientMetadataUrl: auth.client_metadata_url } : {}),
+    ...(auth.callback_port !== undefined ? { callbackPort: auth.callback_port } : {}),
   };
 }
 
@@ -120,7 +144,7 @@ function toolsOf(server: WrittenServer): ToolsConfig {
   };
 }
 
-function serverConfig(entry: ServerEntry, written: WrittenConfig): ServerConfig {
+function serverConfig(entry: ServerEntry, written: WrittenConfig, env: EnvMap): ServerConfig {
   const server = entry.server as WrittenServer & Partial<WrittenMcpServer>;
   const defaults = written.defaults;
   const disabled = isMcpEntry(entry) && server.disabled === true;
@@ -130,7 +154,11 @@ function serverConfig(entry: ServerEntry, written: WrittenConfig): ServerConfig 
     // T1: the server's prefix, else its key; "" stays "" (unprefixed).
     prefix: server.prefix ?? entry.name,
     enabled: server.enabled ?? !disabled,
-    transport: transportOf(server, path.dirname(entry.parsed.file)),
+    transport: transportOf(
+      server,
+      path.dirname(entry.parsed.file),
+      tokenStorePath(written.token_store, path.dirname(entry.parsed.file), env),
+    ),
     timeoutMs: server.timeout_ms ?? defaults.timeout_ms,
     startupTimeoutMs: server.startup_timeout_ms ?? defaults.startup_timeout_ms,
     concurrency: server.concurrency ?? defaults.concurrency,
@@ -226,7 +254,7 @@ export function normalizeConfig(
       roundTimeoutMs: written.input_required.round_timeout_ms,
       maxRounds: written.input_required.max_rounds,
     },
-    servers: entries.map((entry) => serverConfig(entry, written)),
+    servers: entries.map((entry) => serverConfig(entry, written, context.env)),
     redactKeys: written.redact_keys,
     // L2: the state key and static tokens are secrets even when written literally.
     secrets: [

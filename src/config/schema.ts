@@ -326,6 +326,13 @@ export const ConfigSchema = z
     defaults: DefaultsSchema,
     input_required: InputRequiredSchema,
     http: HttpSchema,
+    token_store: z
+      .string()
+      .min(1)
+      .optional()
+      .describe(
+        'D2: the file that keeps `auth: oauth` logins (mode 0600), relative to this file. Default: $XDG_STATE_HOME/mcp-normalizer/tokens.json, else ~/.local/state/mcp-normalizer/tokens.json.',
+      ),
     status_page: z
       .boolean()
       .default(true)

@@ -106,6 +106,52 @@ export const ToolsSchema = z
   .partial()
   .describe('Which tools of this server are exposed, and how (T5).');
 
+/** D2: a person's login to a remote server (authorization code with PKCE). */
+const OAuthLoginSchema = z.strictObject({
+  type: z
+    .literal('oauth')
+    .describe(
+      'The OAuth authorization code flow with PKCE: a person logs in (`mcp-normalizer login <server>`).',
+    ),
+  client_id: z
+    .string()
+    .min(1)
+    .optional()
+    .describe(
+      'A client registered beforehand at the authorization server. Default: a Client ID Metadata Document (client_metadata_url) or dynamic registration.',
+    ),
+  client_secret: z
+    .string()
+    .min(1)
+    .optional()
+    .describe(
+      'The pre-registered client’s secret, if it is confidential; use ${VAR}. Scrubbed from every output.',
+    ),
+  client_metadata_url: z
+    .url({ protocol: /^https$/ })
+    .optional()
+    .describe(
+      'An https URL of this client’s metadata document (CIMD), used as its client_id where the server supports it.',
+    ),
+  scopes: z
+    .array(z.string().min(1))
+    .optional()
+    .describe('Scopes to ask for. Default: what the server’s 401 or metadata asks for.'),
+  issuer: z
+    .url()
+    .optional()
+    .describe('The authorization server this login belongs to: the client goes to no other (SEP-2352).'),
+  callback_port: z
+    .number()
+    .int()
+    .min(1)
+    .max(65535)
+    .optional()
+    .describe(
+      'The loopback port of `login`’s redirect (http://127.0.0.1:PORT/callback), for a pre-registered client whose redirect URI is fixed. Default: any free port.',
+    ),
+});
+
 /** D1: how the gateway logs in to a remote server (OAuth 2.1 client). */
 export const DownstreamAuthSchema = z
   .discriminatedUnion('type', [
@@ -134,9 +180,23 @@ export const DownstreamAuthSchema = z
           'The authorization server these credentials belong to: they are sent to no other (SEP-2352).',
         ),
     }),
+    OAuthLoginSchema,
   ])
   .describe(
-    'D1: remote server: log in with OAuth (client_credentials): discovery from the 401, a token for this server (RFC 8707), refreshed when it expires.',
+    'D1: remote server: log in with OAuth: client_credentials (machine to machine) or oauth (a person logs in with `mcp-normalizer login`); discovery from the 401, a token for this server (RFC 8707), refreshed when it expires.',
+  );
+
+/** D2: `auth: oauth`, the shorthand of `auth: { type: oauth }`. */
+export const DownstreamAuthInputSchema = z
+  .union(
+    [
+      z.literal('oauth').transform((): z.infer<typeof OAuthLoginSchema> => ({ type: 'oauth' })),
+      DownstreamAuthSchema,
+    ],
+    { error: 'expected `oauth`, or an object with `type: oauth` or `type: client_credentials`' },
+  )
+  .describe(
+    'D1, D2: remote server: log in with OAuth. `oauth` (a person logs in with `mcp-normalizer login`), or an object with type oauth or client_credentials.',
   );
 
 /**
@@ -217,7 +277,7 @@ const serverShape = {
     .enum(['streamable-http', 'sse'])
     .describe('Remote server: streamable-http (default) or legacy sse.'),
   headers: stringMap.describe('Remote server: HTTP headers sent with every request (e.g. Authorization).'),
-  auth: DownstreamAuthSchema,
+  auth: DownstreamAuthInputSchema,
   prefix: z
     .string()
     .describe('Server prefix of exposed names (T1); default: the server key; "" exposes names unprefixed.'),

@@ -51,13 +51,29 @@ export interface RemoteTransportConfig {
   readonly auth?: DownstreamAuthConfig;
 }
 
-/** D1: `auth` of a remote server. */
-export interface DownstreamAuthConfig {
+/** D1, D2: `auth` of a remote server. */
+export type DownstreamAuthConfig = ClientCredentialsConfig | OAuthLoginConfig;
+
+/** D1: the machine-to-machine grant. */
+export interface ClientCredentialsConfig {
   readonly type: 'client_credentials';
   readonly clientId: string;
   readonly clientSecret: string;
   readonly scopes?: readonly string[];
   readonly issuer?: string;
+}
+
+/** D2: a person's login (authorization code with PKCE), its tokens in the token store. */
+export interface OAuthLoginConfig {
+  readonly type: 'oauth';
+  readonly clientId?: string;
+  readonly clientSecret?: string;
+  readonly clientMetadataUrl?: string;
+  readonly scopes?: readonly string[];
+  readonly issuer?: string;
+  readonly callbackPort?: number;
+  /** Where the tokens are kept (`token_store`, else the XDG state folder). */
+  readonly tokenStore: string;
 }
 
 /** How to reach one downstream server. */

@@ -16,6 +16,7 @@ import type { Logger } from 'pino';
 import type { RemoteTransportConfig, ServerConfig } from '../config/types.js';
 import type { Scrubber } from '../core/secrets.js';
 import { downstreamFetch } from './http-fetch.js';
+import { StoredLoginProvider } from './oauth-login.js';
 import { StdioClientTransport } from './stdio-client.js';
 
 /**
@@ -60,11 +61,16 @@ const providers = new WeakMap<RemoteTransportConfig, OAuthClientProvider>();
  * authorization server (RFC 9728 from the challenge, RFC 8414 / OIDC), asks for a token for this
  * server (`resource`, RFC 8707) and sends it; the host's own token is never among the headers.
  */
-function authOf(config: RemoteTransportConfig): { authProvider?: OAuthClientProvider } {
+function authOf(server: string, config: RemoteTransportConfig): { authProvider?: OAuthClientProvider } {
   const auth = config.auth;
   if (auth === undefined) return {};
   let provider = providers.get(config);
-  if (provider === undefined) {
+  if (provider === undefined && auth.type === 'oauth') {
+    // D2: the login `mcp-normalizer login` stored; refreshed tokens are saved back.
+    provider = new StoredLoginProvider({ server, url: config.url, auth });
+    providers.set(config, provider);
+  }
+  if (provider === undefined && auth.type === 'client_credentials') {
     const options = {
       clientId: auth.clientId,
       clientSecret: auth.clientSecret,
@@ -113,14 +119,14 @@ export async function createTransport(
       return new StreamableHTTPClientTransport(new URL(config.url), {
         requestInit: { headers: { ...config.headers } },
         fetch: downstreamFetch(),
-        ...authOf(config),
+        ...authOf(server.name, config),
       });
     }
     case 'sse': {
       return new SSEClientTransport(new URL(config.url), {
         requestInit: { headers: { ...config.headers } },
         fetch: downstreamFetch(),
-        ...authOf(config),
+        ...authOf(server.name, config),
       });
     }
   }

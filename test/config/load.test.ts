@@ -231,6 +231,57 @@ describe('loadConfig on inline configs', () => {
     },
   );
 
+  it.each([
+    ['the shorthand auth: oauth', 'auth: oauth', { type: 'oauth' }],
+    [
+      'a pre-registered client with a fixed callback port',
+      'auth: { type: oauth, client_id: cli, client_secret: sec, scopes: [mcp], callback_port: 8765 }',
+      { type: 'oauth', clientId: 'cli', clientSecret: 'sec', scopes: ['mcp'], callbackPort: 8765 },
+    ],
+    [
+      'a client metadata document',
+      'auth: { type: oauth, client_metadata_url: "https://me.example/client.json" }',
+      { type: 'oauth', clientMetadataUrl: 'https://me.example/client.json' },
+    ],
+  ])(
+    'D2: %s is read, its logins kept in the XDG state folder unless token_store says',
+    async (_name, auth, expected) => {
+      const body = `servers:\n  r:\n    url: https://r.example/mcp\n    ${auth}\n`;
+      const xdg = await load(configFile(body), { ...env, XDG_STATE_HOME: '/state' });
+      expect(xdg.servers[0]?.transport).toMatchObject({
+        auth: { ...expected, tokenStore: '/state/mcp-normalizer/tokens.json' },
+      });
+      const home = await load(configFile(body));
+      expect(home.servers[0]?.transport).toMatchObject({
+        auth: { tokenStore: '/home/test/.local/state/mcp-normalizer/tokens.json' },
+      });
+      const file = configFile(`token_store: logins/t.json\n${body}`);
+      const own = await load(file);
+      expect(own.servers[0]?.transport).toMatchObject({
+        auth: { tokenStore: path.join(path.dirname(file), 'logins', 't.json') },
+      });
+    },
+  );
+
+  it.each([
+    [
+      'an http client metadata URL',
+      'auth: { type: oauth, client_metadata_url: "http://me.example/c.json" }',
+      'client_metadata_url',
+    ],
+    ['a callback port out of range', 'auth: { type: oauth, callback_port: 70000 }', 'callback_port'],
+    ['an unknown auth type', 'auth: password', ': expected `oauth`, or an object'],
+  ])('D2: %s is a located error', async (_name, auth, key) => {
+    const result = await loadConfig(
+      configFile(`servers:\n  r:\n    url: https://r.example/mcp\n    ${auth}\n`),
+      env,
+    );
+    // file:line:column: path: message, on the line of the key.
+    expect(result.errors.map((p) => formatProblem(p)).join('\n')).toMatch(
+      new RegExp(`:4:\\d+: servers\\.r\\.auth\\S*${key}`),
+    );
+  });
+
   it('C5: the mcpServers entry that failed check (protocol beside disabled) passes, with protocol applied', async () => {
     const file = configFile(
       '{"mcpServers":{"a":{"command":"node","protocol":"legacy","disabled":true}}}',

@@ -1,0 +1,46 @@
+/**
+ * `login` and `logout` (D2): the commands' side of `auth: oauth`, over the downstream's login
+ * flow and token store. A principal other than `local` is for the running gateway's callers
+ * (issue 30 item 3, not built); the command line logs in as `local`.
+ */
+import type { Config, OAuthLoginConfig, ServerConfig } from '../config/types.js';
+import { runLogin, type LoginOptions } from '../downstream/oauth-login.js';
+import { LOCAL_PRINCIPAL, tokenStore } from '../downstream/token-store.js';
+
+/** A server that logs in with `auth: oauth`. */
+interface LoginServer {
+  readonly server: string;
+  readonly url: string;
+  readonly auth: OAuthLoginConfig;
+}
+
+/** `name`'s login settings, or a one-line reason why it has none. */
+export function loginServer(config: Config, name: string): LoginServer | string {
+  const server: ServerConfig | undefined = config.servers.find((candidate) => candidate.name === name);
+  if (server === undefined) {
+    const names = config.servers.map((candidate) => candidate.name);
+    return `no server "${name}" in the config (servers: ${names.length > 0 ? names.join(', ') : 'none'})`;
+  }
+  const transport = server.transport;
+  if (transport.type === 'stdio' || transport.auth?.type !== 'oauth')
+    return `server "${name}" does not log in with OAuth: give it \`auth: oauth\` (docs/configuration.md)`;
+  return { server: name, url: transport.url, auth: transport.auth };
+}
+
+/** D2: logs in to `target` as `local` and stores the tokens; resolves with the store's path. */
+export async function login(target: LoginServer, options: LoginOptions): Promise<string> {
+  await runLogin(target, options);
+  return target.auth.tokenStore;
+}
+
+/** D2: forgets `local`'s login to `target`; whether there was one. */
+export function logout(target: LoginServer): boolean {
+  return tokenStore(target.auth.tokenStore).remove(target.server, LOCAL_PRINCIPAL);
+}
+
+/** D2: whether `local` has a login to `target` (tokens stored for its URL). */
+export function loggedIn(target: LoginServer): boolean {
+  return (
+    tokenStore(target.auth.tokenStore).read(target.server, target.url, LOCAL_PRINCIPAL)?.tokens !== undefined
+  );
+}

@@ -1,0 +1,278 @@
+/**
+ * `auth: oauth` (D2): the SDK's OAuth client (`auth()`: discovery, registration, PKCE S256, the
+ * `resource` parameter, RFC 9207 `iss`, refresh) over our token store. Two uses:
+ *
+ * - **the gateway**: the transport's provider reads the login `mcp-normalizer login` stored and
+ *   saves refreshed tokens back; it never starts a login itself (no browser, no registration):
+ *   a server with no usable login fails its connection with {@link LoginRequiredError}, whose
+ *   message names the command;
+ * - **`login`** ({@link runLogin}): the authorization code flow with a loopback redirect (RFC
+ *   8252) on 127.0.0.1, the browser opened or the URL printed, `state` checked on the way back.
+ */
+import { randomBytes } from 'node:crypto';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import {
+  auth,
+  type OAuthClientMetadata,
+  type OAuthClientProvider,
+  type StoredOAuthClientInformation,
+  type StoredOAuthTokens,
+} from '@modelcontextprotocol/client';
+import type { OAuthLoginConfig } from '../config/types.js';
+import { LOCAL_PRINCIPAL, tokenStore, type StoredLogin, type TokenStore } from './token-store.js';
+
+/** A server behind `auth: oauth` has no usable login for this principal. */
+export class LoginRequiredError extends Error {
+  constructor(server: string, why = 'has no login yet') {
+    super(`Server "${server}" ${why}: run \`mcp-normalizer login ${server}\` (D2)`);
+    this.name = 'LoginRequiredError';
+  }
+}
+
+/** The server a login is for. */
+export interface LoginTarget {
+  readonly server: string;
+  readonly url: string;
+  readonly auth: OAuthLoginConfig;
+  /** @default 'local' */
+  readonly principal?: string;
+}
+
+/** `login`'s part: where the browser comes back to, and what to do with the authorization URL. */
+interface Interaction {
+  readonly redirectUrl: string;
+  readonly state: string;
+  open(url: URL): void | Promise<void>;
+}
+
+/** The callback path of the loopback redirect. */
+const CALLBACK_PATH = '/callback';
+
+/** The SDK's OAuth client provider over the token store (see the module header). */
+export class StoredLoginProvider implements OAuthClientProvider {
+  readonly #target: LoginTarget;
+  readonly #store: TokenStore;
+  readonly #interaction: Interaction | undefined;
+  #verifier: string | undefined;
+
+  constructor(target: LoginTarget, interaction?: Interaction) {
+    this.#target = target;
+    this.#store = tokenStore(target.auth.tokenStore);
+    this.#interaction = interaction;
+  }
+
+  get clientMetadataUrl(): string | undefined {
+    return this.#target.auth.clientMetadataUrl;
+  }
+
+  #login(): StoredLogin | undefined {
+    return this.#store.read(this.#target.server, this.#target.url, this.#target.principal ?? LOCAL_PRINCIPAL);
+  }
+
+  #save(update: Partial<StoredLogin>): void {
+    this.#store.write(
+      this.#target.server,
+      this.#target.url,
+      update,
+      this.#target.principal ?? LOCAL_PRINCIPAL,
+    );
+  }
+
+  get redirectUrl(): string {
+    return this.#interaction?.redirectUrl ?? this.#login()?.redirectUrl ?? `http://127.0.0.1${CALLBACK_PATH}`;
+  }
+
+  get clientMetadata(): OAuthClientMetadata {
+    const { auth: config } = this.#target;
+    return {
+      client_name: 'mcp-normalizer',
+      redirect_uris: [this.redirectUrl],
+      grant_types: ['authorization_code', 'refresh_token'],
+      response_types: ['code'],
+      token_endpoint_auth_method: config.clientSecret !== undefined ? 'client_secret_basic' : 'none',
+      ...(config.scopes !== undefined ? { scope: config.scopes.join(' ') } : {}),
+    };
+  }
+
+  state(): string {
+    if (this.#interaction === undefined) throw new LoginRequiredError(this.#target.server);
+    return this.#interaction.state;
+  }
+
+  clientInformation(): StoredOAuthClientInformation | undefined {
+    const { auth: config } = this.#target;
+    if (config.clientId !== undefined) {
+      return {
+        client_id: config.clientId,
+        ...(config.clientSecret !== undefined ? { client_secret: config.clientSecret } : {}),
+        // SEP-2352: a configured issuer binds the client to it; the SDK sends it to no other.
+        ...(config.issuer !== undefined ? { issuer: config.issuer } : {}),
+      };
+    }
+    const login = this.#login();
+    if (this.#interaction === undefined) {
+      // The gateway registers nothing: only `login` does, with its own redirect URL.
+      if (login?.client === undefined) throw new LoginRequiredError(this.#target.server);
+      return login.client;
+    }
+    // A client registered for another redirect URL cannot come back here: register again.
+    return login?.redirectUrl === this.#interaction.redirectUrl ? login.client : undefined;
+  }
+
+  saveClientInformation(client: StoredOAuthClientInformation): void {
+    this.#save({ client, redirectUrl: this.redirectUrl });
+  }
+
+  tokens(): StoredOAuthTokens | undefined {
+    return this.#login()?.tokens;
+  }
+
+  saveTokens(tokens: StoredOAuthTokens): void {
+    this.#save({ tokens, savedAt: Date.now() });
+  }
+
+  async redirectToAuthorization(url: URL): Promise<void> {
+    if (this.#interaction === undefined)
+      throw new LoginRequiredError(this.#target.server, 'needs a new login');
+    await this.#interaction.open(url);
+  }
+
+  saveCodeVerifier(verifier: string): void {
+    this.#verifier = verifier;
+  }
+
+  codeVerifier(): string {
+    if (this.#verifier === undefined) throw new Error('no PKCE code verifier: the login did not start here');
+    return this.#verifier;
+  }
+
+  invalidateCredentials(scope: 'all' | 'client' | 'tokens' | 'verifier' | 'discovery'): void {
+    if (scope === 'verifier') this.#verifier = undefined;
+    else if (scope === 'all')
+      this.#store.remove(this.#target.server, this.#target.principal ?? LOCAL_PRINCIPAL);
+    else if (scope === 'tokens') this.#save({ tokens: undefined, savedAt: undefined });
+    else if (scope === 'client') this.#save({ client: undefined, redirectUrl: undefined });
+  }
+}
+
+/** What the browser came back with. */
+interface Callback {
+  readonly code: string;
+  readonly iss?: string;
+}
+
+/** Listens on 127.0.0.1:`port` (0: any free port); the port taken. */
+function listen(server: Server, port: number): Promise<number> {
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, '127.0.0.1', () => {
+      server.off('error', reject);
+      resolve((server.address() as AddressInfo).port);
+    });
+  });
+}
+
+const PAGE = (text: string): string =>
+  `<!doctype html><meta charset="utf-8"><title>mcp-normalizer</title><p>${text}</p>`;
+
+/** Options of {@link runLogin}. */
+export interface LoginOptions {
+  /** Opens the authorization URL in a browser; `login --no-browser` only prints it. */
+  readonly open: (url: URL) => void | Promise<void>;
+  /** Gives up after this long without the browser coming back. @default 300000 */
+  readonly timeoutMs?: number;
+}
+
+/**
+ * D2: logs `target`'s principal in to its server (authorization code with PKCE, loopback
+ * redirect) and stores the tokens. Rejects with a one-line reason.
+ */
+export async function runLogin(target: LoginTarget, options: LoginOptions): Promise<void> {
+  const previous = tokenStore(target.auth.tokenStore).read(target.server, target.url, target.principal);
+  const listener = createServer();
+  // A client registered dynamically is bound to its redirect URL: come back on the same port when it is free.
+  const wanted =
+    target.auth.callbackPort ??
+    (previous?.redirectUrl !== undefined ? Number(new URL(previous.redirectUrl).port) : 0);
+  let port: number;
+  try {
+    port = await listen(listener, wanted);
+  } catch (error) {
+    if (target.auth.callbackPort !== undefined) {
+      const why = error instanceof Error ? error.message : String(error);
+      throw new Error(
+        `cannot listen on 127.0.0.1:${target.auth.callbackPort} for the login's redirect (${why})`,
+        { cause: error },
+      );
+    }
+    port = await listen(listener, 0);
+  }
+  const state = randomBytes(16).toString('base64url');
+  const redirectUrl = `http://127.0.0.1:${port}${CALLBACK_PATH}`;
+  const came = new Promise<Callback>((resolve, reject) => {
+    listener.on('request', (request, response) => {
+      const url = new URL(request.url ?? '/', redirectUrl);
+      if (url.pathname !== CALLBACK_PATH) {
+        response.writeHead(404).end();
+        return;
+      }
+      const answer = (status: number, text: string): void => {
+        response.writeHead(status, { 'content-type': 'text/html; charset=utf-8' }).end(PAGE(text));
+      };
+      if (url.searchParams.get('state') !== state) {
+        // Not our login's answer (a stale tab, a forged link): refused, and the login goes on waiting.
+        answer(400, 'This answer does not belong to the login in progress.');
+        return;
+      }
+      const error = url.searchParams.get('error');
+      const code = url.searchParams.get('code');
+      if (error !== null || code === null) {
+        const why =
+          error === null ? 'no code' : `${error}${describe(url.searchParams.get('error_description'))}`;
+        answer(400, `The login to ${target.server} failed: ${why}.`);
+        reject(new Error(`the authorization server answered ${why}`));
+        return;
+      }
+      answer(200, `Logged in to ${target.server}. You can close this tab.`);
+      const iss = url.searchParams.get('iss');
+      resolve({ code, ...(iss !== null ? { iss } : {}) });
+    });
+  });
+  const provider = new StoredLoginProvider(target, { redirectUrl, state, open: options.open });
+  const timeoutMs = options.timeoutMs ?? 300_000;
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    const scope = target.auth.scopes?.join(' ');
+    const started = await auth(provider, {
+      serverUrl: target.url,
+      forceReauthorization: true,
+      ...(scope !== undefined ? { scope } : {}),
+    });
+    if (started === 'AUTHORIZED') return;
+    const timedOut = new Promise<never>((_resolve, reject) => {
+      timer = setTimeout(
+        () => reject(new Error(`no answer from the browser within ${Math.round(timeoutMs / 1000)} s`)),
+        timeoutMs,
+      );
+    });
+    const { code, iss } = await Promise.race([came, timedOut]);
+    const done = await auth(provider, {
+      serverUrl: target.url,
+      authorizationCode: code,
+      ...(iss !== undefined ? { iss } : {}),
+    });
+    if (done !== 'AUTHORIZED') throw new Error('the authorization server asked for another login');
+  } finally {
+    clearTimeout(timer);
+    came.catch(() => undefined);
+    const closed = new Promise<void>((resolve) => listener.close(() => resolve()));
+    // The browser keeps its connection open: it must not hold the command up.
+    listener.closeAllConnections();
+    await closed;
+  }
+}
+
+function describe(text: string | null): string {
+  return text === null || text === '' ? '' : ` (${text})`;
+}

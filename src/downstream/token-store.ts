@@ -1,0 +1,123 @@
+/**
+ * The token store (D2): the logins of `auth: oauth` servers, one JSON file that only its owner
+ * may read (mode 0600, in a folder of mode 0700), keyed by server and principal. `login` writes
+ * it, the gateway reads it (a login made while the gateway runs is used at its next attempt) and
+ * writes refreshed tokens back. Every write replaces the file whole (a temporary file renamed
+ * over it), so a reader never sees half of one. Nothing here logs a token.
+ */
+import { chmodSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { dirname } from 'node:path';
+import type { StoredOAuthClientInformation, StoredOAuthTokens } from '@modelcontextprotocol/client';
+
+/** One principal's login to one server. */
+export interface StoredLogin {
+  /** The server's URL when the login was made: a login for another URL is not used. */
+  readonly url: string;
+  readonly tokens?: StoredOAuthTokens;
+  /** When `tokens` were saved (ms since the epoch): with `expires_in`, when they expire. */
+  readonly savedAt?: number;
+  /** The client registered dynamically for this login, and the redirect URL it was registered with. */
+  readonly client?: StoredOAuthClientInformation;
+  readonly redirectUrl?: string;
+}
+
+interface StoreFile {
+  readonly version: 1;
+  readonly logins: Record<string, Record<string, StoredLogin>>;
+}
+
+/** The principal of the command line and of a gateway without callers' identities. */
+export const LOCAL_PRINCIPAL = 'local';
+
+/** The logins in one file. */
+export class TokenStore {
+  readonly path: string;
+  #cached: { mtimeMs: number; size: number; file: StoreFile } | undefined;
+
+  constructor(path: string) {
+    this.path = path;
+  }
+
+  /** `principal`'s login to `server` at `url`, if one was made. */
+  read(server: string, url: string, principal = LOCAL_PRINCIPAL): StoredLogin | undefined {
+    const login = this.#file().logins[server]?.[principal];
+    return login?.url === url ? login : undefined;
+  }
+
+  /** Merges `update` into `principal`'s login to `server` at `url` (a login for another URL is replaced). */
+  write(server: string, url: string, update: Partial<StoredLogin>, principal = LOCAL_PRINCIPAL): void {
+    const file = this.#file();
+    const before = this.read(server, url, principal);
+    const logins = {
+      ...file.logins,
+      [server]: { ...file.logins[server], [principal]: { ...before, ...update, url } },
+    };
+    this.#save({ version: 1, logins });
+  }
+
+  /** Forgets `principal`'s login to `server` (any URL); whether there was one. */
+  remove(server: string, principal = LOCAL_PRINCIPAL): boolean {
+    const file = this.#file();
+    const mine = file.logins[server];
+    if (mine?.[principal] === undefined) return false;
+    const { [principal]: _gone, ...rest } = mine;
+    const logins = { ...file.logins };
+    if (Object.keys(rest).length === 0) delete logins[server];
+    else logins[server] = rest;
+    this.#save({ version: 1, logins });
+    return true;
+  }
+
+  #file(): StoreFile {
+    let stat;
+    try {
+      stat = statSync(this.path);
+    } catch {
+      return { version: 1, logins: {} };
+    }
+    const cached = this.#cached;
+    if (cached !== undefined && cached.mtimeMs === stat.mtimeMs && cached.size === stat.size)
+      return cached.file;
+    let file: StoreFile;
+    try {
+      const parsed = JSON.parse(readFileSync(this.path, 'utf8')) as Partial<StoreFile>;
+      if (parsed.version !== 1 || typeof parsed.logins !== 'object' || parsed.logins === null)
+        throw new Error('not a token store of version 1');
+      file = parsed as StoreFile;
+    } catch (error) {
+      const why = error instanceof Error ? error.message : String(error);
+      throw new Error(`The token store ${this.path} cannot be read (${why}): remove it and log in again`, {
+        cause: error,
+      });
+    }
+    this.#cached = { mtimeMs: stat.mtimeMs, size: stat.size, file };
+    return file;
+  }
+
+  #save(file: StoreFile): void {
+    mkdirSync(dirname(this.path), { recursive: true, mode: 0o700 });
+    const temporary = `${this.path}.${process.pid}.tmp`;
+    try {
+      writeFileSync(temporary, `${JSON.stringify(file, null, 2)}\n`, { mode: 0o600 });
+      // The mode of an existing temporary file is not changed by writeFileSync.
+      chmodSync(temporary, 0o600);
+      renameSync(temporary, this.path);
+    } catch (error) {
+      rmSync(temporary, { force: true });
+      throw error;
+    }
+    this.#cached = undefined;
+  }
+}
+
+/** One store per file in a process: the gateway's transports and its commands share it. */
+const stores = new Map<string, TokenStore>();
+
+export function tokenStore(path: string): TokenStore {
+  let store = stores.get(path);
+  if (store === undefined) {
+    store = new TokenStore(path);
+    stores.set(path, store);
+  }
+  return store;
+}

@@ -1,0 +1,164 @@
+/**
+ * D2: a person logs in to a remote server behind OAuth with `mcp-normalizer login`, and the
+ * gateway uses that login. Everything is real: an authorization server (oidc-provider, with
+ * dynamic registration, PKCE, its development login pages and refresh tokens), a protected
+ * downstream (a gateway B with `http.auth` in front of the counter fixture, which logs each
+ * call's principal), the built CLI as child processes, and Chromium playing the user: it opens
+ * the URL `login --no-browser` prints, signs in as alice, consents, and is sent back to the
+ * command's loopback listener.
+ */
+import { spawn } from 'node:child_process';
+import { readFileSync, statSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { chromium, type Browser } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startAuthServer, type AuthServer } from '../../fixtures/servers/oauth.js';
+import { ROOT } from '../helpers/fixtures.js';
+import {
+  childEnv,
+  CLI,
+  fixtureEntry,
+  runCli,
+  serveHttp,
+  writeConfig,
+  type HttpServe,
+} from './cli-process.js';
+
+const CHROMIUM = '/usr/bin/chromium';
+const FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run'];
+/** The downstream's tokens live this long: the test waits it out once, to see a refresh. */
+const TOKEN_TTL_S = 3;
+
+let as: AuthServer;
+let browser: Browser;
+let b: HttpServe;
+const stops: (() => unknown)[] = [];
+
+beforeAll(async () => {
+  as = await startAuthServer({
+    resources: ['urn:unused'],
+    accept: (resource) => /^http:\/\/127\.0\.0\.1:\d+\/mcp$/.test(resource),
+    clients: [],
+    people: true,
+    ttlSeconds: TOKEN_TTL_S,
+  });
+  browser = await chromium.launch({ executablePath: CHROMIUM, args: FLAGS });
+  b = await serveHttp(
+    writeConfig(
+      [
+        'log_level: debug',
+        'http:',
+        '  auth:',
+        `    issuer: ${as.issuer}`,
+        '    clock_skew_s: 0',
+        '    required_scopes: [mcp]',
+        'servers:',
+        fixtureEntry('c', 'counter'),
+      ].join('\n'),
+    ),
+  );
+  stops.push(() => b.child.kill('SIGKILL'));
+}, 60_000);
+
+afterAll(async () => {
+  for (const stop of stops.splice(0).reverse()) await stop();
+  await browser?.close();
+  await as?.close();
+});
+
+/** A config with B as server `b`, `auth: oauth`, its token store beside the config. */
+function gatewayConfig(): { file: string; store: string } {
+  const file = writeConfig(
+    ['token_store: tokens.json', 'servers:', '  b:', `    url: ${b.url}`, '    auth: oauth'].join('\n'),
+  );
+  return { file, store: join(dirname(file), 'tokens.json') };
+}
+
+/** `login b --no-browser`, with Chromium signing in as `user` at the URL it prints. */
+async function login(file: string, user: string): Promise<{ code: number | null; stderr: string }> {
+  const child = spawn(process.execPath, [CLI, 'login', 'b', '--no-browser', '--config', file], {
+    cwd: ROOT,
+    env: childEnv(),
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  stops.push(() => child.kill('SIGKILL'));
+  let stderr = '';
+  child.stderr.setEncoding('utf8');
+  child.stderr.on('data', (chunk: string) => (stderr += chunk));
+  child.stdout.resume();
+  const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
+  await expect.poll(() => stderr, { timeout: 20_000 }).toMatch(/http:\/\/127\.0\.0\.1:\d+\/auth\?\S+/);
+  const url = /http:\/\/127\.0\.0\.1:\d+\/auth\?\S+/.exec(stderr)?.[0] as string;
+  const page = await browser.newPage();
+  try {
+    await page.goto(url);
+    await page.fill('input[name=login]', user);
+    await page.fill('input[name=password]', 'any');
+    await page.click('button[type=submit]');
+    // The consent page, then the redirect to the command's own listener.
+    await page.click('button[type=submit]');
+    await page.waitForURL(/127\.0\.0\.1:\d+\/callback/);
+    expect(await page.textContent('body')).toContain('Logged in to b');
+  } finally {
+    await page.close();
+  }
+  return { code: await exited, stderr };
+}
+
+interface StoredFile {
+  logins: Record<
+    string,
+    Record<
+      string,
+      { tokens?: { access_token: string; refresh_token?: string; expires_in?: number }; savedAt?: number }
+    >
+  >;
+}
+const stored = (store: string) =>
+  (JSON.parse(readFileSync(store, 'utf8')) as StoredFile).logins['b']?.['local'];
+
+describe('logging in to a remote server as a person', () => {
+  it('D2: login with a browser, a call with that login, a refresh without the user, logout; the store is 0600 and no output holds a token', async () => {
+    const { file, store } = gatewayConfig();
+    const before = await runCli(['call', 'b_c_hit', '--config', file]);
+    expect(before.code).not.toBe(0);
+    expect(before.stderr + before.stdout).toContain('mcp-normalizer login b');
+    // `check` names the server that needs a login, and the command.
+    const checked = await runCli(['check', '--config', file]);
+    expect(checked.code).toBe(1);
+    expect(checked.stdout + checked.stderr).toContain('"b" has no login yet: run `mcp-normalizer login b`');
+
+    const loggedIn = await login(file, 'alice');
+    expect(loggedIn.code).toBe(0);
+    expect(loggedIn.stderr).toContain(`Logged in to b; the tokens are in ${store}`);
+    expect(statSync(store).mode & 0o777).toBe(0o600);
+    const first = stored(store)?.tokens;
+    expect(first?.access_token).toEqual(expect.any(String));
+    expect(first?.refresh_token).toEqual(expect.any(String));
+
+    const called = await runCli(['call', 'b_c_hit', '--config', file]);
+    expect(called.code).toBe(0);
+    await expect.poll(() => b.stderr()).toMatch(/"principal":"alice"/);
+
+    // The access token expires; the next call refreshes it without anyone.
+    const expiresAt = (stored(store)?.savedAt ?? 0) + (first?.expires_in ?? 0) * 1000;
+    await expect.poll(() => Date.now() > expiresAt + 1000, { timeout: 15_000, interval: 250 }).toBe(true);
+    const again = await runCli(['call', 'b_c_hit', '--config', file]);
+    expect(again.code).toBe(0);
+    const second = stored(store)?.tokens;
+    expect(second?.access_token).not.toBe(first?.access_token);
+
+    for (const output of [loggedIn.stderr, called.stdout, called.stderr, again.stdout, again.stderr]) {
+      for (const token of [first?.access_token, first?.refresh_token, second?.access_token])
+        expect(output).not.toContain(token);
+    }
+
+    const out = await runCli(['logout', 'b', '--config', file]);
+    expect(out.code).toBe(0);
+    expect(out.stderr).toContain('Logged out of b.');
+    expect(stored(store)).toBeUndefined();
+    const after = await runCli(['call', 'b_c_hit', '--config', file]);
+    expect(after.code).not.toBe(0);
+    expect(after.stderr + after.stdout).toContain('mcp-normalizer login b');
+  }, 120_000);
+});
