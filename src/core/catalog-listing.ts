@@ -5,6 +5,7 @@
  * not an object, no name, a repeated name, the SDK's Tool schema, schemas that do not compile),
  * and warns about renames and overrides that match no tool (T5: likely typos).
  */
+import { paramHeaderProblem } from './param-headers.js';
 import { isRecord, ownValue } from './json.js';
 import picomatch from 'picomatch';
 import { ToolSchema } from '@modelcontextprotocol/core';
@@ -32,6 +33,8 @@ function checkTool(raw: Record<string, unknown>, compiler: SchemaCompiler): stri
     const issue = shape.error.issues[0];
     return `does not match the MCP Tool schema (${issue ? `${issue.path.join('.') || 'tool'}: ${issue.message}` : 'invalid'})`;
   }
+  const headers = paramHeaderProblem(raw['inputSchema']);
+  if (headers !== undefined) return headers;
   const input = compiler.check(raw['inputSchema'] as Record<string, unknown>);
   if (!input.ok) return `its inputSchema does not compile (${input.dialect}): ${input.error}`;
   if (isRecord(raw['outputSchema'])) {

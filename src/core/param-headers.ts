@@ -8,9 +8,8 @@
  *
  * Value encoding (streamable-http.mdx, "Custom Headers from Tool Parameters"): strings as they
  * are when they are visible ASCII without leading or trailing whitespace, else
- * `=?base64?<UTF-8 base64>?=`; booleans `true`/`false`; numbers in decimal. A declaration the
- * spec forbids (not on a primitive property reached through `properties` alone) is not mirrored:
- * the downstream rejects such a tool definition itself.
+ * `=?base64?<UTF-8 base64>?=`; booleans `true`/`false`; numbers in decimal. A tool with a
+ * declaration the spec forbids is withheld from the catalog ({@link paramHeaderProblem}).
  */
 
 /** One mirrored argument: where it sits in the arguments, and the header's `<Name>`. */
@@ -46,6 +45,86 @@ export function paramHeaderDeclarations(inputSchema: unknown): ParamHeader[] {
   };
   visit(inputSchema, []);
   return found;
+}
+
+/** SEP-2243: the property types a declaration may sit on (`number` is explicitly not one). */
+const DECLARABLE = new Set(['string', 'integer', 'boolean']);
+
+/**
+ * Keywords whose subschemas are not reached through `properties` alone: a declaration under one
+ * of them makes the tool invalid. The values of the last four are `name → subschema` objects.
+ */
+const UNREACHABLE = [
+  'items',
+  'prefixItems',
+  'contains',
+  'additionalProperties',
+  'unevaluatedProperties',
+  'unevaluatedItems',
+  'propertyNames',
+  'oneOf',
+  'anyOf',
+  'allOf',
+  'not',
+  'if',
+  'then',
+  'else',
+  'patternProperties',
+  'dependentSchemas',
+  '$defs',
+  'definitions',
+] as const;
+const NAMED_SUBSCHEMAS = new Set(['patternProperties', 'dependentSchemas', '$defs', 'definitions']);
+
+/**
+ * SEP-2243: why a tool's `x-mcp-header` declarations make it one a client must not use, or
+ * undefined when they are valid. Each is a header-name token on a string, integer or boolean
+ * property reached from the root through `properties` alone, and no two of a tool name the same
+ * header (case-insensitively). The rules are the SDK client's (`scanXMcpHeaderDeclarations`,
+ * not exported), checked the same way by the conformance suite.
+ * @example paramHeaderProblem({ properties: { a: { type: 'number', 'x-mcp-header': 'A' } } }) // 'its x-mcp-header "A" on /a is on a number property, not a string, integer or boolean one (SEP-2243: ...)'
+ */
+export function paramHeaderProblem(inputSchema: unknown): string | undefined {
+  const seen = new Map<string, string>();
+  const visit = (node: unknown, path: readonly string[], reachable: boolean): string | undefined => {
+    if (node === null || typeof node !== 'object') return undefined;
+    const schema = node as Record<string, unknown>;
+    const at = `/${path.join('/')}`;
+    if (HEADER_KEY in schema) {
+      const name = schema[HEADER_KEY];
+      if (!reachable || path.length === 0)
+        return `its x-mcp-header on ${at} is not on a property reached through properties alone`;
+      if (typeof name !== 'string' || name === '')
+        return `its x-mcp-header on ${at} is empty or not a string`;
+      if (!TOKEN.test(name)) return `its x-mcp-header ${JSON.stringify(name)} on ${at} is not a header name`;
+      const type = typeof schema['type'] === 'string' ? schema['type'] : 'untyped';
+      if (!DECLARABLE.has(type))
+        return `its x-mcp-header ${JSON.stringify(name)} on ${at} is on a ${type} property, not a string, integer or boolean one`;
+      const earlier = seen.get(name.toLowerCase());
+      if (earlier !== undefined)
+        return `its x-mcp-header ${JSON.stringify(name)} on ${at} repeats the one on ${earlier}`;
+      seen.set(name.toLowerCase(), at);
+    }
+    const properties = schema['properties'];
+    if (properties !== null && typeof properties === 'object' && !Array.isArray(properties)) {
+      for (const [key, child] of Object.entries(properties as Record<string, unknown>)) {
+        const problem = visit(child, [...path, key], reachable);
+        if (problem !== undefined) return problem;
+      }
+    }
+    for (const keyword of UNREACHABLE) {
+      const sub = schema[keyword];
+      if (sub === undefined || sub === null || typeof sub !== 'object') continue;
+      const branches = Array.isArray(sub) ? sub : NAMED_SUBSCHEMAS.has(keyword) ? Object.values(sub) : [sub];
+      for (const branch of branches) {
+        const problem = visit(branch, [...path, `<${keyword}>`], false);
+        if (problem !== undefined) return problem;
+      }
+    }
+    return undefined;
+  };
+  const problem = visit(inputSchema, [], true);
+  return problem === undefined ? undefined : `${problem} (SEP-2243: a client must not use such a tool)`;
 }
 
 /**

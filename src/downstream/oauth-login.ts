@@ -14,8 +14,11 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import {
   auth,
+  computeScopeUnion,
+  extractWWWAuthenticateParams,
   type OAuthClientMetadata,
   type OAuthClientProvider,
+  type OAuthDiscoveryState,
   type StoredOAuthClientInformation,
   type StoredOAuthTokens,
 } from '@modelcontextprotocol/client';
@@ -55,6 +58,8 @@ export class StoredLoginProvider implements OAuthClientProvider {
   readonly #store: TokenStore;
   readonly #interaction: Interaction | undefined;
   #verifier: string | undefined;
+  /** What `login`'s first leg discovered, for the code exchange (SEP-2352's binding); the gateway discovers afresh. */
+  #discovery: OAuthDiscoveryState | undefined;
 
   constructor(target: LoginTarget, interaction?: Interaction) {
     this.#target = target;
@@ -96,8 +101,8 @@ export class StoredLoginProvider implements OAuthClientProvider {
   }
 
   state(): string {
-    if (this.#interaction === undefined) throw new LoginRequiredError(this.#target.server);
-    return this.#interaction.state;
+    // The gateway's authorization request never leaves (redirectToAuthorization refuses it).
+    return this.#interaction?.state ?? randomBytes(16).toString('base64url');
   }
 
   clientInformation(): StoredOAuthClientInformation | undefined {
@@ -133,8 +138,12 @@ export class StoredLoginProvider implements OAuthClientProvider {
   }
 
   async redirectToAuthorization(url: URL): Promise<void> {
-    if (this.#interaction === undefined)
+    if (this.#interaction === undefined) {
+      // Step-up (403 insufficient_scope): the scope the server wants now is kept for the next login.
+      const scope = url.searchParams.get('scope');
+      if (scope !== null) this.#save({ stepUpScope: scope });
       throw new LoginRequiredError(this.#target.server, 'needs a new login');
+    }
     await this.#interaction.open(url);
   }
 
@@ -147,8 +156,17 @@ export class StoredLoginProvider implements OAuthClientProvider {
     return this.#verifier;
   }
 
+  saveDiscoveryState(state: OAuthDiscoveryState): void {
+    if (this.#interaction !== undefined) this.#discovery = state;
+  }
+
+  discoveryState(): OAuthDiscoveryState | undefined {
+    return this.#discovery;
+  }
+
   invalidateCredentials(scope: 'all' | 'client' | 'tokens' | 'verifier' | 'discovery'): void {
     if (scope === 'verifier') this.#verifier = undefined;
+    else if (scope === 'discovery') this.#discovery = undefined;
     else if (scope === 'all')
       this.#store.remove(this.#target.server, this.#target.principal ?? LOCAL_PRINCIPAL);
     else if (scope === 'tokens') this.#save({ tokens: undefined, savedAt: undefined });
@@ -182,6 +200,30 @@ export interface LoginOptions {
   readonly open: (url: URL) => void | Promise<void>;
   /** Gives up after this long without the browser coming back. @default 300000 */
   readonly timeoutMs?: number;
+  /** For the probe of the server's 401. @default fetch */
+  readonly fetch?: typeof fetch;
+}
+
+/**
+ * The server's answer to a request without a token: its 401's `WWW-Authenticate` parameters
+ * (none when it answers otherwise, or not at all: discovery then starts from the well-known paths).
+ */
+async function challengeOf(
+  url: string,
+  fetcher: typeof fetch,
+): Promise<ReturnType<typeof extractWWWAuthenticateParams>> {
+  try {
+    const response = await fetcher(url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 0, method: 'ping' }),
+      signal: AbortSignal.timeout(10_000),
+    });
+    await response.body?.cancel();
+    return response.status === 401 ? extractWWWAuthenticateParams(response) : {};
+  } catch {
+    return {};
+  }
 }
 
 /**
@@ -243,11 +285,17 @@ export async function runLogin(target: LoginTarget, options: LoginOptions): Prom
   const timeoutMs = options.timeoutMs ?? 300_000;
   let timer: NodeJS.Timeout | undefined;
   try {
-    const scope = target.auth.scopes?.join(' ');
+    // What the server's own 401 says (RFC 9728 `resource_metadata`, the scope it wants), as a
+    // client meeting it at a call would read it; a step-up the gateway met is added.
+    const challenge = await challengeOf(target.url, options.fetch ?? fetch);
+    const scope = computeScopeUnion(target.auth.scopes?.join(' ') ?? challenge.scope, previous?.stepUpScope);
     const started = await auth(provider, {
       serverUrl: target.url,
       forceReauthorization: true,
       ...(scope !== undefined ? { scope } : {}),
+      ...(challenge.resourceMetadataUrl !== undefined
+        ? { resourceMetadataUrl: challenge.resourceMetadataUrl }
+        : {}),
     });
     if (started === 'AUTHORIZED') return;
     const timedOut = new Promise<never>((_resolve, reject) => {
@@ -261,8 +309,18 @@ export async function runLogin(target: LoginTarget, options: LoginOptions): Prom
       serverUrl: target.url,
       authorizationCode: code,
       ...(iss !== undefined ? { iss } : {}),
+      ...(challenge.resourceMetadataUrl !== undefined
+        ? { resourceMetadataUrl: challenge.resourceMetadataUrl }
+        : {}),
     });
     if (done !== 'AUTHORIZED') throw new Error('the authorization server asked for another login');
+    if (previous?.stepUpScope !== undefined)
+      tokenStore(target.auth.tokenStore).write(
+        target.server,
+        target.url,
+        { stepUpScope: undefined },
+        target.principal,
+      );
   } finally {
     clearTimeout(timer);
     came.catch(() => undefined);

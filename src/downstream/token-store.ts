@@ -19,6 +19,8 @@ export interface StoredLogin {
   /** The client registered dynamically for this login, and the redirect URL it was registered with. */
   readonly client?: StoredOAuthClientInformation;
   readonly redirectUrl?: string;
+  /** D2 step-up: the wider scope a server asked for (403 insufficient_scope), for the next login. */
+  readonly stepUpScope?: string;
 }
 
 interface StoreFile {

@@ -393,6 +393,15 @@ describe('catalog', () => {
       /outputSchema does not compile/,
     ],
     [
+      'an x-mcp-header on a number property (SEP-2243)',
+      {
+        name: 'bad',
+        inputSchema: { type: 'object', properties: { n: { type: 'number', 'x-mcp-header': 'N' } } },
+      },
+      'bad',
+      /x-mcp-header "N" on \/n is on a number property.*SEP-2243/,
+    ],
+    [
       'annotations of the wrong type',
       { name: 'bad', inputSchema: { type: 'object' }, annotations: { readOnlyHint: 'yes' } },
       'bad',

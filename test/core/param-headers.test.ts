@@ -3,7 +3,7 @@
  * and how their values are encoded.
  */
 import { describe, expect, it } from 'vitest';
-import { paramHeaderDeclarations, paramHeaders } from '../../src/core/param-headers.js';
+import { paramHeaderDeclarations, paramHeaderProblem, paramHeaders } from '../../src/core/param-headers.js';
 
 const schema = {
   type: 'object',
@@ -29,6 +29,82 @@ describe('paramHeaderDeclarations', () => {
     ]);
     expect(paramHeaderDeclarations({ type: 'object' })).toEqual([]);
     expect(paramHeaderDeclarations(null)).toEqual([]);
+  });
+});
+
+const tool = (properties: Record<string, unknown>) => ({ type: 'object', properties });
+
+describe('paramHeaderProblem', () => {
+  it.each([
+    ['no declaration', tool({ a: { type: 'string' } })],
+    [
+      'string, integer and boolean properties, nested too',
+      tool({
+        a: { type: 'string', 'x-mcp-header': 'A' },
+        n: {
+          type: 'object',
+          properties: {
+            b: { type: 'integer', 'x-mcp-header': 'B' },
+            c: { type: 'boolean', 'x-mcp-header': 'C' },
+          },
+        },
+      }),
+    ],
+  ])('E5: a tool with %s is valid', (_name, inputSchema) => {
+    expect(paramHeaderProblem(inputSchema)).toBeUndefined();
+  });
+
+  it.each([
+    ['an empty name', tool({ a: { type: 'string', 'x-mcp-header': '' } }), 'is empty or not a string'],
+    [
+      'a name that is not a string',
+      tool({ a: { type: 'string', 'x-mcp-header': 5 } }),
+      'is empty or not a string',
+    ],
+    [
+      'a space in the name',
+      tool({ a: { type: 'string', 'x-mcp-header': 'My Header' } }),
+      'is not a header name',
+    ],
+    ['a colon in the name', tool({ a: { type: 'string', 'x-mcp-header': 'A:B' } }), 'is not a header name'],
+    ['a non-ASCII name', tool({ a: { type: 'string', 'x-mcp-header': 'Régión' } }), 'is not a header name'],
+    ['a number property', tool({ a: { type: 'number', 'x-mcp-header': 'A' } }), 'on a number property'],
+    ['an object property', tool({ a: { type: 'object', 'x-mcp-header': 'A' } }), 'on a object property'],
+    ['a null property', tool({ a: { type: 'null', 'x-mcp-header': 'A' } }), 'on a null property'],
+    ['an untyped property', tool({ a: { 'x-mcp-header': 'A' } }), 'on a untyped property'],
+    [
+      'the same name twice',
+      tool({ a: { type: 'string', 'x-mcp-header': 'R' }, b: { type: 'string', 'x-mcp-header': 'R' } }),
+      'repeats the one on /a',
+    ],
+    [
+      'the same name in another case',
+      tool({ a: { type: 'string', 'x-mcp-header': 'R' }, b: { type: 'string', 'x-mcp-header': 'r' } }),
+      'repeats the one on /a',
+    ],
+    [
+      'a declaration under items',
+      tool({ a: { type: 'array', items: { type: 'string', 'x-mcp-header': 'I' } } }),
+      'not on a property reached through properties alone',
+    ],
+    [
+      'a declaration under anyOf',
+      tool({ a: { anyOf: [{ type: 'string', 'x-mcp-header': 'I' }] } }),
+      'not on a property reached through properties alone',
+    ],
+    [
+      'a declaration in $defs',
+      { ...tool({}), $defs: { d: { type: 'string', 'x-mcp-header': 'D' } } },
+      'not on a property reached through properties alone',
+    ],
+    [
+      'a declaration on the root',
+      { type: 'object', 'x-mcp-header': 'Root' },
+      'not on a property reached through properties alone',
+    ],
+  ])('E5: a tool with %s must not be used', (_name, inputSchema, why) => {
+    expect(paramHeaderProblem(inputSchema)).toContain(why);
+    expect(paramHeaderProblem(inputSchema)).toMatch(/\(SEP-2243: a client must not use such a tool\)$/);
   });
 });
 
