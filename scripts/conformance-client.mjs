@@ -5,8 +5,9 @@
  * MCP_CONFORMANCE_PROTOCOL_VERSION and (for some scenarios) MCP_CONFORMANCE_CONTEXT set. It
  * writes a config with that server, logs in when the scenario is an auth one (`login
  * --no-browser`, with a scripted browser that follows the authorization server's redirects back
- * to the command's loopback listener), then lists the tools (`tools --json`) and calls each
- * (`call`) with arguments made from its schema. Everything it runs is the product's CLI; its
+ * to the command's loopback listener), then makes the calls the scenario names (its context's
+ * `toolCalls`), else lists the tools (`tools --json`) and calls each (`call --elicit accept`)
+ * with arguments made from its schema. Everything it runs is the product's CLI; its
  * own output goes to stderr for the suite's record.
  */
 import { spawn } from 'node:child_process';
@@ -32,7 +33,12 @@ function authLines() {
       '    auth:',
       '      type: client_credentials',
       `      client_id: ${JSON.stringify(context.client_id ?? '')}`,
-      `      client_secret: ${JSON.stringify(context.client_secret ?? '')}`,
+      ...(context.private_key_pem !== undefined
+        ? [
+            `      private_key: ${JSON.stringify(context.private_key_pem)}`,
+            `      signing_algorithm: ${JSON.stringify(context.signing_algorithm ?? 'ES256')}`,
+          ]
+        : [`      client_secret: ${JSON.stringify(context.client_secret ?? '')}`]),
     ];
   }
   const lines = ['    auth:', '      type: oauth'];
@@ -57,6 +63,8 @@ writeFileSync(
     `    url: ${JSON.stringify(url)}`,
     '    prefix: ""',
     `    protocol: ${version === '2026-07-28' ? '"2026-07-28"' : 'legacy'}`,
+    // Questions a tool asks reach `call`, which accepts them (`--elicit accept`: each field's default).
+    '    client_features: [elicitation]',
     ...authLines(),
     '',
   ].join('\n'),
@@ -116,13 +124,13 @@ function argumentsFor(schema) {
 
 /** One call through the CLI; a step-up (D2) that asks for a new login gets it, then the call again. */
 async function call(name, args) {
-  const called = await cli(['call', name, '--args', JSON.stringify(args)]);
+  const called = await cli(['call', name, '--args', JSON.stringify(args), '--elicit', 'accept']);
   say(
     `call ${name}: exit ${called.code}${called.code === 0 ? '' : `: ${called.stdout.replace(/\s+/g, ' ').slice(0, 400)}`}`,
   );
   if (/needs a new login/.test(called.stderr + called.stdout)) {
     await login();
-    await cli(['call', name, '--args', JSON.stringify(args)]);
+    await cli(['call', name, '--args', JSON.stringify(args), '--elicit', 'accept']);
   }
 }
 

@@ -1,24 +1,29 @@
 #!/usr/bin/env bash
-# The official MCP conformance suite against our conformance fixture, directly and through
-# mcp-normalizer, for both protocol eras (npm run conformance). A development check, not part of
-# npm test: it installs Node 22 and two versions of @modelcontextprotocol/conformance from the
-# npm registry into node_modules/.cache/, and takes a few minutes.
+# The official MCP conformance suite, by requirement set, in both roles the specification defines
+# (npm run conformance). A development check, not part of npm test: it installs Node 22 and
+# @modelcontextprotocol/conformance from the npm registry into node_modules/.cache/ and takes
+# about ten minutes.
 #
-#   0.1.16          the 2025 server scenarios (legacy era)
-#   0.2.0-alpha.12  the frozen 2026-07-28 requirement set (modern era; needs Node >= 22)
+#   server role: the suite as a client of our conformance fixture, directly and through
+#                mcp-normalizer (`serve --http`), with --requirements 2025-11-25 and 2026-07-28
+#                (each set runs at its own wire: initialize sessions, then stateless requests);
+#   client role: the suite's scenario servers, reached by mcp-normalizer's own CLI through
+#                scripts/conformance-client.mjs (login with a scripted browser, then call), with
+#                the same two requirement sets.
 #
 # The gateway serves the fixture over stdio with prefix "" (the suite calls fixed tool names
 # such as test_simple_text) and output.media: passthrough (the suite looks for image and resource
 # blocks, which the default media mode carries as file fields) and client_features with roots (the
 # suite's roots scenarios; roots are opt-in, Q4). Everything listens on 127.0.0.1.
-# Results: one summary per run in $OUT (default: a temp folder), and a side-by-side table.
+# Results: the suite's logs in $OUT (default: a temp folder), and one table: scenario, role,
+# revision, result.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
 CACHE=$ROOT/node_modules/.cache/mcp-normalizer-conformance
 OUT=${OUT:-$(mktemp -d -t mcp-normalizer-conformance-XXXXXX)}
-LEGACY_VERSION=0.1.16
-MODERN_VERSION=0.2.0-alpha.12
+VERSION=0.2.0-alpha.12
+REVISIONS="2025-11-25 2026-07-28"
 
 install() { # dir, packages...
   local dir=$1
@@ -28,9 +33,9 @@ install() { # dir, packages...
     (cd "$dir" && echo '{"private":true}' > package.json && npm install --no-audit --no-fund --silent "$@" >&2)
   fi
 }
-install "$CACHE/legacy" "node@22" "@modelcontextprotocol/conformance@$LEGACY_VERSION"
-install "$CACHE/modern" "@modelcontextprotocol/conformance@$MODERN_VERSION"
-NODE22=$CACHE/legacy/node_modules/.bin/node
+install "$CACHE/$VERSION" "node@22" "@modelcontextprotocol/conformance@$VERSION"
+NODE22=$CACHE/$VERSION/node_modules/.bin/node
+SUITE=$CACHE/$VERSION/node_modules/@modelcontextprotocol/conformance/dist/index.js
 [ -x "$NODE22" ] || { echo "no Node 22 at $NODE22" >&2; exit 1; }
 
 [ -f dist/fixtures/servers/conformance.js ] || npm run build >&2
@@ -71,31 +76,48 @@ node dist/src/cli/main.js serve --http --port 0 --config "$OUT/gateway.yaml" 2> 
 pids+=($!)
 GATEWAY=$(wait_url "$OUT/gateway.log" 'MCP endpoint[^:]*: +http://[^ ]+/mcp')
 
-run() { # name, conformance dir, url, extra args...
-  local name=$1 dir=$2 url=$3
-  shift 3
-  echo "== $name: $url" >&2
-  PATH=$(dirname "$NODE22"):$PATH "$NODE22" "$dir/node_modules/@modelcontextprotocol/conformance/dist/index.js" \
-    server --url "$url" "$@" > "$OUT/$name.log" 2>&1 || true
-  sed -n '/=== SUMMARY ===/,$p' "$OUT/$name.log" | grep -E '^[✓✗]|^Total' > "$OUT/$name.summary" || true
+suite() { # log name, arguments...
+  local name=$1
+  shift
+  echo "== $name" >&2
+  PATH=$(dirname "$NODE22"):$PATH "$NODE22" "$SUITE" "$@" > "$OUT/$name.log" 2>&1 || true
 }
-run legacy-direct "$CACHE/legacy" "$DIRECT"
-run legacy-gateway "$CACHE/legacy" "$GATEWAY"
-run modern-direct "$CACHE/modern" "$DIRECT" --requirements 2026-07-28
-run modern-gateway "$CACHE/modern" "$GATEWAY" --requirements 2026-07-28
+for revision in $REVISIONS; do
+  suite "server-direct-$revision" server --url "$DIRECT" --requirements "$revision"
+  suite "server-gateway-$revision" server --url "$GATEWAY" --requirements "$revision"
+  suite "client-$revision" client --command "node $ROOT/scripts/conformance-client.mjs" \
+    --requirements "$revision" -o "$OUT/client-results-$revision"
+done
 
-for era in legacy modern; do
-  echo
-  echo "### $era ($([ $era = legacy ] && echo $LEGACY_VERSION || echo "$MODERN_VERSION, 2026-07-28 requirements"))"
-  echo
-  echo "| scenario | direct | through mcp-normalizer |"
-  echo "| --- | --- | --- |"
-  join -t '|' -a1 -a2 -e '-' -o 0,1.2,2.2 \
-    <(grep -E '^[✓✗]' "$OUT/$era-direct.summary" | sed -E 's/^([✓✗]) ([^:]+): (.*)$/\2|\1 \3/' | sort) \
-    <(grep -E '^[✓✗]' "$OUT/$era-gateway.summary" | sed -E 's/^([✓✗]) ([^:]+): (.*)$/\2|\1 \3/' | sort) |
-    sed -E 's/^([^|]*)\|([^|]*)\|(.*)$/| \1 | \2 | \3 |/'
-  echo
-  echo "direct: $(grep '^Total' "$OUT/$era-direct.summary"); gateway: $(grep '^Total' "$OUT/$era-gateway.summary")"
+# One row per scenario of a run's summary: "name|✓ 3 passed, 0 failed", and for a scenario the
+# revision runs without scoring it (an extension, added after the release), why.
+rows() { # log file
+  awk '
+    /SUMMARY ===/ { summary = 1; next }
+    /^Not scored/ { notscored = 1; next }
+    notscored && /^  (✓|✗) / { reason = $0; sub(/^[^(]*\(/, "", reason); sub(/\)$/, "", reason); why[$2] = reason; next }
+    summary && !notscored && /^(✓|✗) / {
+      name = $2; sub(/:$/, "", name); result = $0; sub(/^[^:]*: /, "", result)
+      line[name] = $1 " " result; order[++n] = name
+    }
+    END { for (i = 1; i <= n; i++) { nm = order[i]; print nm "|" line[nm] (nm in why ? " (not scored: " why[nm] ")" : "") } }
+  ' "$1"
+}
+
+echo
+echo "| scenario | role | revision | through mcp-normalizer | directly |"
+echo "| --- | --- | --- | --- | --- |"
+for revision in $REVISIONS; do
+  join -t '|' -a1 -e '-' -o 0,1.2,2.2 \
+    <(rows "$OUT/server-gateway-$revision.log" | sort -t'|' -k1,1) \
+    <(rows "$OUT/server-direct-$revision.log" | sort -t'|' -k1,1) |
+    sed -E "s/^([^|]*)\|([^|]*)\|(.*)$/| \1 | server | $revision | \2 | \3 |/"
+  rows "$OUT/client-$revision.log" | sort -t'|' -k1,1 |
+    sed -E "s/^([^|]*)\|(.*)$/| \1 | client | $revision | \2 | - |/"
+done
+echo
+for log in "$OUT"/server-*.log "$OUT"/client-*.log; do
+  echo "$(basename "$log" .log): $(grep -E '^Total' "$log" | tail -1)"
 done
 echo
 echo "logs: $OUT" >&2

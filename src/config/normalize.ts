@@ -109,7 +109,15 @@ function authOf(auth: NonNullable<WrittenServer['auth']>, tokenStore: string): D
     ...(auth.issuer !== undefined ? { issuer: auth.issuer } : {}),
   };
   if (auth.type === 'client_credentials')
-    return { type: auth.type, clientId: auth.client_id, clientSecret: auth.client_secret, ...common };
+    return {
+      type: auth.type,
+      clientId: auth.client_id,
+      ...common,
+      ...(auth.client_secret !== undefined ? { clientSecret: auth.client_secret } : {}),
+      ...(auth.private_key !== undefined
+        ? { privateKey: { pem: auth.private_key, algorithm: auth.signing_algorithm ?? 'ES256' } }
+        : {}),
+    };
   return {
     type: 'oauth',
     tokenStore,
@@ -262,10 +270,10 @@ export function normalizeConfig(
         ...context.secrets,
         ...(stateKey !== undefined ? [stateKey] : []),
         ...Object.values(auth?.tokens ?? {}).map((entry) => entry.token),
-        // D1: downstream client secrets.
+        // D1: downstream client secrets and signing keys.
         ...entries.flatMap((entry) => {
-          const secret = (entry.server as { auth?: { client_secret?: string } }).auth?.client_secret;
-          return secret !== undefined ? [secret] : [];
+          const auth = (entry.server as { auth?: { client_secret?: string; private_key?: string } }).auth;
+          return [auth?.client_secret, auth?.private_key].filter((value) => value !== undefined);
         }),
       ]),
     ],

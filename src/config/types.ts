@@ -58,7 +58,9 @@ export type DownstreamAuthConfig = ClientCredentialsConfig | OAuthLoginConfig;
 export interface ClientCredentialsConfig {
   readonly type: 'client_credentials';
   readonly clientId: string;
-  readonly clientSecret: string;
+  /** One of the two: a shared secret (client_secret_basic), or a key that signs assertions. */
+  readonly clientSecret?: string;
+  readonly privateKey?: { readonly pem: string; readonly algorithm: string };
   readonly scopes?: readonly string[];
   readonly issuer?: string;
 }

@@ -7,6 +7,7 @@ import { createInterface } from 'node:readline';
 import type { Readable } from 'node:stream';
 import {
   ClientCredentialsProvider,
+  PrivateKeyJwtProvider,
   SSEClientTransport,
   StreamableHTTPClientTransport,
 } from '@modelcontextprotocol/client';
@@ -71,16 +72,21 @@ function authOf(server: string, config: RemoteTransportConfig): { authProvider?:
     providers.set(config, provider);
   }
   if (provider === undefined && auth.type === 'client_credentials') {
-    const options = {
+    const common = {
       clientId: auth.clientId,
-      clientSecret: auth.clientSecret,
       clientName: 'mcp-normalizer',
       ...(auth.scopes !== undefined ? { scope: auth.scopes.join(' ') } : {}),
+      ...(auth.issuer !== undefined ? { expectedIssuer: auth.issuer } : {}),
     };
+    // D1: a shared secret, or a key that signs a JWT assertion (private_key_jwt, RFC 7523).
     provider =
-      auth.issuer !== undefined
-        ? new ClientCredentialsProvider({ ...options, expectedIssuer: auth.issuer })
-        : new ClientCredentialsProvider(options);
+      auth.privateKey !== undefined
+        ? new PrivateKeyJwtProvider({
+            ...common,
+            privateKey: auth.privateKey.pem,
+            algorithm: auth.privateKey.algorithm,
+          })
+        : new ClientCredentialsProvider({ ...common, clientSecret: auth.clientSecret ?? '' });
     providers.set(config, provider);
   }
   return { authProvider: provider };

@@ -231,6 +231,30 @@ describe('loadConfig on inline configs', () => {
     },
   );
 
+  it('D1: client_credentials takes client_secret or private_key (with its algorithm), one of the two; both are secrets', async () => {
+    const body = (auth: string) =>
+      `servers:\n  r:\n    url: https://r.example/mcp\n    auth: { type: client_credentials, client_id: c, ${auth} }\n`;
+    const keyed = await load(
+      configFile(body('private_key: "-----BEGIN PRIVATE KEY-----x", signing_algorithm: RS256')),
+    );
+    expect(keyed.servers[0]?.transport).toMatchObject({
+      auth: {
+        type: 'client_credentials',
+        clientId: 'c',
+        privateKey: { pem: '-----BEGIN PRIVATE KEY-----x', algorithm: 'RS256' },
+      },
+    });
+    expect(keyed.secrets).toContain('-----BEGIN PRIVATE KEY-----x');
+    const defaulted = await load(configFile(body('private_key: k')));
+    expect(defaulted.servers[0]?.transport).toMatchObject({ auth: { privateKey: { algorithm: 'ES256' } } });
+    for (const auth of ['client_secret: s, private_key: k', 'scopes: [a]']) {
+      const result = await loadConfig(configFile(body(auth)), env);
+      expect(result.errors.map((p) => formatProblem(p)).join('\n')).toContain(
+        'give client_secret (a shared secret) or private_key',
+      );
+    }
+  });
+
   it.each([
     ['the shorthand auth: oauth', 'auth: oauth', { type: 'oauth' }],
     [

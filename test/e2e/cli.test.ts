@@ -97,7 +97,26 @@ describe('mcp-normalizer CLI', () => {
     expect(bad.stderr).toContain('--args is not valid JSON');
   });
 
-  it.each(['serve', 'check', 'tools', 'call'])(
+  it('U3/Q3: call --elicit answers the question a tool asks: accept with content or defaults, decline; without it the call says it cannot ask', async () => {
+    const config = writeConfig(
+      ['servers:', fixtureEntry('asking', 'asking', { client_features: ['elicitation'] })].join('\n'),
+    );
+    const ask = (...extra: string[]) =>
+      runCli(['call', 'asking_ask', '--args', '{"question":"Which colour?"}', '--config', config, ...extra]);
+    const given = await ask('--elicit-content', '{"answer":"blue"}');
+    expect(given.code).toBe(0);
+    expect(JSON.parse(given.stdout)).toMatchObject({ results: { action: 'accept', answer: 'blue' } });
+    const defaults = await ask('--elicit', 'accept');
+    expect(JSON.parse(defaults.stdout)).toMatchObject({ results: { action: 'accept', answer: '' } });
+    const declined = await ask('--elicit', 'decline');
+    expect(JSON.parse(declined.stdout)).toMatchObject({ results: { action: 'decline', answer: null } });
+    const unasked = await ask();
+    expect(unasked.code).toBe(1);
+    expect(unasked.stdout).toMatch(/elicitation/);
+    expect((await ask('--elicit', 'maybe')).stderr).toContain('--elicit must be accept, decline or cancel');
+  });
+
+  it.each(['serve', 'check', 'tools', 'call', 'login', 'logout'])(
     'U3: %s --help prints its usage and exits 0',
     async (command) => {
       const run = await runCli([command, '--help']);

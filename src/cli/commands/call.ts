@@ -16,6 +16,10 @@ Call one exposed tool and print the envelope (the structuredContent) a client wo
 
 Options:
   -a, --args JSON       the arguments, a JSON object (default: {})
+      --elicit ANSWER   answer a question the tool asks (form elicitation): accept (every field
+                        its default, else a placeholder of its type; or --elicit-content),
+                        decline or cancel (default: the call says it cannot ask)
+      --elicit-content JSON  the content to accept with (implies --elicit accept)
   -c, --config FILE     config file (default: $MCP_NORMALIZER_CONFIG, else ./mcp-normalizer.{yaml,yml,json})
       --log-level LEVEL also log to stderr at this level (default: silent)
   -h, --help            show this help
@@ -24,6 +28,8 @@ Exit codes: 0 success, 1 the call failed (isError), 2 usage error, 3 invalid con
 
 const OPTIONS = {
   args: { type: 'string', short: 'a' },
+  elicit: { type: 'string' },
+  'elicit-content': { type: 'string' },
   config: { type: 'string', short: 'c' },
   'log-level': { type: 'string' },
   help: { type: 'boolean', short: 'h' },
@@ -44,6 +50,10 @@ export async function run(args: readonly string[], io: CliIO): Promise<number> {
     );
   }
   const toolArgs = parseToolArgs(values['args'] as string | undefined);
+  const answer = elicitAnswer(
+    values['elicit'] as string | undefined,
+    values['elicit-content'] as string | undefined,
+  );
   return withStartedProxy(
     values['config'] as string | undefined,
     values['log-level'] as string | undefined,
@@ -51,7 +61,13 @@ export async function run(args: readonly string[], io: CliIO): Promise<number> {
     async (proxy, io) => {
       const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
       await proxy.upstream.connect(serverSide, { sole: true });
-      const client = new Client({ name: 'mcp-normalizer-cli', version: '1.0.0' });
+      const client = new Client(
+        { name: 'mcp-normalizer-cli', version: '1.0.0' },
+        answer !== undefined ? { capabilities: { elicitation: { form: {} } } } : {},
+      );
+      // Q3: a question the tool asks is answered as --elicit says.
+      if (answer !== undefined)
+        client.setRequestHandler('elicitation/create', (request) => answer(request.params) as never);
       await client.connect(clientSide);
       try {
         // The raw request, not client.callTool: the envelope is printed as received, unvalidated.
@@ -87,18 +103,51 @@ export function ownersOf(name: string, config: Config): Config {
 }
 
 function parseToolArgs(text: string | undefined): Record<string, unknown> {
-  if (text === undefined) return {};
+  return text === undefined ? {} : parseJsonObject(text, '--args');
+}
+
+/** `text` as a JSON object, or a usage error naming `flag`. */
+function parseJsonObject(text: string, flag: string): Record<string, unknown> {
   let value: unknown;
   try {
     value = JSON.parse(text);
   } catch (error) {
     throw new CliError(
-      `call: --args is not valid JSON: ${error instanceof Error ? error.message : String(error)}`,
+      `call: ${flag} is not valid JSON: ${error instanceof Error ? error.message : String(error)}`,
       EXIT.usage,
     );
   }
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-    throw new CliError('call: --args must be a JSON object, e.g. \'{"path": "notes.txt"}\'', EXIT.usage);
+    throw new CliError(`call: ${flag} must be a JSON object, e.g. '{"path": "notes.txt"}'`, EXIT.usage);
   }
   return value as Record<string, unknown>;
+}
+
+/** What `--elicit` / `--elicit-content` answer to a form elicitation, or undefined: no answers. */
+function elicitAnswer(
+  elicit: string | undefined,
+  content: string | undefined,
+): ((params: unknown) => Record<string, unknown>) | undefined {
+  if (elicit === undefined && content === undefined) return undefined;
+  const action = elicit ?? 'accept';
+  if (action !== 'accept' && action !== 'decline' && action !== 'cancel')
+    throw new CliError(`call: --elicit must be accept, decline or cancel, got "${action}"`, EXIT.usage);
+  if (content !== undefined && action !== 'accept')
+    throw new CliError('call: --elicit-content goes with --elicit accept', EXIT.usage);
+  const given = content === undefined ? undefined : parseJsonObject(content, '--elicit-content');
+  if (action !== 'accept') return () => ({ action });
+  return (params) => ({ action, content: given ?? defaultsOf(params) });
+}
+
+/** Every field of a form's requested schema: its default, else a placeholder of its type. */
+function defaultsOf(params: unknown): Record<string, unknown> {
+  const schema = (params as { requestedSchema?: { properties?: Record<string, Record<string, unknown>> } })
+    .requestedSchema;
+  const placeholders: Record<string, unknown> = { boolean: true, number: 0, integer: 0, string: '' };
+  const content: Record<string, unknown> = {};
+  for (const [name, field] of Object.entries(schema?.properties ?? {})) {
+    const choices = Array.isArray(field['enum']) ? field['enum'] : undefined;
+    content[name] = field['default'] ?? choices?.[0] ?? placeholders[String(field['type'])] ?? '';
+  }
+  return content;
 }
