@@ -15,8 +15,6 @@
  */
 import { PassThrough, type Readable, type Writable } from 'node:stream';
 import type { StdioFront } from '../upstream/stdio.js';
-
-export type { StdioFront };
 import {
   LEGACY_PROTOCOL_VERSIONS,
   LIST_HINT,
@@ -24,6 +22,8 @@ import {
   gatewayCapabilities,
 } from '../upstream/capabilities.js';
 import { PACKAGE_NAME, packageVersion } from './version.js';
+
+export type { StdioFront };
 
 /** The longest first line the front reads; a longer opening waits for the server. */
 const MAX_OPENING_BYTES = 64 * 1024;

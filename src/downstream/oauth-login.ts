@@ -191,8 +191,12 @@ function listen(server: Server, port: number): Promise<number> {
   });
 }
 
+/** The page the browser shows at the end; `text` (which may quote the authorization server) escaped. */
 const PAGE = (text: string): string =>
-  `<!doctype html><meta charset="utf-8"><title>mcp-normalizer</title><p>${text}</p>`;
+  `<!doctype html><meta charset="utf-8"><title>mcp-normalizer</title><p>${text.replace(
+    /[&<>"']/g,
+    (c) => `&#${c.charCodeAt(0)};`,
+  )}</p>`;
 
 /** Options of {@link runLogin}. */
 export interface LoginOptions {
