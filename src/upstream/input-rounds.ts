@@ -16,7 +16,7 @@
  * tampered or expired one is refused by the SDK with -32602 before any handler runs.
  */
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
-import { createRequestStateCodec } from '@modelcontextprotocol/server';
+import { createRequestStateCodec, ProtocolError } from '@modelcontextprotocol/server';
 import type { CallToolResult, InputRequiredResult, ServerContext } from '@modelcontextprotocol/server';
 import type { Logger } from 'pino';
 import type { Caller, ClientAsk, HostCapabilities, InputReply, InputRound } from '../core/input.js';
@@ -128,7 +128,10 @@ interface Pending {
   readonly reject: (reason: Error) => void;
 }
 
-type Step = { readonly done: CallToolResult | InputRound } | { readonly asks: readonly Pending[] };
+type Step =
+  | { readonly done: CallToolResult | InputRound }
+  | { readonly asks: readonly Pending[] }
+  | { readonly refused: ProtocolError };
 
 /**
  * A call whose downstream may push requests while it runs (Q1, Q3). Cheap while nothing is
@@ -142,7 +145,7 @@ class Parked {
   rounds = 0;
   progress: ProgressSink;
   timer: NodeJS.Timeout | undefined;
-  #done: { readonly value: CallToolResult | InputRound } | undefined;
+  #done: { readonly value: CallToolResult | InputRound } | { readonly refused: ProtocolError } | undefined;
   #asked = 0;
   #pending: Pending[] = [];
   #sent: Pending[] = [];
@@ -167,13 +170,19 @@ class Parked {
       this.#done = { value };
       this.#take({ done: value });
     };
-    outcome.then(end, (error: unknown) =>
+    outcome.then(end, (error: unknown) => {
+      // A protocol error meant for the caller (SEP-2575's -32021) is its answer, as thrown.
+      if (error instanceof ProtocolError) {
+        this.#done = { refused: error };
+        this.#take({ refused: error });
+        return;
+      }
       end(
         fail(
           failure('normalization_error', 'mcp-normalizer failed to answer the call', { exception: error }),
         ),
-      ),
-    );
+      );
+    });
   }
 
   /** True once the call was parked (it has an id). */
@@ -206,7 +215,7 @@ class Parked {
   next(): Promise<Step> {
     if (this.#pending.length > 0 && !this.#batching) return Promise.resolve(this.#round());
     if (this.#done !== undefined && this.#pending.length === 0)
-      return Promise.resolve({ done: this.#done.value });
+      return Promise.resolve('refused' in this.#done ? this.#done : { done: this.#done.value });
     return new Promise((resolve) => (this.#step = resolve));
   }
 
@@ -302,6 +311,10 @@ export function createInputRounds(options: InputRoundsOptions): InputRounds {
   ): Promise<CallToolResult | InputRequiredResult> {
     const next = await call.next();
     call.unlink();
+    if ('refused' in next) {
+      if (call.named) parked.delete(call.id);
+      throw next.refused;
+    }
     if ('done' in next) {
       if (call.named) parked.delete(call.id);
       if (!isInputRound(next.done)) return next.done;

@@ -8,7 +8,12 @@
  *
  * This file is the ONLY importer of `render.ts` (R2): a Result becomes JSON here and nowhere else.
  */
-import { CLIENT_CAPABILITIES_META_KEY, Server } from '@modelcontextprotocol/server';
+import {
+  CLIENT_CAPABILITIES_META_KEY,
+  MissingRequiredClientCapabilityError,
+  ProtocolErrorCode,
+  Server,
+} from '@modelcontextprotocol/server';
 import type { CallToolResult, Implementation } from '@modelcontextprotocol/server';
 import type { Logger } from 'pino';
 import type { HostCapabilities, Caller, InputReply, InputRound } from '../core/input.js';
@@ -116,6 +121,8 @@ interface CallExtra {
   readonly access?: CallAccess;
   /** I2: the caller's subject, when a token named one. */
   readonly principal?: string;
+  /** E1: the caller's era (a modern caller's missing capability is a protocol error, E7). */
+  readonly era?: Era;
 }
 
 /** E2: cache hints of modern list results and `server/discover` (capabilities.ts). */
@@ -200,7 +207,21 @@ export function createUpstreamServer<F extends PreparedForward>(deps: UpstreamDe
       );
     }
     if (!isInputRound(result) && !result.success) extra.outcome.errorType = result.errorType;
-    return isInputRound(result) ? result : render(result, extra.owner);
+    if (isInputRound(result)) return result;
+    // SEP-2575: a downstream that needs a capability the modern caller did not declare (its
+    // declaration travels down, Q2) is answered with that protocol error, not a tool failure.
+    if (
+      extra.era === 'modern' &&
+      !result.success &&
+      result.errorCode === String(ProtocolErrorCode.MissingRequiredClientCapability)
+    ) {
+      const data = (result.errorData?.['data'] ?? {}) as { requiredCapabilities?: Record<string, unknown> };
+      throw new MissingRequiredClientCapabilityError(
+        { requiredCapabilities: data.requiredCapabilities ?? {} },
+        result.message,
+      );
+    }
+    return render(result, extra.owner);
   }
 
   /**
@@ -373,16 +394,20 @@ export function createUpstreamServer<F extends PreparedForward>(deps: UpstreamDe
             trace: traced.context,
             outcome,
             owner: filesOwner(),
+            era,
           }),
         (result) => render(finish(called, result, requestId)),
       );
       calls.add(pending);
-      void pending.finally(() => {
+      const ended = (): void => {
         calls.delete(pending);
         // A call that came before the first catalog: named now, if its tool turned out to exist.
         const named = !known && outcome.errorType !== 'unknown_tool' && backend.exposes?.(called) === true;
         endSpan(traced.span, outcome.errorType, named ? called : undefined);
-      });
+      };
+      // A protocol error (SEP-2575's -32021) rejects `pending`: the SDK answers it; this side
+      // chain only cleans up, and must not leave a rejection of its own unhandled.
+      pending.then(ended, ended);
       return pending;
     };
     server.setRequestHandler('tools/call', onCall);

@@ -120,12 +120,18 @@ describe('requests from a downstream to its client', { timeout: 60_000 }, () => 
     }
   });
 
-  it('Q2: a 2026 server sees only the capabilities of the host behind the call (none here), and the host gets a clear failure', async () => {
+  it('Q2: a 2026 server sees only the capabilities of the host behind the call (none here), and the host gets its -32021 naming the capability', async () => {
     const host = modernHost(answersAs('none'), cleanup, {});
     await host.connect(new StdioClientTransport({ ...serveStdio(config()), stderr: 'pipe' }));
-    const result = envelope(await host.callTool({ name: 'modern_ask', arguments: { question: 'Name?' } }));
-    expect(result.error_type).toBe('downstream_error');
-    expect(result.error).toMatch(/capabilit/i);
+    await expect(
+      host.callTool({ name: 'modern_ask', arguments: { question: 'Name?' } }),
+    ).rejects.toMatchObject({
+      code: -32021,
+      message: expect.stringMatching(/elicitation/i),
+    });
+    // The connection goes on: the next call is served.
+    const listed = await host.listTools();
+    expect(listed.tools.map((tool) => tool.name)).toContain('modern_ask');
   });
 
   it('Q4: roots are offered only where client_features lists them: by default the server is told the client has none', async () => {

@@ -37,7 +37,8 @@ export type FixtureName =
   | 'probe-exit'
   | 'asking'
   | 'raw'
-  | 'stateful';
+  | 'stateful'
+  | 'conformance';
 
 /**
  * The command that runs fixture `name` over stdio. Throws when dist is missing, naming the fix.
