@@ -22,6 +22,7 @@ cd "$(dirname "$0")/.."
 ROOT=$PWD
 CACHE=$ROOT/node_modules/.cache/mcp-normalizer-conformance
 OUT=${OUT:-$(mktemp -d -t mcp-normalizer-conformance-XXXXXX)}
+mkdir -p "$OUT"
 VERSION=0.2.0-alpha.12
 REVISIONS="2025-11-25 2026-07-28"
 
