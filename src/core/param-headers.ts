@@ -24,29 +24,6 @@ const PRIMITIVE = new Set(['string', 'integer', 'number', 'boolean']);
 const SENTINEL_START = '=?base64?';
 const SENTINEL_END = '?=';
 
-/**
- * The `x-mcp-header` declarations of a tool's `inputSchema`, through `properties` at any depth.
- * @example paramHeaderDeclarations({ type: 'object', properties: { region: { type: 'string', 'x-mcp-header': 'Region' } } })
- * // [{ path: ['region'], name: 'Region' }]
- */
-export function paramHeaderDeclarations(inputSchema: unknown): ParamHeader[] {
-  const found: ParamHeader[] = [];
-  const visit = (node: unknown, path: readonly string[]): void => {
-    if (node === null || typeof node !== 'object' || Array.isArray(node)) return;
-    const schema = node as Record<string, unknown>;
-    const name = schema[HEADER_KEY];
-    if (path.length > 0 && typeof name === 'string' && TOKEN.test(name)) {
-      if (typeof schema['type'] === 'string' && PRIMITIVE.has(schema['type'])) found.push({ path, name });
-    }
-    const properties = schema['properties'];
-    if (properties === null || typeof properties !== 'object' || Array.isArray(properties)) return;
-    for (const [key, child] of Object.entries(properties as Record<string, unknown>))
-      visit(child, [...path, key]);
-  };
-  visit(inputSchema, []);
-  return found;
-}
-
 /** SEP-2243: the property types a declaration may sit on (`number` is explicitly not one). */
 const DECLARABLE = new Set(['string', 'integer', 'boolean']);
 
@@ -76,6 +53,55 @@ const UNREACHABLE = [
 ] as const;
 const NAMED_SUBSCHEMAS = new Set(['patternProperties', 'dependentSchemas', '$defs', 'definitions']);
 
+/** A schema node that carries `x-mcp-header`, where the walk of {@link annotations} met it. */
+interface Annotation {
+  readonly path: readonly string[];
+  /** Reached from the root through `properties` alone. */
+  readonly reachable: boolean;
+  readonly name: unknown;
+  readonly type: unknown;
+}
+
+/**
+ * Every node of `inputSchema` that carries `x-mcp-header`, in walk order: each node, then its
+ * `properties`, then the subschemas of {@link UNREACHABLE} (everything under those unreachable).
+ */
+function annotations(inputSchema: unknown): Annotation[] {
+  const found: Annotation[] = [];
+  const visit = (node: unknown, path: readonly string[], reachable: boolean): void => {
+    if (node === null || typeof node !== 'object' || Array.isArray(node)) return;
+    const schema = node as Record<string, unknown>;
+    if (HEADER_KEY in schema) found.push({ path, reachable, name: schema[HEADER_KEY], type: schema['type'] });
+    const properties = schema['properties'];
+    if (properties !== null && typeof properties === 'object' && !Array.isArray(properties)) {
+      for (const [key, child] of Object.entries(properties as Record<string, unknown>))
+        visit(child, [...path, key], reachable);
+    }
+    for (const keyword of UNREACHABLE) {
+      const sub = schema[keyword];
+      if (sub === undefined || sub === null || typeof sub !== 'object') continue;
+      const branches = Array.isArray(sub) ? sub : NAMED_SUBSCHEMAS.has(keyword) ? Object.values(sub) : [sub];
+      for (const branch of branches) visit(branch, [...path, `<${keyword}>`], false);
+    }
+  };
+  visit(inputSchema, [], true);
+  return found;
+}
+
+/**
+ * The `x-mcp-header` declarations of a tool's `inputSchema`, through `properties` at any depth.
+ * @example paramHeaderDeclarations({ type: 'object', properties: { region: { type: 'string', 'x-mcp-header': 'Region' } } })
+ * // [{ path: ['region'], name: 'Region' }]
+ */
+export function paramHeaderDeclarations(inputSchema: unknown): ParamHeader[] {
+  const found: ParamHeader[] = [];
+  for (const { path, reachable, name, type } of annotations(inputSchema)) {
+    if (!reachable || path.length === 0 || typeof name !== 'string' || !TOKEN.test(name)) continue;
+    if (typeof type === 'string' && PRIMITIVE.has(type)) found.push({ path, name });
+  }
+  return found;
+}
+
 /**
  * SEP-2243: why a tool's `x-mcp-header` declarations make it one a client must not use, or
  * undefined when they are valid. Each is a header-name token on a string, integer or boolean
@@ -86,45 +112,31 @@ const NAMED_SUBSCHEMAS = new Set(['patternProperties', 'dependentSchemas', '$def
  */
 export function paramHeaderProblem(inputSchema: unknown): string | undefined {
   const seen = new Map<string, string>();
-  const visit = (node: unknown, path: readonly string[], reachable: boolean): string | undefined => {
-    if (node === null || typeof node !== 'object') return undefined;
-    const schema = node as Record<string, unknown>;
-    const at = `/${path.join('/')}`;
-    if (HEADER_KEY in schema) {
-      const name = schema[HEADER_KEY];
-      if (!reachable || path.length === 0)
-        return `its x-mcp-header on ${at} is not on a property reached through properties alone`;
-      if (typeof name !== 'string' || name === '')
-        return `its x-mcp-header on ${at} is empty or not a string`;
-      if (!TOKEN.test(name)) return `its x-mcp-header ${JSON.stringify(name)} on ${at} is not a header name`;
-      const type = typeof schema['type'] === 'string' ? schema['type'] : 'untyped';
-      if (!DECLARABLE.has(type))
-        return `its x-mcp-header ${JSON.stringify(name)} on ${at} is on a ${type} property, not a string, integer or boolean one`;
-      const earlier = seen.get(name.toLowerCase());
-      if (earlier !== undefined)
-        return `its x-mcp-header ${JSON.stringify(name)} on ${at} repeats the one on ${earlier}`;
-      seen.set(name.toLowerCase(), at);
-    }
-    const properties = schema['properties'];
-    if (properties !== null && typeof properties === 'object' && !Array.isArray(properties)) {
-      for (const [key, child] of Object.entries(properties as Record<string, unknown>)) {
-        const problem = visit(child, [...path, key], reachable);
-        if (problem !== undefined) return problem;
-      }
-    }
-    for (const keyword of UNREACHABLE) {
-      const sub = schema[keyword];
-      if (sub === undefined || sub === null || typeof sub !== 'object') continue;
-      const branches = Array.isArray(sub) ? sub : NAMED_SUBSCHEMAS.has(keyword) ? Object.values(sub) : [sub];
-      for (const branch of branches) {
-        const problem = visit(branch, [...path, `<${keyword}>`], false);
-        if (problem !== undefined) return problem;
-      }
-    }
-    return undefined;
-  };
-  const problem = visit(inputSchema, [], true);
-  return problem === undefined ? undefined : `${problem} (SEP-2243: a client must not use such a tool)`;
+  for (const annotation of annotations(inputSchema)) {
+    const problem = annotationProblem(annotation, seen);
+    if (problem !== undefined) return `${problem} (SEP-2243: a client must not use such a tool)`;
+  }
+  return undefined;
+}
+
+/** What is wrong with one declaration, given the names of the valid ones before it (`seen`). */
+function annotationProblem(
+  { path, reachable, name, type }: Annotation,
+  seen: Map<string, string>,
+): string | undefined {
+  const at = `/${path.join('/')}`;
+  if (!reachable || path.length === 0)
+    return `its x-mcp-header on ${at} is not on a property reached through properties alone`;
+  if (typeof name !== 'string' || name === '') return `its x-mcp-header on ${at} is empty or not a string`;
+  if (!TOKEN.test(name)) return `its x-mcp-header ${JSON.stringify(name)} on ${at} is not a header name`;
+  const typed = typeof type === 'string' ? type : 'untyped';
+  if (!DECLARABLE.has(typed))
+    return `its x-mcp-header ${JSON.stringify(name)} on ${at} is on a ${typed} property, not a string, integer or boolean one`;
+  const earlier = seen.get(name.toLowerCase());
+  if (earlier !== undefined)
+    return `its x-mcp-header ${JSON.stringify(name)} on ${at} repeats the one on ${earlier}`;
+  seen.set(name.toLowerCase(), at);
+  return undefined;
 }
 
 /**

@@ -22,6 +22,8 @@ import {
   type StoredOAuthClientInformation,
   type StoredOAuthTokens,
 } from '@modelcontextprotocol/client';
+import { raceTimeout } from '../core/timers.js';
+import { systemTimers } from '../wire/timers.js';
 import type { OAuthLoginConfig } from '../config/types.js';
 import { LOCAL_PRINCIPAL, tokenStore, type StoredLogin, type TokenStore } from './token-store.js';
 
@@ -287,35 +289,31 @@ export async function runLogin(target: LoginTarget, options: LoginOptions): Prom
   });
   const provider = new StoredLoginProvider(target, { redirectUrl, state, open: options.open });
   const timeoutMs = options.timeoutMs ?? 300_000;
-  let timer: NodeJS.Timeout | undefined;
   try {
     // What the server's own 401 says (RFC 9728 `resource_metadata`, the scope it wants), as a
     // client meeting it at a call would read it; a step-up the gateway met is added.
     const challenge = await challengeOf(target.url, options.fetch ?? fetch);
     const scope = computeScopeUnion(target.auth.scopes?.join(' ') ?? challenge.scope, previous?.stepUpScope);
-    const started = await auth(provider, {
+    // Both legs find the server's metadata where its challenge said (SEP-2352 binds them).
+    const server = {
       serverUrl: target.url,
+      ...(challenge.resourceMetadataUrl !== undefined
+        ? { resourceMetadataUrl: challenge.resourceMetadataUrl }
+        : {}),
+    };
+    const started = await auth(provider, {
+      ...server,
       forceReauthorization: true,
       ...(scope !== undefined ? { scope } : {}),
-      ...(challenge.resourceMetadataUrl !== undefined
-        ? { resourceMetadataUrl: challenge.resourceMetadataUrl }
-        : {}),
     });
     if (started === 'AUTHORIZED') return;
-    const timedOut = new Promise<never>((_resolve, reject) => {
-      timer = setTimeout(
-        () => reject(new Error(`no answer from the browser within ${Math.round(timeoutMs / 1000)} s`)),
-        timeoutMs,
-      );
-    });
-    const { code, iss } = await Promise.race([came, timedOut]);
+    if ((await raceTimeout(came, timeoutMs, systemTimers)) === 'timeout')
+      throw new Error(`no answer from the browser within ${Math.round(timeoutMs / 1000)} s`);
+    const { code, iss } = await came;
     const done = await auth(provider, {
-      serverUrl: target.url,
+      ...server,
       authorizationCode: code,
       ...(iss !== undefined ? { iss } : {}),
-      ...(challenge.resourceMetadataUrl !== undefined
-        ? { resourceMetadataUrl: challenge.resourceMetadataUrl }
-        : {}),
     });
     if (done !== 'AUTHORIZED') throw new Error('the authorization server asked for another login');
     if (previous?.stepUpScope !== undefined)
@@ -326,7 +324,6 @@ export async function runLogin(target: LoginTarget, options: LoginOptions): Prom
         target.principal,
       );
   } finally {
-    clearTimeout(timer);
     came.catch(() => undefined);
     const closed = new Promise<void>((resolve) => listener.close(() => resolve()));
     // The browser keeps its connection open: it must not hold the command up.

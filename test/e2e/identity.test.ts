@@ -10,7 +10,7 @@ import { StreamableHTTPClientTransport as LegacyHttpTransport } from '@modelcont
 import { generateKeyPair, SignJWT, type JWTPayload } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { answersAs, envelope, modernHost } from '../helpers/hosts.js';
+import { answersAs, envelope, modernHost, modernToolCall } from '../helpers/hosts.js';
 import { startAuthServer, type AuthClient, type AuthServer } from '../../fixtures/servers/oauth.js';
 import { fixtureEntry, serveHttp, writeConfig, type HttpServe } from './cli-process.js';
 
@@ -91,31 +91,7 @@ async function modernClient(url: string, token: string): Promise<Client> {
 
 /** A POST of one 2026 request with `token` (or none): its status, challenge and body. */
 async function post(url: string, token: string | undefined, name = 'c_count') {
-  const response = await fetch(url, {
-    method: 'POST',
-    headers: {
-      'content-type': 'application/json',
-      accept: 'application/json, text/event-stream',
-      'mcp-protocol-version': '2026-07-28',
-      'mcp-method': 'tools/call',
-      'mcp-name': name,
-      ...(token !== undefined ? { authorization: `Bearer ${token}` } : {}),
-    },
-    body: JSON.stringify({
-      jsonrpc: '2.0',
-      id: 1,
-      method: 'tools/call',
-      params: {
-        name,
-        arguments: {},
-        _meta: {
-          'io.modelcontextprotocol/protocolVersion': '2026-07-28',
-          'io.modelcontextprotocol/clientInfo': { name: 'raw', version: '1' },
-          'io.modelcontextprotocol/clientCapabilities': {},
-        },
-      },
-    }),
-  });
+  const response = await modernToolCall(url, name, token !== undefined ? { token } : {});
   return {
     status: response.status,
     challenge: response.headers.get('www-authenticate') ?? '',

@@ -5,6 +5,7 @@
  * on serving. The conformance fixture's `test_missing_capability` needs sampling.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { modernToolCall } from '../helpers/hosts.js';
 import { fixtureEntry, serveHttp, writeConfig, type HttpServe } from './cli-process.js';
 
 let gateway: HttpServe;
@@ -29,30 +30,7 @@ afterAll(() => {
 
 /** One raw 2026 tools/call from a host that declares `capabilities`. */
 async function call(name: string, capabilities: Record<string, object>) {
-  const response = await fetch(gateway.url, {
-    method: 'POST',
-    headers: {
-      'content-type': 'application/json',
-      accept: 'application/json, text/event-stream',
-      'mcp-protocol-version': '2026-07-28',
-      'mcp-method': 'tools/call',
-      'mcp-name': name,
-    },
-    body: JSON.stringify({
-      jsonrpc: '2.0',
-      id: 7,
-      method: 'tools/call',
-      params: {
-        name,
-        arguments: {},
-        _meta: {
-          'io.modelcontextprotocol/protocolVersion': '2026-07-28',
-          'io.modelcontextprotocol/clientInfo': { name: 'raw', version: '1' },
-          'io.modelcontextprotocol/clientCapabilities': capabilities,
-        },
-      },
-    }),
-  });
+  const response = await modernToolCall(gateway.url, name, { capabilities, id: 7 });
   return { status: response.status, body: (await response.json()) as Record<string, unknown> };
 }
 
