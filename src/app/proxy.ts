@@ -11,7 +11,14 @@ import type { Config } from '../config/types.js';
 import type { Catalog, CatalogOptions } from '../core/catalog.js';
 import type { FeatureIndex } from '../core/feature-index.js';
 import { secretScrubber } from '../core/secrets.js';
-import { compilePolicy, compileSelection, type Policy } from '../core/policy.js';
+import {
+  compilePolicy,
+  compileProfile,
+  LOCAL_PRINCIPAL,
+  viewOf,
+  type CallAccess,
+  type Policy,
+} from '../core/policy.js';
 import { Pool } from '../downstream/pool.js';
 import type { PoolOptions, ServerSnapshot } from '../downstream/pool.js';
 import { ENVELOPE_OUTPUT_SCHEMAS, typedEnvelopeSchema } from '../upstream/envelope-schema.js';
@@ -60,6 +67,11 @@ export interface Proxy {
   readonly upstream: UpstreamServer;
   /** The current catalog (replaced on every rebuild). */
   catalog(): Catalog;
+  /**
+   * I3, I6: what the local user (`sub:local`, the CLI's caller) may see and call at `profile`
+   * (`undefined`: the whole catalog); `undefined` when neither `access:` nor a profile narrows.
+   */
+  localView(profile?: string): CallAccess | undefined;
   /** U5: the current prompt and resource index (replaced on every rebuild). */
   features(): FeatureIndex;
   /** The pool's view of every enabled server. */
@@ -218,7 +230,7 @@ export function createProxy(config: Config, options: ProxyOptions): Proxy {
   const policy = config.access === undefined ? undefined : compilePolicy(config.access);
   // I6: each profile's selection of exposed names.
   const profiles = Object.fromEntries(
-    Object.entries(config.profiles).map(([name, profile]) => [name, compileSelection(profile.tools)]),
+    Object.entries(config.profiles).map(([name, profile]) => [name, compileProfile(profile)]),
   );
   const upstream = createUpstreamServer({
     backend,
@@ -271,6 +283,7 @@ export function createProxy(config: Config, options: ProxyOptions): Proxy {
     pool,
     upstream,
     catalog: catalogs.tools,
+    localView: (profile) => viewOf(policy, profiles, LOCAL_PRINCIPAL, profile),
     features: catalogs.features,
     snapshot: () => pool.snapshot(),
     servers: health.servers,

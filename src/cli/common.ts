@@ -149,3 +149,13 @@ export async function withStartedProxy<T>(
     await proxy.stop({ graceMs: 0 });
   }
 }
+
+/** I6: `--profile NAME` must name one of the config's `profiles:` (a usage error naming them). */
+export function checkProfile(config: Config, profile: string | undefined): void {
+  if (profile === undefined || config.profiles[profile] !== undefined) return;
+  const known = Object.keys(config.profiles);
+  throw new CliError(
+    `Unknown profile "${profile}": ${known.length > 0 ? `the config has ${known.join(', ')}` : 'the config has no profiles:'}`,
+    EXIT.usage,
+  );
+}

@@ -208,6 +208,19 @@ const AccessRuleSchema = z.strictObject({
     .record(z.string().min(1), z.string().min(1))
     .default({})
     .describe('Glob over exposed names → the scope such a tool needs (403 insufficient_scope without it).'),
+  resources: z
+    .array(z.string().min(1))
+    .optional()
+    .describe(
+      'Globs over exposed resource and template URIs the principals may list and read (`*`: any run of characters, `/` too); `!glob` excludes. Absent: none.',
+    ),
+  profiles: z
+    .array(z.string().min(1))
+    .min(1)
+    .optional()
+    .describe(
+      'I6: the profiles (profiles: keys) the principals may use; absent: every profile and the whole catalog at /mcp.',
+    ),
 });
 
 /** `serve --http` settings (U1, U2). */
@@ -345,6 +358,18 @@ export const ConfigSchema = z
             .array(z.string().min(1))
             .min(1)
             .describe('Globs over exposed tool names this profile serves; `!glob` excludes.'),
+          prompts: z
+            .array(z.string().min(1))
+            .optional()
+            .describe(
+              'Globs over exposed prompt names this profile serves; `!glob` excludes. Default: the tools globs.',
+            ),
+          resources: z
+            .array(z.string().min(1))
+            .optional()
+            .describe(
+              'Globs over exposed resource and template URIs this profile serves (`*`: any run of characters); `!glob` excludes. Default: none.',
+            ),
         }),
       )
       .optional()
@@ -370,6 +395,20 @@ export const ConfigSchema = z
       .record(z.string().min(1), McpServerEntrySchema)
       .optional()
       .describe('Claude-Desktop-style servers (C2): existing mcpServers files work unchanged.'),
+  })
+  .superRefine((config, ctx) => {
+    // I6: a rule's profiles must be the config's own.
+    const known = Object.keys(config.profiles ?? {});
+    config.access?.forEach((rule, index) => {
+      rule.profiles?.forEach((profile, at) => {
+        if (known.includes(profile)) return;
+        ctx.addIssue({
+          code: 'custom',
+          path: ['access', index, 'profiles', at],
+          message: `unknown profile "${profile}": ${known.length > 0 ? `profiles: has ${known.join(', ')}` : 'the config has no profiles:'}`,
+        });
+      });
+    });
   })
   .describe('mcp-normalizer configuration (reference: docs/configuration.md).');
 

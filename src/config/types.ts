@@ -13,7 +13,7 @@ import type {
   TextMode,
 } from '../core/options.js';
 import type { ErrorType } from '../core/result.js';
-import type { AccessRule } from '../core/policy.js';
+import type { AccessRule, ProfileGlobs } from '../core/policy.js';
 
 /** The envelope an upstream client receives (F1–F3). */
 export type { OutputFormat } from '../core/options.js';
@@ -262,8 +262,8 @@ export interface Config {
   readonly http: HttpConfig;
   /** Q3: requests from a downstream to its client, relayed as input rounds. */
   readonly inputRequired: InputRequiredConfig;
-  /** I6: named views of the catalog: the tool globs of each. */
-  readonly profiles: Readonly<Record<string, { readonly tools: readonly string[] }>>;
+  /** I6: named views of the catalog: the tool, prompt and resource globs of each. */
+  readonly profiles: Readonly<Record<string, ProfileGlobs>>;
   /** O4: the status page and its records. @default true */
   readonly statusPage: boolean;
   /** I3: the access rules; absent: every caller everything. */

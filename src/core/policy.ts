@@ -6,6 +6,8 @@
  * rule matches has no access at all. Within the deciding rule, `allow` is a list of globs over
  * exposed names, `!` excluding: a name is allowed when it matches an allow glob and no `!` glob.
  * A rule's `scopes` maps globs to the OAuth scope a matching tool needs on top (step-up, I4).
+ * Prompts follow `allow` too; resources and templates follow the rule's own `resources` globs over
+ * exposed URIs (none without them), and a rule's `profiles` confine its principals to those views.
  */
 import picomatch from 'picomatch';
 
@@ -40,12 +42,19 @@ export interface AccessRule {
   readonly allow: readonly string[];
   /** Glob over exposed names → the scope such a tool needs. */
   readonly scopes?: Readonly<Record<string, string>>;
+  /** Globs over exposed resource and template URIs (`*`: any run of characters); absent: none. */
+  readonly resources?: readonly string[];
+  /** I6: the profiles the rule's principals may use; absent: every profile and the whole catalog. */
+  readonly profiles?: readonly string[];
 }
 
 /** What a principal may do with one exposed name. */
 export type Verdict =
   | { readonly allowed: true }
-  | { readonly allowed: false; readonly reason: 'no_rule' | 'not_allowed' | 'not_in_profile' }
+  | {
+      readonly allowed: false;
+      readonly reason: 'no_rule' | 'not_allowed' | 'not_in_profile' | 'profile_not_allowed';
+    }
   | { readonly allowed: false; readonly reason: 'insufficient_scope'; readonly scope: string };
 
 /** The compiled rules. */
@@ -54,6 +63,10 @@ export interface Policy {
   decide(principal: Principal, name: string): Verdict;
   /** True when `principal` may see `name` in a list (it is allowed, or allowed with a scope step-up). */
   sees(principal: Principal, name: string): boolean;
+  /** True when `principal` may list and read the resource or template at exposed `uri`. */
+  readsResource(principal: Principal, uri: string): boolean;
+  /** I6: true when `principal` may use `profile` (`undefined`: the whole catalog, `/mcp`). */
+  usesProfile(principal: Principal, profile: string | undefined): boolean;
 }
 
 /** True for a principal pattern `access:` accepts. */
@@ -90,9 +103,28 @@ interface CompiledRule {
   readonly allow: (name: string) => boolean;
   readonly deny: (name: string) => boolean;
   readonly scopes: readonly { readonly match: (name: string) => boolean; readonly scope: string }[];
+  readonly resources: (uri: string) => boolean;
+  readonly profiles: ReadonlySet<string> | undefined;
 }
 
 const never = (): boolean => false;
+
+/** One URI glob as a RegExp: `*` is any run of characters (`/` too), the rest is literal. */
+function uriGlob(glob: string): RegExp {
+  const literal = glob.split('*').map((part) => part.replace(/[.+?^${}()|[\]\\]/g, '\\$&'));
+  return new RegExp(`^${literal.join('.*')}$`, 's');
+}
+
+/**
+ * I3, I6: globs over exposed resource and template URIs, `!` excluding; `*` matches any run of
+ * characters, `/` included (URIs are not file paths), and nothing else is special.
+ * @example compileUriSelection(['docs+*', '!docs+secret:*'])('docs+https://x/a') // true
+ */
+export function compileUriSelection(globs: readonly string[]): (uri: string) => boolean {
+  const allow = globs.filter((glob) => !glob.startsWith('!')).map(uriGlob);
+  const deny = globs.filter((glob) => glob.startsWith('!')).map((glob) => uriGlob(glob.slice(1)));
+  return (uri) => allow.some((re) => re.test(uri)) && !deny.some((re) => re.test(uri));
+}
 
 function compileRule(rule: AccessRule): CompiledRule {
   const allow = rule.allow.filter((glob) => !glob.startsWith('!'));
@@ -105,6 +137,8 @@ function compileRule(rule: AccessRule): CompiledRule {
       match: picomatch(glob, { dot: true }),
       scope,
     })),
+    resources: rule.resources !== undefined ? compileUriSelection(rule.resources) : never,
+    profiles: rule.profiles !== undefined ? new Set(rule.profiles) : undefined,
   };
 }
 
@@ -114,7 +148,12 @@ function compileRule(rule: AccessRule): CompiledRule {
  */
 export function compilePolicy(rules: readonly AccessRule[] | undefined): Policy {
   if (rules === undefined) {
-    return { decide: () => ({ allowed: true }), sees: () => true };
+    return {
+      decide: () => ({ allowed: true }),
+      sees: () => true,
+      readsResource: () => true,
+      usesProfile: () => true,
+    };
   }
   const compiled = rules.map(compileRule);
   const ruleFor = (principal: Principal): CompiledRule | undefined =>
@@ -135,25 +174,62 @@ export function compilePolicy(rules: readonly AccessRule[] | undefined): Policy 
       const verdict = decide(principal, name);
       return verdict.allowed || verdict.reason === 'insufficient_scope';
     },
+    readsResource: (principal, uri) => ruleFor(principal)?.resources(uri) ?? false,
+    usesProfile(principal, profile) {
+      const allowed = ruleFor(principal)?.profiles;
+      // No rule: the verdicts say `no_rule`; no `profiles`: every view.
+      return allowed === undefined || (profile !== undefined && allowed.has(profile));
+    },
   };
 }
 
 /** One caller's view of the policy, as the call path and the lists use it. */
 export interface CallAccess {
-  /** The caller may see `name` in lists and search results. */
+  /** The caller may see tool `name` in lists and search results. */
   sees(name: string): boolean;
   decide(name: string): Verdict;
+  /** The caller may list, get and complete prompt `name`. */
+  seesPrompt(name: string): boolean;
+  /** The caller may list, read, subscribe to and complete the resource or template at `uri`. */
+  readsResource(uri: string): boolean;
 }
 
-/** `policy` for one caller. */
-export function accessOf(policy: Policy, principal: Principal): CallAccess {
+/** I6: a caller the policy confines to other profiles sees nothing here. */
+const CLOSED: CallAccess = {
+  sees: never,
+  decide: () => ({ allowed: false, reason: 'profile_not_allowed' }),
+  seesPrompt: never,
+  readsResource: never,
+};
+
+/** `policy` for one caller at `profile`'s endpoint (`undefined`: the whole catalog). */
+export function accessOf(policy: Policy, principal: Principal, profile?: string): CallAccess {
+  if (!policy.usesProfile(principal, profile)) return CLOSED;
   return {
     sees: (name) => policy.sees(principal, name),
     decide: (name) => policy.decide(principal, name),
+    seesPrompt: (name) => policy.sees(principal, name),
+    readsResource: (uri) => policy.readsResource(principal, uri),
   };
 }
 
-/** I6: a profile's selection of exposed names: globs, `!` excluding. */
+/** I6: a profile as written: globs over exposed tool and prompt names and resource URIs. */
+export interface ProfileGlobs {
+  readonly tools: readonly string[];
+  /** @default the `tools` globs */
+  readonly prompts?: readonly string[];
+  /** @default none */
+  readonly resources?: readonly string[];
+}
+
+/** I6: a profile's selection of the catalog. */
+export interface ProfileSelection {
+  readonly tools: (name: string) => boolean;
+  readonly prompts: (name: string) => boolean;
+  readonly resources: (uri: string) => boolean;
+}
+
+/** I6: a list of globs over exposed names, `!` excluding. */
 export function compileSelection(globs: readonly string[]): (name: string) => boolean {
   const allow = globs.filter((glob) => !glob.startsWith('!'));
   const deny = globs.filter((glob) => glob.startsWith('!')).map((glob) => glob.slice(1));
@@ -163,19 +239,48 @@ export function compileSelection(globs: readonly string[]): (name: string) => bo
 }
 
 /**
+ * I6: a profile's selection: its tools, its prompts (the tools' globs unless it names its own),
+ * its resources and templates (none unless it names them).
+ */
+export function compileProfile(profile: ProfileGlobs): ProfileSelection {
+  const tools = compileSelection(profile.tools);
+  return {
+    tools,
+    prompts: profile.prompts !== undefined ? compileSelection(profile.prompts) : tools,
+    resources: profile.resources !== undefined ? compileUriSelection(profile.resources) : never,
+  };
+}
+
+/**
  * I6: what a caller may see and call through a profile: the profile's selection, then the
  * caller's policy (either may be absent).
  */
 export function withinProfile(
-  selection: ((name: string) => boolean) | undefined,
+  selection: ProfileSelection | undefined,
   access: CallAccess | undefined,
 ): CallAccess | undefined {
   if (selection === undefined) return access;
   return {
-    sees: (name) => selection(name) && (access?.sees(name) ?? true),
+    sees: (name) => selection.tools(name) && (access?.sees(name) ?? true),
     decide: (name) =>
-      selection(name)
+      selection.tools(name)
         ? (access?.decide(name) ?? { allowed: true })
         : { allowed: false, reason: 'not_in_profile' },
+    seesPrompt: (name) => selection.prompts(name) && (access?.seesPrompt(name) ?? true),
+    readsResource: (uri) => selection.resources(uri) && (access?.readsResource(uri) ?? true),
   };
+}
+
+/**
+ * I3, I6: one caller's whole view: `principal` at `profile`'s endpoint (`undefined`: the whole
+ * catalog), through that profile's selection and the policy; `undefined` when neither narrows.
+ */
+export function viewOf(
+  policy: Policy | undefined,
+  profiles: Readonly<Record<string, ProfileSelection>> | undefined,
+  principal: Principal,
+  profile: string | undefined,
+): CallAccess | undefined {
+  const access = policy === undefined ? undefined : accessOf(policy, principal, profile);
+  return withinProfile(profile === undefined ? undefined : profiles?.[profile], access);
 }

@@ -88,7 +88,9 @@ function denied(name: string, verdict: Verdict & { allowed: false }): FailureRes
         ? 'is not allowed: no access rule matches the caller'
         : verdict.reason === 'not_in_profile'
           ? 'is not in the profile this endpoint serves'
-          : "is not allowed by the caller's access rule";
+          : verdict.reason === 'profile_not_allowed'
+            ? 'is not served to this caller here: its access rule names the profiles it may use'
+            : "is not allowed by the caller's access rule";
   return failure('access_denied', `Tool "${name}" ${why}.`, {
     meta: { tool: name, source: 'proxy' },
     errorData: {

@@ -7,14 +7,14 @@
 import { randomUUID } from 'node:crypto';
 import type { AuthInfo, Server } from '@modelcontextprotocol/server';
 import {
-  accessOf,
   ANONYMOUS_PRINCIPAL,
   LOCAL_PRINCIPAL,
   principalOf,
-  withinProfile,
+  viewOf,
   type CallAccess,
   type Policy,
   type Principal,
+  type ProfileSelection,
 } from '../core/policy.js';
 
 /** What a request's handler context says about its transport. */
@@ -23,7 +23,7 @@ export type RequestContext = { http?: { authInfo?: AuthInfo } };
 /** Options of {@link createCallerIdentity}. */
 export interface CallerIdentityOptions {
   readonly policy?: Policy;
-  readonly profiles?: Readonly<Record<string, (name: string) => boolean>>;
+  readonly profiles?: Readonly<Record<string, ProfileSelection>>;
   /** The profile a stdio connection serves (`serve --profile`). */
   readonly profile?: string;
 }
@@ -77,13 +77,11 @@ export function createCallerIdentity(options: CallerIdentityOptions): CallerIden
     isSole: (server) => sole.has(server),
     principal,
     access(server, ctx) {
-      const policy =
-        options.policy === undefined ? undefined : accessOf(options.policy, principal(server, ctx));
       // I6: the endpoint's profile (`/mcp/<name>`), or stdio's `--profile`.
       const profile = sole.has(server)
         ? options.profile
         : (ctx.http?.authInfo?.extra?.['profile'] as string | undefined);
-      return withinProfile(profile === undefined ? undefined : options.profiles?.[profile], policy);
+      return viewOf(options.policy, options.profiles, principal(server, ctx), profile);
     },
     idOf: (server) => ids.get(server),
     ensureId,

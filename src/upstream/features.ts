@@ -8,6 +8,7 @@
 import type { Era } from '../core/options.js';
 import { ProtocolErrorCode } from '@modelcontextprotocol/server';
 import type { CallAccess } from '../core/policy.js';
+import { FILE_URI_PREFIX } from './file-store.js';
 import type {
   AuthInfo,
   Server,
@@ -70,12 +71,22 @@ export interface FeatureHandlerOptions {
   readonly access?: (ctx: { http?: { authInfo?: AuthInfo } }) => CallAccess | undefined;
 }
 
-/** I3: a prompt the caller's rule does not allow is refused like a bad name (InvalidParams). */
-function refuseHidden(access: CallAccess | undefined, name: string): void {
-  if (access === undefined || access.sees(name)) return;
-  throw Object.assign(new Error(`Prompt "${name}" is not allowed for this caller`), {
+/**
+ * I3: a prompt, resource or template the caller's view does not hold is refused like a bad name
+ * (InvalidParams). The gateway's own file links are bound to their owner instead (F7, I5).
+ */
+function refuseHidden(access: CallAccess | undefined, kind: 'prompt' | 'resource', name: string): void {
+  if (access === undefined) return;
+  if (
+    kind === 'prompt'
+      ? access.seesPrompt(name)
+      : name.startsWith(FILE_URI_PREFIX) || access.readsResource(name)
+  )
+    return;
+  const what = kind === 'prompt' ? 'Prompt' : 'Resource';
+  throw Object.assign(new Error(`${what} "${name}" is not allowed for this caller`), {
     code: ProtocolErrorCode.InvalidParams,
-    data: { prompt: name, reason: 'access_denied' },
+    data: { [kind === 'prompt' ? 'prompt' : 'uri']: name, reason: 'access_denied' },
   });
 }
 
@@ -93,6 +104,7 @@ export function registerFeatureHandlers(
       notify: (uri) => void server.sendResourceUpdated({ uri }).catch(() => {}),
     };
     server.setRequestHandler('resources/subscribe', async (request, ctx) => {
+      refuseHidden(options.access?.(ctx), 'resource', request.params.uri);
       await backend.subscribe(request.params.uri, subscriber, { signal: signalOf(ctx.mcpReq.signal) });
       return {};
     });
@@ -111,29 +123,41 @@ export function registerFeatureHandlers(
     const access = options.access?.(ctx);
     const prompts = await backend.listPrompts();
     return hint({
-      prompts: access === undefined ? [...prompts] : prompts.filter((p) => access.sees(p.name)),
+      prompts: access === undefined ? [...prompts] : prompts.filter((p) => access.seesPrompt(p.name)),
     });
   });
-  server.setRequestHandler('resources/list', async () => {
+  server.setRequestHandler('resources/list', async (_request, ctx) => {
     options.listed?.('resources');
-    return hint({ resources: [...(await backend.listResources())] });
+    const access = options.access?.(ctx);
+    const resources = await backend.listResources();
+    return hint({
+      resources: access === undefined ? [...resources] : resources.filter((r) => access.readsResource(r.uri)),
+    });
   });
-  server.setRequestHandler('resources/templates/list', async () => {
+  server.setRequestHandler('resources/templates/list', async (_request, ctx) => {
     options.listed?.('resources');
-    return hint({ resourceTemplates: [...(await backend.listResourceTemplates())] });
+    const access = options.access?.(ctx);
+    const templates = await backend.listResourceTemplates();
+    return hint({
+      resourceTemplates:
+        access === undefined ? [...templates] : templates.filter((t) => access.readsResource(t.uriTemplate)),
+    });
   });
   server.setRequestHandler('prompts/get', (request, ctx) => {
-    refuseHidden(options.access?.(ctx), request.params.name);
+    refuseHidden(options.access?.(ctx), 'prompt', request.params.name);
     return backend.getPrompt(request.params.name, request.params.arguments, {
       signal: signalOf(ctx.mcpReq.signal),
     });
   });
-  server.setRequestHandler('resources/read', (request, ctx) =>
-    backend.readResource(request.params.uri, { signal: signalOf(ctx.mcpReq.signal) }),
-  );
+  server.setRequestHandler('resources/read', (request, ctx) => {
+    refuseHidden(options.access?.(ctx), 'resource', request.params.uri);
+    return backend.readResource(request.params.uri, { signal: signalOf(ctx.mcpReq.signal) });
+  });
   server.setRequestHandler('completion/complete', (request, ctx) => {
     const ref = request.params.ref;
-    if (ref.type === 'ref/prompt') refuseHidden(options.access?.(ctx), ref.name);
+    const access = options.access?.(ctx);
+    if (ref.type === 'ref/prompt') refuseHidden(access, 'prompt', ref.name);
+    else refuseHidden(access, 'resource', ref.uri);
     return backend.complete(request.params, { signal: signalOf(ctx.mcpReq.signal) });
   });
 }

@@ -19,7 +19,7 @@ import type { Logger } from 'pino';
 import type { HostCapabilities, Caller, InputReply, InputRound } from '../core/input.js';
 import { isInputRound } from '../core/input.js';
 import type { Result } from '../core/result.js';
-import { principalOf, type CallAccess, type Policy } from '../core/policy.js';
+import { principalOf, type CallAccess, type Policy, type ProfileSelection } from '../core/policy.js';
 import type { AuthInfo } from '@modelcontextprotocol/server';
 import { createCallerIdentity } from './caller-identity.js';
 import { failure, type FailureResult } from '../core/result.js';
@@ -91,7 +91,7 @@ export interface UpstreamDeps<F extends PreparedForward = PreparedForward> {
   /** I3: who may see and call what; absent: every caller everything. */
   readonly policy?: Policy;
   /** I6: each profile's selection of exposed names, by profile name. */
-  readonly profiles?: Readonly<Record<string, (name: string) => boolean>>;
+  readonly profiles?: Readonly<Record<string, ProfileSelection>>;
   /** I6: the profile a stdio connection serves (`serve --profile`). */
   readonly profile?: string;
   /** O1: one notification sent upstream. */

@@ -3,7 +3,9 @@ import { describe, expect, it } from 'vitest';
 import {
   accessOf,
   compilePolicy,
-  compileSelection,
+  compileProfile,
+  compileUriSelection,
+  viewOf,
   withinProfile,
   type AccessRule,
   type Principal,
@@ -88,8 +90,8 @@ describe('access rules', () => {
   });
 
   it('I6: a profile selects exposed names with globs, ! excluding, before the caller’s policy', () => {
-    const readers = compileSelection(['memory_*', 'files_read', '!memory_delete_*']);
-    expect(['memory_read', 'files_read', 'memory_delete_x', 'git_push'].map(readers)).toEqual([
+    const readers = compileProfile({ tools: ['memory_*', 'files_read', '!memory_delete_*'] });
+    expect(['memory_read', 'files_read', 'memory_delete_x', 'git_push'].map(readers.tools)).toEqual([
       true,
       true,
       false,
@@ -101,11 +103,84 @@ describe('access rules', () => {
     expect(view?.decide('memory_read')).toEqual({ allowed: true });
     // In the profile but refused by the policy: the policy's reason.
     expect(view?.decide('files_read')).toEqual({ allowed: true });
-    expect(withinProfile(compileSelection(['git_*']), dev)?.decide('git_status')).toEqual({
+    expect(withinProfile(compileProfile({ tools: ['git_*'] }), dev)?.decide('git_status')).toEqual({
       allowed: false,
       reason: 'not_allowed',
     });
     expect(withinProfile(readers, undefined)?.sees('memory_read')).toBe(true);
     expect(withinProfile(undefined, undefined)).toBeUndefined();
+  });
+
+  it('I6: a profile’s prompts follow its tools’ globs unless it names its own; it serves no resources unless it names them', () => {
+    const plain = compileProfile({ tools: ['memory_*'] });
+    expect([plain.prompts('memory_hint'), plain.prompts('git_hint'), plain.resources('m+mem://a')]).toEqual([
+      true,
+      false,
+      false,
+    ]);
+    const own = compileProfile({ tools: ['memory_*'], prompts: ['git_*'], resources: ['m+mem://*'] });
+    expect([own.prompts('memory_hint'), own.prompts('git_hint'), own.resources('m+mem://a/b')]).toEqual([
+      false,
+      true,
+      true,
+    ]);
+  });
+
+  it.each([
+    ['*', 'files+file:///a/b.md', true],
+    ['files+*', 'files+file:///a/b.md', true],
+    ['files+file:///a/*', 'files+file:///a/b/c.md', true],
+    ['files+file:///a/*', 'files+file:///b/c.md', false],
+    ['docs+https://x.test/{page}', 'docs+https://x.test/{page}', true],
+    ['docs+https://x.test/{page}', 'docs+https://x.test/home', false],
+    ['a.b+*', 'aXb+c', false],
+  ])('I3: the URI glob %s over %s: %s (only * is special, and it spans /)', (glob, uri, matched) => {
+    expect(compileUriSelection([glob])(uri)).toBe(matched);
+  });
+
+  it('I3: resources follow the deciding rule’s own globs, none without them', () => {
+    const rules = compilePolicy([
+      { principals: ['group:admins'], allow: ['*'], resources: ['*'] },
+      { principals: ['group:dev'], allow: ['*'], resources: ['files+*', '!files+file:///secret/*'] },
+      { principals: ['*'], allow: ['*'] },
+    ]);
+    const reads = (principal: Principal, uri: string): boolean => rules.readsResource(principal, uri);
+    expect(reads(who({ groups: ['admins'] }), 'db+sqlite://x')).toBe(true);
+    expect(reads(who({ groups: ['dev'] }), 'files+file:///a')).toBe(true);
+    expect(reads(who({ groups: ['dev'] }), 'files+file:///secret/k')).toBe(false);
+    expect(reads(who({ groups: ['dev'] }), 'db+sqlite://x')).toBe(false);
+    expect(reads(who({}), 'files+file:///a')).toBe(false);
+    expect(compilePolicy(undefined).readsResource(who({}), 'x')).toBe(true);
+  });
+
+  it('I6: a rule’s profiles confine its principals to those views; /mcp is not one of them', () => {
+    const rules = compilePolicy([
+      { principals: ['client:ci'], allow: ['*'], profiles: ['ci'] },
+      { principals: ['*'], allow: ['*'] },
+    ]);
+    const ci = who({ clientId: 'ci' });
+    expect(accessOf(rules, ci, 'ci').decide('git_status')).toEqual({ allowed: true });
+    for (const elsewhere of ['readers', undefined]) {
+      const view = accessOf(rules, ci, elsewhere);
+      expect(view.decide('git_status')).toEqual({ allowed: false, reason: 'profile_not_allowed' });
+      expect([view.sees('git_status'), view.seesPrompt('p'), view.readsResource('r')]).toEqual([
+        false,
+        false,
+        false,
+      ]);
+    }
+    // No `profiles`: every view.
+    expect(accessOf(rules, who({}), 'readers').decide('git_status')).toEqual({ allowed: true });
+  });
+
+  it('I3, I6: viewOf joins the profile and the policy for one principal', () => {
+    const profiles = { readers: compileProfile({ tools: ['files_*'] }) };
+    const dev = who({ groups: ['dev'] });
+    expect(viewOf(policy, profiles, dev, 'readers')?.decide('memory_read')).toEqual({
+      allowed: false,
+      reason: 'not_in_profile',
+    });
+    expect(viewOf(policy, profiles, dev, undefined)?.decide('memory_read')).toEqual({ allowed: true });
+    expect(viewOf(undefined, profiles, dev, undefined)).toBeUndefined();
   });
 });

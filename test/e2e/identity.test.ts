@@ -52,6 +52,7 @@ function config(extra: string[] = [], servers: string[] = [fixtureEntry('c', 'co
       "  - principals: ['group:dev']",
       "    allow: ['c_*', 'g_*', 'n_*', '!c_delete_all']",
       "    scopes: { 'c_add': 'tools.write' }",
+      "    resources: ['n+notes://*', '!n+notes://logo.png']",
       "  - principals: ['client:bob']",
       "    allow: ['c_count', 'g_*']",
       ...extra,
@@ -348,6 +349,35 @@ describe('who is calling', () => {
     const got = await alice.client.getPrompt({ name: 'n_greeting' });
     expect(got.messages.length).toBeGreaterThan(0);
     await expect(bob.getPrompt({ name: 'n_greeting' })).rejects.toThrow(/not allowed for this caller/);
+  });
+
+  it('I3: resources and templates follow the rule’s own resources globs: listed, read and completed only where allowed', async () => {
+    const serve = await gateway(
+      config([], [fixtureEntry('c', 'counter'), fixtureEntry('n', 'prompts-resources')]),
+    );
+    const alice = await legacyClient(serve.url, await as.token(ALICE));
+    const bob = await modernClient(serve.url, await as.token(BOB));
+    const uris = (list: { uri: string }[]): string[] => list.map((resource) => resource.uri).sort();
+    expect(uris((await alice.client.listResources()).resources)).toEqual(['n+notes://readme']);
+    expect((await alice.client.listResourceTemplates()).resourceTemplates.map((t) => t.uriTemplate)).toEqual([
+      'n+notes://note/{name}',
+    ]);
+    expect((await alice.client.readResource({ uri: 'n+notes://readme' })).contents).toHaveLength(1);
+    await expect(alice.client.readResource({ uri: 'n+notes://logo.png' })).rejects.toThrow(
+      /Resource "n\+notes:\/\/logo.png" is not allowed for this caller/,
+    );
+    // Bob's rule names no resources: none listed, none read, no template completed.
+    expect((await bob.listResources()).resources).toEqual([]);
+    expect((await bob.listResourceTemplates()).resourceTemplates).toEqual([]);
+    await expect(bob.readResource({ uri: 'n+notes://readme' })).rejects.toThrow(
+      /not allowed for this caller/,
+    );
+    await expect(
+      bob.complete({
+        ref: { type: 'ref/resource', uri: 'n+notes://note/{name}' },
+        argument: { name: 'name', value: '' },
+      }),
+    ).rejects.toThrow(/not allowed for this caller/);
   });
 
   it('I5/F7: principal B cannot read a file link made for A (2026, no session); A can', async () => {

@@ -83,4 +83,71 @@ describe('profiles', () => {
     expect(unknown.code).toBe(2);
     expect(unknown.stderr).toContain('Unknown profile "writers": the config has readers');
   });
+
+  it('I6: a rule’s profiles confine the local user to them, in serve and in the CLI’s tools listing', async () => {
+    const file = writeConfig(
+      [
+        'access:',
+        "  - principals: ['sub:local']",
+        "    allow: ['*']",
+        '    profiles: [readers]',
+        CONFIG,
+      ].join('\n'),
+    );
+    const whole = await connectStdio(file);
+    stops.push(() => whole.client.close());
+    expect((await whole.client.listTools()).tools).toEqual([]);
+    const refused = await whole.client.callTool({ name: 'c_count', arguments: {} });
+    expect(refused.structuredContent).toMatchObject({
+      meta_data: { error_type: 'access_denied', error_data: { reason: 'profile_not_allowed' } },
+    });
+    const readers = await connectStdio(file, {}, ['--profile', 'readers']);
+    stops.push(() => readers.client.close());
+    expect(names((await readers.client.listTools()).tools)).toEqual(READERS);
+
+    const listed = await runCli(['tools', '--config', file, '--profile', 'readers', '--json']);
+    expect(listed.code, listed.stderr).toBe(0);
+    expect(names(JSON.parse(listed.stdout) as { name: string }[])).toEqual(READERS);
+    const nothing = await runCli(['tools', '--config', file, '--json']);
+    expect(JSON.parse(nothing.stdout)).toEqual([]);
+    const unknown = await runCli(['tools', '--config', file, '--profile', 'writers']);
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toContain('Unknown profile "writers": the config has readers');
+  });
+
+  it('I6: a rule naming a profile the config does not have is a located config error', async () => {
+    const file = writeConfig(
+      ['access:', "  - principals: ['*']", "    allow: ['*']", '    profiles: [writers]', CONFIG].join('\n'),
+    );
+    const checked = await runCli(['check', '--config', file]);
+    expect(checked.code).toBe(3);
+    expect(checked.stderr).toMatch(
+      /:4:\d+: access\[0\]\.profiles\[0\]: unknown profile "writers": profiles: has readers/,
+    );
+  });
+
+  it('I6: a profile serves its own prompts and resources, none unless it names them', async () => {
+    const file = writeConfig(
+      [
+        'profiles:',
+        "  notes: { tools: ['c_count'], prompts: ['n_greeting'], resources: ['n+notes://readme'] }",
+        "  bare: { tools: ['c_count'] }",
+        'servers:',
+        fixtureEntry('c', 'counter'),
+        fixtureEntry('n', 'prompts-resources'),
+      ].join('\n'),
+    );
+    const notes = await connectStdio(file, {}, ['--profile', 'notes']);
+    stops.push(() => notes.client.close());
+    expect((await notes.client.listPrompts()).prompts.map((p) => p.name)).toEqual(['n_greeting']);
+    expect((await notes.client.listResources()).resources.map((r) => r.uri)).toEqual(['n+notes://readme']);
+    await expect(notes.client.readResource({ uri: 'n+notes://logo.png' })).rejects.toThrow(
+      /not allowed for this caller/,
+    );
+    const bare = await connectStdio(file, {}, ['--profile', 'bare']);
+    stops.push(() => bare.client.close());
+    expect((await bare.client.listPrompts()).prompts).toEqual([]);
+    expect((await bare.client.listResources()).resources).toEqual([]);
+    expect((await bare.client.listResourceTemplates()).resourceTemplates).toEqual([]);
+  });
 });

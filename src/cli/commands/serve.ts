@@ -7,6 +7,7 @@ import { createProxy } from '../../app/proxy.js';
 import type { StdioFront } from '../../app/stdio-front.js';
 import type { CliIO } from '../common.js';
 import {
+  checkProfile,
   CliError,
   EXIT,
   cliLogger,
@@ -75,13 +76,7 @@ export async function run(args: readonly string[], io: CliIO, front?: StdioFront
     logger.warn(message),
   );
   const profile = values['profile'] as string | undefined;
-  if (profile !== undefined && config.profiles[profile] === undefined) {
-    const known = Object.keys(config.profiles);
-    throw new CliError(
-      `Unknown profile "${profile}": ${known.length > 0 ? `the config has ${known.join(', ')}` : 'the config has no profiles:'}`,
-      EXIT.usage,
-    );
-  }
+  checkProfile(config, profile);
   const proxy = createProxy(config, { logger, ...(profile !== undefined ? { profile } : {}) });
   const stop = async (graceMs: number): Promise<void> => {
     await proxy.stop({ graceMs });

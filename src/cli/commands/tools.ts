@@ -1,25 +1,28 @@
 /**
  * `mcp-normalizer tools` (U3): the exposed tools, as a table or (`--json`) as the exact
- * tools/list definitions a client receives.
+ * tools/list definitions a client receives; what the local user may see (I3: `access:` rules
+ * for `sub:local`) and, with `--profile`, that profile's view (I6).
  */
 import type { CliIO } from '../common.js';
-import { EXIT, parseCommandArgs, withStartedProxy } from '../common.js';
+import { EXIT, parseCommandArgs, checkProfile, withStartedProxy } from '../common.js';
 import { formatToolTable } from '../report.js';
 
 /** `tools --help`. */
-export const HELP = `Usage: mcp-normalizer tools [--config FILE] [--json]
+export const HELP = `Usage: mcp-normalizer tools [--config FILE] [--json] [--profile NAME]
 
-List the tools the aggregated server exposes.
+List the tools the aggregated server exposes to the local user (the access: rules for sub:local).
 
 Options:
   -c, --config FILE     config file (default: $MCP_NORMALIZER_CONFIG, else ./mcp-normalizer.{yaml,yml,json})
       --json            print the tools/list definitions as JSON
+      --profile NAME    only profile NAME's tools (profiles: in the config), as serve --profile serves them
       --log-level LEVEL also log to stderr at this level (default: silent)
   -h, --help            show this help`;
 
 const OPTIONS = {
   config: { type: 'string', short: 'c' },
   json: { type: 'boolean' },
+  profile: { type: 'string' },
   'log-level': { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } as const;
@@ -31,22 +34,36 @@ export async function run(args: readonly string[], io: CliIO): Promise<number> {
     io.out(HELP);
     return EXIT.ok;
   }
+  const profile = values['profile'] as string | undefined;
   return withStartedProxy(
     values['config'] as string | undefined,
     values['log-level'] as string | undefined,
     io,
     (proxy, io) => {
       const catalog = proxy.catalog();
+      // I3, I6: what the local user sees there (the search pair is the gateway's own).
+      const view = proxy.localView(profile);
+      const pair = catalog.searchPair;
+      const shown = (name: string): boolean =>
+        view === undefined || name === pair?.search || name === pair?.call || view.sees(name);
       io.out(
         values['json'] === true
-          ? JSON.stringify(catalog.definitions, null, 2)
-          : formatToolTable(catalog.tools),
+          ? JSON.stringify(
+              catalog.definitions.filter((tool) => shown(tool.name)),
+              null,
+              2,
+            )
+          : formatToolTable(catalog.tools.filter((tool) => shown(tool.name))),
       );
       for (const server of proxy.servers()) {
         if (server.state !== 'ready')
           io.err(`warning: server "${server.name}" is ${server.state}; its tools may be missing`);
       }
       return Promise.resolve(EXIT.ok);
+    },
+    (config) => {
+      checkProfile(config, profile);
+      return config;
     },
   );
 }
