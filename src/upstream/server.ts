@@ -302,9 +302,15 @@ export function createUpstreamServer<F extends PreparedForward>(deps: UpstreamDe
     // F7, I5: whose file links these are: the session's; a sessionless caller's principal's.
     const filesOwner = (): object | undefined => owner() ?? callers.principalObject(authInfo);
     // E2: a list that may still grow is not to be cached by a modern host (the SDK's configured
-    // hint is a fallback: a handler's own ttlMs wins).
+    // hint is a fallback: a handler's own wins); I3: lists that vary by caller are its own.
     const hint = <T extends object>(result: T): T =>
-      era === 'modern' && deps.listsComplete?.() === false ? { ...result, ttlMs: 0 } : result;
+      era !== 'modern'
+        ? result
+        : {
+            ...result,
+            ...(deps.listsComplete?.() === false ? { ttlMs: 0 } : {}),
+            ...(deps.policy !== undefined ? { cacheScope: 'private' } : {}),
+          };
     const files = deps.files;
     if (deps.features !== undefined) {
       const features = files === undefined ? deps.features : withFileLinks(deps.features, files, filesOwner);

@@ -10,7 +10,7 @@ import { StreamableHTTPClientTransport as LegacyHttpTransport } from '@modelcont
 import { generateKeyPair, SignJWT, type JWTPayload } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { answersAs, envelope, modernHost, modernToolCall } from '../helpers/hosts.js';
+import { answersAs, envelope, modernHost, modernRequest, modernToolCall } from '../helpers/hosts.js';
 import { startAuthServer, type AuthClient, type AuthServer } from '../../fixtures/servers/oauth.js';
 import { fixtureEntry, serveHttp, writeConfig, type HttpServe } from './cli-process.js';
 
@@ -194,6 +194,11 @@ describe('who is calling', () => {
     const bob = await modernClient(serve.url, bobToken);
     expect(names((await alice.client.listTools()).tools)).toEqual(['c_add', 'c_count', 'c_hit']);
     expect(names((await bob.listTools()).tools)).toEqual(['c_count']);
+    // E2, I3: a list that varies by caller is cached per caller, never shared.
+    const listed = (await (await modernRequest(serve.url, 'tools/list', {}, { token: bobToken })).json()) as {
+      result: { cacheScope: string; tools: unknown[] };
+    };
+    expect(listed.result).toMatchObject({ cacheScope: 'private', tools: [{ name: 'c_count' }] });
 
     const denied = await bob.callTool({ name: 'c_hit', arguments: {} });
     expect(denied.isError).toBe(true);

@@ -108,6 +108,43 @@ export function envelope(result: unknown): {
   };
 }
 
+/** One raw 2026-07-28 POST of `method` (`params` with the per-request envelope), with `token` when given. */
+export function modernRequest(
+  url: string,
+  method: string,
+  params: Record<string, unknown>,
+  options: {
+    readonly token?: string;
+    readonly capabilities?: Record<string, object>;
+    readonly id?: number;
+  } = {},
+): Promise<Response> {
+  return fetch(url, {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      'mcp-protocol-version': '2026-07-28',
+      'mcp-method': method,
+      ...(typeof params['name'] === 'string' ? { 'mcp-name': params['name'] } : {}),
+      ...(options.token !== undefined ? { authorization: `Bearer ${options.token}` } : {}),
+    },
+    body: JSON.stringify({
+      jsonrpc: '2.0',
+      id: options.id ?? 1,
+      method,
+      params: {
+        ...params,
+        _meta: {
+          'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+          'io.modelcontextprotocol/clientInfo': { name: 'raw', version: '1' },
+          'io.modelcontextprotocol/clientCapabilities': options.capabilities ?? {},
+        },
+      },
+    }),
+  });
+}
+
 /**
  * One raw 2026-07-28 `tools/call` over HTTP, headers and `_meta` envelope as a 2026 host sends
  * them, for tests that look at the status, headers and body themselves.
@@ -121,29 +158,5 @@ export function modernToolCall(
     readonly id?: number;
   } = {},
 ): Promise<Response> {
-  return fetch(url, {
-    method: 'POST',
-    headers: {
-      'content-type': 'application/json',
-      accept: 'application/json, text/event-stream',
-      'mcp-protocol-version': '2026-07-28',
-      'mcp-method': 'tools/call',
-      'mcp-name': name,
-      ...(options.token !== undefined ? { authorization: `Bearer ${options.token}` } : {}),
-    },
-    body: JSON.stringify({
-      jsonrpc: '2.0',
-      id: options.id ?? 1,
-      method: 'tools/call',
-      params: {
-        name,
-        arguments: {},
-        _meta: {
-          'io.modelcontextprotocol/protocolVersion': '2026-07-28',
-          'io.modelcontextprotocol/clientInfo': { name: 'raw', version: '1' },
-          'io.modelcontextprotocol/clientCapabilities': options.capabilities ?? {},
-        },
-      },
-    }),
-  });
+  return modernRequest(url, 'tools/call', { name, arguments: {} }, options);
 }
