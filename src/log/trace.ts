@@ -61,6 +61,7 @@ export function startCallSpan(
   name: string | undefined,
   meta: Record<string, unknown> | undefined,
   era: string,
+  principal?: string,
 ): Traced {
   if (!tracing()) return UNTRACED;
   const parent = meta === undefined ? ROOT_CONTEXT : propagation.extract(ROOT_CONTEXT, meta, getter);
@@ -73,6 +74,8 @@ export function startCallSpan(
         'mcp.method.name': 'tools/call',
         ...(name === undefined ? {} : { 'mcp.tool.name': name }),
         'mcp.era': era,
+        // I2: who called (the token's subject, never the token).
+        ...(principal === undefined ? {} : { 'enduser.id': principal }),
       },
     },
     parent,

@@ -357,14 +357,15 @@ export function createUpstreamServer<F extends PreparedForward>(deps: UpstreamDe
       // O2: a span per upstream call, parented to the request's `traceparent`, named after the
       // tool only when the tool exists (an unknown name is unbounded input).
       const known = backend.exposes?.(called) !== false;
+      const subject = principalOf(ctx.http?.authInfo)?.subject;
       const traced = startCallSpan(
         known ? called : undefined,
         ctx.mcpReq._meta as Record<string, unknown> | undefined,
         era,
+        subject,
       );
       const outcome: { errorType?: string } = {};
       const access = callers.access(server, ctx);
-      const subject = principalOf(ctx.http?.authInfo)?.subject;
       const pending = rounds.handle(
         {
           name: called,

@@ -75,6 +75,8 @@ describe('traces', () => {
         'mcp.era': 'legacy',
       });
       expect(received.traceparent).toBe(`00-${TRACE_ID}-${downstream?.spanContext().spanId}-01`);
+      // No token named a caller: the span names none.
+      expect(upstream?.attributes['enduser.id']).toBeUndefined();
 
       // A failure ends both spans with its error type.
       exporter.reset();
@@ -95,6 +97,43 @@ describe('traces', () => {
       );
       expect(exporter.getFinishedSpans().map((span) => span.name)).toEqual(['tools/call']);
       expect(JSON.stringify(huge).length).toBeLessThan(2_000);
+    } finally {
+      await client.close();
+      await proxy.stop({ graceMs: 0 });
+    }
+  });
+
+  it('O2, I2: the upstream span carries the caller’s subject from its validated token, never the token', async () => {
+    const { logger } = captureLogger();
+    const proxy = createProxy(runtimeConfig([memoryConfig('m', { protocol: 'legacy' })]), {
+      logger,
+      pool: { transports: new MemoryTransports({ m: metaServer }) },
+    });
+    await proxy.start();
+    const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+    // What the HTTP front puts on each request once a token is validated (upstream/identity.ts).
+    const authInfo = {
+      token: 'secret-token-value',
+      clientId: 'c',
+      scopes: [],
+      extra: { principal: { subject: 'alice', groups: [], scopes: [] } },
+    };
+    const send = clientSide.send.bind(clientSide);
+    clientSide.send = (message, options) => send(message, { ...options, authInfo });
+    await proxy.upstream.connect(serverSide);
+    const client = new Client({ name: 'trace-test', version: '1.0.0' });
+    await client.connect(clientSide);
+    try {
+      exporter.reset();
+      await client.request(
+        { method: 'tools/call', params: { name: 'm_meta', arguments: {} } },
+        CallToolResultSchema,
+      );
+      const upstream = exporter.getFinishedSpans().find((span) => span.name === 'tools/call m_meta');
+      expect(upstream?.attributes['enduser.id']).toBe('alice');
+      expect(JSON.stringify(exporter.getFinishedSpans().map((span) => span.attributes))).not.toContain(
+        'secret-token-value',
+      );
     } finally {
       await client.close();
       await proxy.stop({ graceMs: 0 });
