@@ -18,7 +18,13 @@ import { composeName, echoedName } from '../core/naming.js';
 import { uriPrefix } from '../core/uri-namespace.js';
 import { isForward, prepareCall, type CallCatalog, type PreparedCall } from '../core/prepare-call.js';
 import type { CallAccess } from '../core/policy.js';
-import { calledName, readSearchArguments, searchPairNames, type SearchPair } from '../core/search.js';
+import {
+  calledName,
+  readSearchArguments,
+  searchPairDefinitions,
+  searchPairNames,
+  type SearchPair,
+} from '../core/search.js';
 import { failure, type FailureResult, type Result } from '../core/result.js';
 import { logCallEnd } from '../log/call-log.js';
 import { serverLogger } from '../log/logger.js';
@@ -181,7 +187,10 @@ export function createToolBackend(deps: ToolDeps): ToolBackend<PreparedCall> {
     // From the config, not the catalog: a call may come before the first catalog is built.
     const list = servers.list();
     if (pairOf?.servers !== list) {
-      const searched = list.some((server) => server.expose === 'search');
+      // I6: a profile in search mode lists the pair too.
+      const searched =
+        list.some((server) => server.expose === 'search') ||
+        Object.values(config.profiles).some((profile) => profile.expose === 'search');
       pairOf = {
         servers: list,
         pair: searched
@@ -200,11 +209,18 @@ export function createToolBackend(deps: ToolDeps): ToolBackend<PreparedCall> {
    * S2: the catalog to answer `search_tools` from: its ranking of the query is made off the
    * event loop (searches.ts), so a host looping costly searches holds up nobody's calls.
    */
-  async function rankedCatalog(args: Record<string, unknown> | undefined): Promise<CallCatalog> {
+  async function rankedCatalog(
+    args: Record<string, unknown> | undefined,
+    access: CallAccess | undefined,
+  ): Promise<CallCatalog> {
     const catalog = deps.catalog();
     const read = readSearchArguments(args);
-    if (deps.searches === undefined || 'issues' in read) return catalog;
-    const ranking = await deps.searches.rank(catalog, read.query);
+    // I6: a profile in search mode searches every tool of its view (the view filters them).
+    const scope = access?.expose === 'search' ? 'all' : 'search';
+    if ('issues' in read) return catalog;
+    if (deps.searches === undefined)
+      return scope === 'all' ? { ...catalog, search: catalog.searchAll } : catalog;
+    const ranking = await deps.searches.rank(catalog, read.query, scope);
     return {
       get: catalog.get,
       suggest: catalog.suggest,
@@ -251,7 +267,7 @@ export function createToolBackend(deps: ToolDeps): ToolBackend<PreparedCall> {
       const searching = deps.settleLists();
       if (searching !== undefined)
         return searching.then(() => prepare(name, args, requestId, access, principal));
-      return rankedCatalog(args).then((catalog) =>
+      return rankedCatalog(args, access).then((catalog) =>
         finishPrepare(prepareCall(catalog, name, args, access), name, args, requestId, principal),
       );
     }
@@ -280,12 +296,18 @@ export function createToolBackend(deps: ToolDeps): ToolBackend<PreparedCall> {
     listTools(access) {
       // P1: what is ready (in the first moments, once the servers starting then are up); a host
       // that lists early hears of the rest (T10). I3: what the caller may see, and the search
-      // pair, which is the gateway's own.
+      // pair, which is the gateway's own. I6: a profile's own expose mode.
       const visible = (): readonly Tool[] => {
-        const definitions = deps.catalog().definitions;
-        if (access === undefined) return definitions;
+        const catalog = deps.catalog();
+        if (access === undefined) return catalog.definitions;
         const pair = searchPair();
-        return definitions.filter(
+        if (access.expose === 'search' && pair !== undefined) {
+          const seen = catalog.tools.filter((tool) => access.sees(tool.name));
+          return searchPairDefinitions(pair, [...new Set(seen.map((tool) => tool.server))]);
+        }
+        if (access.expose === 'all' || access.expose === 'read_only')
+          return catalog.tools.filter((tool) => access.sees(tool.name)).map((tool) => tool.definition);
+        return catalog.definitions.filter(
           (tool) => tool.name === pair?.search || tool.name === pair?.call || access.sees(tool.name),
         );
       };

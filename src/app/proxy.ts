@@ -112,6 +112,8 @@ function catalogOptions(config: Config): CatalogOptions {
     explicitDestructive: config.explicitDestructive,
     strictArguments: config.strictArguments,
     describeArguments: config.output.describeArguments,
+    // I6: a profile in search mode lists the search pair, whose names are then the gateway's.
+    reserveSearchPair: Object.values(config.profiles).some((profile) => profile.expose === 'search'),
     // T6: the envelope schema only when asked for (it was 69% of each tool's bytes, and hosts
     // compile a validator per advertised schema).
     ...(config.output.advertiseSchema
@@ -228,9 +230,18 @@ export function createProxy(config: Config, options: ProxyOptions): Proxy {
   });
   // I3: who may see and call what (every caller everything without `access:`).
   const policy = config.access === undefined ? undefined : compilePolicy(config.access);
-  // I6: each profile's selection of exposed names.
+  // I6: each profile's selection of exposed names (`expose: read_only`: of the catalog now), and
+  // its own envelope format.
+  const readOnly = (name: string): boolean =>
+    catalogs.tools().get(name)?.definition.annotations?.readOnlyHint === true;
   const profiles = Object.fromEntries(
-    Object.entries(config.profiles).map(([name, profile]) => [name, compileProfile(profile)]),
+    Object.entries(config.profiles).map(([name, profile]) => [name, compileProfile(profile, readOnly)]),
+  );
+  const output = { format: config.output.format, media: config.output.media, text: config.output.text };
+  const profileOutputs = Object.fromEntries(
+    Object.entries(config.profiles).flatMap(([name, profile]) =>
+      profile.output === undefined ? [] : [[name, { ...output, format: profile.output.format }]],
+    ),
   );
   const upstream = createUpstreamServer({
     backend,
@@ -238,7 +249,8 @@ export function createProxy(config: Config, options: ProxyOptions): Proxy {
     profiles,
     ...(options.profile !== undefined ? { profile: options.profile } : {}),
     notifier,
-    output: { format: config.output.format, media: config.output.media, text: config.output.text },
+    output,
+    profileOutputs,
     ...(config.output.files === 'resource' ? { files: createFileStore(config.output.fileStore) } : {}),
     logger,
     features: features.backend,

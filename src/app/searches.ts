@@ -10,10 +10,16 @@ import type { Logger } from 'pino';
 import type { Catalog, ExposedTool } from '../core/catalog.js';
 import { searchDocument } from '../core/search.js';
 
+/**
+ * Which tools a search ranks: `search`, those of servers in search mode (S1); `all`, every tool
+ * of the catalog (a profile in search mode, I6, filters them to its view).
+ */
+export type SearchScope = 'search' | 'all';
+
 /** Ranks queries over a catalog's searchable tools. */
 export interface Searches {
-  /** S2: the whole ranking of `query` over `catalog`'s tools in search mode, best first. */
-  rank(catalog: Catalog, query: string): Promise<readonly ExposedTool[]>;
+  /** S2: the whole ranking of `query` over `catalog`'s tools of `scope`, best first. */
+  rank(catalog: Catalog, query: string, scope?: SearchScope): Promise<readonly ExposedTool[]>;
   /** Stops the thread (P5). */
   close(): Promise<void>;
 }
@@ -28,32 +34,37 @@ function threadFile(): URL | undefined {
   return import.meta.url.endsWith('.js') ? url : undefined;
 }
 
+/** How many generations the thread keeps indexed (search-thread.ts's `KEPT`). */
+const KEPT = 4;
+
+interface Generation {
+  readonly generation: number;
+  readonly tools: readonly ExposedTool[];
+}
+
 export function createSearches(logger: Logger): Searches {
-  const generations = new WeakMap<Catalog, { generation: number; tools: readonly ExposedTool[] }>();
+  const generations = new WeakMap<Catalog, Partial<Record<SearchScope, Generation>>>();
   let nextGeneration = 0;
   let worker: Worker | undefined;
-  /** The generation the running thread has indexed. */
-  let indexed: number | undefined;
+  /** The generations the running thread has indexed, oldest first (it evicts in this order). */
+  const indexed = new Set<number>();
   const pending = new Map<number, Pending>();
   let nextId = 0;
 
-  const searchable = (catalog: Catalog): { generation: number; tools: readonly ExposedTool[] } => {
+  const searchable = (catalog: Catalog, scope: SearchScope): Generation => {
     let known = generations.get(catalog);
-    if (known === undefined) {
-      known = {
-        generation: nextGeneration++,
-        tools: catalog.tools.filter((tool) => tool.searchOnly === true),
-      };
-      generations.set(catalog, known);
-    }
-    return known;
+    if (known === undefined) generations.set(catalog, (known = {}));
+    return (known[scope] ??= {
+      generation: nextGeneration++,
+      tools: scope === 'all' ? catalog.tools : catalog.tools.filter((tool) => tool.searchOnly === true),
+    });
   };
 
   const stopped = (error?: unknown): void => {
     if (error !== undefined)
       logger.warn({ err: error }, 'search thread failed; searching in the main thread');
     worker = undefined;
-    indexed = undefined;
+    indexed.clear();
     // What it had not answered is answered here (the catalog's own search).
     for (const { resolve } of pending.values()) resolve(undefined);
     pending.clear();
@@ -82,22 +93,29 @@ export function createSearches(logger: Logger): Searches {
   };
 
   return {
-    async rank(catalog, query) {
-      const { generation, tools } = searchable(catalog);
+    async rank(catalog, query, scope = 'search') {
+      const { generation, tools } = searchable(catalog, scope);
       const running = thread();
       const positions =
         running === undefined
           ? undefined
           : await new Promise<readonly number[] | undefined>((resolve) => {
-              if (indexed !== generation) {
+              if (!indexed.has(generation)) {
                 running.postMessage({ kind: 'index', generation, documents: tools.map(searchDocument) });
-                indexed = generation;
+                indexed.add(generation);
+                for (const old of indexed) {
+                  if (indexed.size <= KEPT) break;
+                  indexed.delete(old);
+                }
               }
               const id = nextId++;
               pending.set(id, { resolve });
               running.postMessage({ kind: 'search', id, generation, query });
             });
-      if (positions === undefined) return catalog.search(query, Number.MAX_SAFE_INTEGER);
+      if (positions === undefined)
+        return scope === 'all'
+          ? catalog.searchAll(query, Number.MAX_SAFE_INTEGER)
+          : catalog.search(query, Number.MAX_SAFE_INTEGER);
       return positions.map((position) => tools[position] as ExposedTool);
     },
     async close() {

@@ -370,6 +370,19 @@ export const ConfigSchema = z
             .describe(
               'Globs over exposed resource and template URIs this profile serves (`*`: any run of characters); `!glob` excludes. Default: none.',
             ),
+          expose: exposeSchema
+            .optional()
+            .describe(
+              "This profile's own expose mode: all (every tool of the view listed), read_only (only readOnlyHint tools), search (only search_tools and call_tool, over the view's tools). Default: as the catalog lists them.",
+            ),
+          output: z
+            .strictObject({
+              format: z
+                .enum(OUTPUT_FORMATS)
+                .describe("This profile's envelope (F1): results, result or response."),
+            })
+            .optional()
+            .describe("This profile's own output settings; the rest are output:'s."),
         }),
       )
       .optional()
@@ -397,6 +410,16 @@ export const ConfigSchema = z
       .describe('Claude-Desktop-style servers (C2): existing mcpServers files work unchanged.'),
   })
   .superRefine((config, ctx) => {
+    // I6: an advertised envelope schema is of one format: a profile cannot answer in another.
+    for (const [name, profile] of Object.entries(config.profiles ?? {})) {
+      const format = profile.output?.format;
+      if (config.output.advertise_schema && format !== undefined && format !== config.output.format)
+        ctx.addIssue({
+          code: 'custom',
+          path: ['profiles', name, 'output', 'format'],
+          message: `"${format}" differs from output.format "${config.output.format}", whose envelope schema every tool advertises (output.advertise_schema: true); drop one of them`,
+        });
+    }
     // I6: a rule's profiles must be the config's own.
     const known = Object.keys(config.profiles ?? {});
     config.access?.forEach((rule, index) => {

@@ -238,6 +238,11 @@ export interface OutputConfig {
   readonly fileStore: { readonly maxBytes: number; readonly ttlMs: number };
 }
 
+/** I6: one profile: its selection (policy.ts), its own expose mode, its own envelope format. */
+export interface ProfileConfig extends ProfileGlobs {
+  readonly output?: { readonly format: OutputFormat };
+}
+
 /** The whole runtime configuration. */
 export interface Config {
   /** Global prefix (T1): config `prefix`, else env `MCP_TOOL_PREFIX`, else none. */
@@ -262,8 +267,8 @@ export interface Config {
   readonly http: HttpConfig;
   /** Q3: requests from a downstream to its client, relayed as input rounds. */
   readonly inputRequired: InputRequiredConfig;
-  /** I6: named views of the catalog: the tool, prompt and resource globs of each. */
-  readonly profiles: Readonly<Record<string, ProfileGlobs>>;
+  /** I6: named views of the catalog: the tool, prompt and resource globs of each, its own expose mode and envelope. */
+  readonly profiles: Readonly<Record<string, ProfileConfig>>;
   /** O4: the status page and its records. @default true */
   readonly statusPage: boolean;
   /** I3: the access rules; absent: every caller everything. */

@@ -93,6 +93,11 @@ export interface CatalogOptions {
   readonly typedOutputSchema?: (toolSchema: Record<string, unknown>) => Record<string, unknown> | undefined;
   /** The catalog this one replaces: its compiled validators are reused (T10 rebuilds stay cheap). */
   readonly previous?: Catalog;
+  /**
+   * S1, I6: the search pair's names are the gateway's even when no server is in search mode (a
+   * profile with `expose: search` lists them). @default false
+   */
+  readonly reserveSearchPair?: boolean;
 }
 
 /** Agent instructions of one tool (R4), for `core/instructions`. */
@@ -159,13 +164,18 @@ export interface Catalog {
    * search pair's when a server is in search mode (S1).
    */
   readonly definitions: readonly Tool[];
-  /** S1: the pair's exposed names, present when at least one server has `expose: search`. */
+  /**
+   * S1: the pair's exposed names, present when at least one server has `expose: search` (or
+   * {@link CatalogOptions.reserveSearchPair}).
+   */
   readonly searchPair?: SearchPair;
   /**
    * S2, S3: the best `limit` tools of servers in search mode for `query` (indexed on first use,
    * once per build).
    */
   search(query: string, limit: number): readonly ExposedTool[];
+  /** I6: as {@link search}, over every tool (a profile in search mode; its own index). */
+  searchAll(query: string, limit: number): readonly ExposedTool[];
   /**
    * T3: a Map lookup; names are never parsed. U6: a name that is no exposed name may be the
    * downstream name an MCP App calls its own server's tool by (see {@link Catalog.isAppName}).
@@ -250,7 +260,8 @@ export function buildCatalog(servers: readonly CatalogServerInput[], options: Ca
   const problems: CatalogProblem[] = [];
   const byName = new Map<string, ExposedTool>();
   const searched = servers.filter((server) => server.expose === 'search').map((server) => server.server);
-  const pair = searched.length > 0 ? searchPairNames(options) : undefined;
+  const pair =
+    searched.length > 0 || options.reserveSearchPair === true ? searchPairNames(options) : undefined;
   /** S1: the pair's names are the gateway's own; a downstream tool never takes them (T4). */
   const reserved = new Map(
     pair === undefined
@@ -316,14 +327,22 @@ export function buildCatalog(servers: readonly CatalogServerInput[], options: Ca
   const appNames = appAliases(tools, byName, problems);
   const names = [...byName.keys()];
   let index: ToolSearch | undefined;
+  let indexAll: ToolSearch | undefined;
   const shown = tools.filter((tool) => tool.searchOnly !== true).map((tool) => tool.definition);
   return {
     tools,
-    definitions: pair === undefined ? shown : [...shown, ...searchPairDefinitions(pair, searched)],
+    definitions:
+      pair === undefined || searched.length === 0
+        ? shown
+        : [...shown, ...searchPairDefinitions(pair, searched)],
     ...(pair !== undefined ? { searchPair: pair } : {}),
     search(query, limit) {
       index ??= createToolSearch(tools.filter((tool) => tool.searchOnly === true));
       return index.search(query, limit);
+    },
+    searchAll(query, limit) {
+      indexAll ??= createToolSearch(tools);
+      return indexAll.search(query, limit);
     },
     get: (exposed) => byName.get(exposed) ?? appNames.get(exposed),
     isAppName: (name) => !byName.has(name) && appNames.has(name),

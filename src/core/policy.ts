@@ -10,6 +10,7 @@
  * exposed URIs (none without them), and a rule's `profiles` confine its principals to those views.
  */
 import picomatch from 'picomatch';
+import type { ExposeMode } from './options.js';
 
 /** The caller behind a request, from its validated token (I2). */
 export interface Principal {
@@ -192,6 +193,12 @@ export interface CallAccess {
   seesPrompt(name: string): boolean;
   /** The caller may list, read, subscribe to and complete the resource or template at `uri`. */
   readsResource(uri: string): boolean;
+  /**
+   * I6: the profile's own expose mode: `all` lists every tool of the view (search-only ones too),
+   * `search` lists only the search pair, whose search ranks every tool of the view; `read_only`
+   * is in {@link sees} already. Absent: as the catalog lists them.
+   */
+  readonly expose?: ExposeMode;
 }
 
 /** I6: a caller the policy confines to other profiles sees nothing here. */
@@ -220,6 +227,8 @@ export interface ProfileGlobs {
   readonly prompts?: readonly string[];
   /** @default none */
   readonly resources?: readonly string[];
+  /** @default as the catalog lists them */
+  readonly expose?: ExposeMode;
 }
 
 /** I6: a profile's selection of the catalog. */
@@ -227,6 +236,7 @@ export interface ProfileSelection {
   readonly tools: (name: string) => boolean;
   readonly prompts: (name: string) => boolean;
   readonly resources: (uri: string) => boolean;
+  readonly expose?: ExposeMode;
 }
 
 /** I6: a list of globs over exposed names, `!` excluding. */
@@ -239,15 +249,21 @@ export function compileSelection(globs: readonly string[]): (name: string) => bo
 }
 
 /**
- * I6: a profile's selection: its tools, its prompts (the tools' globs unless it names its own),
- * its resources and templates (none unless it names them).
+ * I6: a profile's selection: its tools (with `expose: read_only`, only those `readOnly` says are:
+ * without it, none, as T11 counts an unannotated tool), its prompts (the tools' globs unless it
+ * names its own), its resources and templates (none unless it names them).
  */
-export function compileProfile(profile: ProfileGlobs): ProfileSelection {
-  const tools = compileSelection(profile.tools);
+export function compileProfile(
+  profile: ProfileGlobs,
+  readOnly: (name: string) => boolean = never,
+): ProfileSelection {
+  const globs = compileSelection(profile.tools);
+  const tools = profile.expose === 'read_only' ? (name: string) => globs(name) && readOnly(name) : globs;
   return {
     tools,
-    prompts: profile.prompts !== undefined ? compileSelection(profile.prompts) : tools,
+    prompts: profile.prompts !== undefined ? compileSelection(profile.prompts) : globs,
     resources: profile.resources !== undefined ? compileUriSelection(profile.resources) : never,
+    ...(profile.expose !== undefined ? { expose: profile.expose } : {}),
   };
 }
 
@@ -268,6 +284,7 @@ export function withinProfile(
         : { allowed: false, reason: 'not_in_profile' },
     seesPrompt: (name) => selection.prompts(name) && (access?.seesPrompt(name) ?? true),
     readsResource: (uri) => selection.resources(uri) && (access?.readsResource(uri) ?? true),
+    ...(selection.expose !== undefined ? { expose: selection.expose } : {}),
   };
 }
 

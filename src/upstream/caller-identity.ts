@@ -1,11 +1,13 @@
 /**
- * Who is behind one upstream request, as the call path needs it (I2, I6, Q3, P10): the
- * principal, the profile, the caller's view of the policy, the key a `requestState` is bound to,
- * and the key of its per-session server copies. A `Server` is one client's connection: a 2025
+ * Who is behind one upstream request, as the call path needs it (I2, I6, Q2, Q3, P10): the
+ * principal, the profile, the host's capabilities, the caller's view of the policy, the key a
+ * `requestState` is bound to, and the key of its per-session server copies. A `Server` is one client's connection: a 2025
  * session, a stdio connection (its one caller: `sole`), or one 2026 HTTP request.
  */
 import { randomUUID } from 'node:crypto';
-import type { AuthInfo, Server } from '@modelcontextprotocol/server';
+import { CLIENT_CAPABILITIES_META_KEY, type AuthInfo, type Server } from '@modelcontextprotocol/server';
+import type { HostCapabilities } from '../core/input.js';
+import type { Era } from '../core/options.js';
 import {
   ANONYMOUS_PRINCIPAL,
   LOCAL_PRINCIPAL,
@@ -40,6 +42,8 @@ export interface CallerIdentity {
   principal(server: Server, ctx: RequestContext): Principal;
   /** I3, I6: the request's view: its profile's selection, then its principal's policy. */
   access(server: Server, ctx: RequestContext): CallAccess | undefined;
+  /** I6: the profile the request came to (`/mcp/<name>`, or stdio's `--profile`), if any. */
+  profile(server: Server, ctx: RequestContext): string | undefined;
   /** Q3, P10: the session's or connection's own id, made at its first call (undefined before). */
   idOf(server: Server): string | undefined;
   /** Q3, P10: the session's or connection's own id, made now if it has none. */
@@ -68,6 +72,9 @@ export function createCallerIdentity(options: CallerIdentityOptions): CallerIden
     if (id === undefined) ids.set(server, (id = randomUUID()));
     return id;
   };
+  // I6: the endpoint's profile (`/mcp/<name>`), or stdio's `--profile`.
+  const profileOf = (server: Server, ctx: RequestContext): string | undefined =>
+    sole.has(server) ? options.profile : (ctx.http?.authInfo?.extra?.['profile'] as string | undefined);
   const principalKey = (ctx: RequestContext): string => {
     const found = principalOf(ctx.http?.authInfo);
     return found === undefined ? '' : `principal:${found.subject}`;
@@ -76,13 +83,9 @@ export function createCallerIdentity(options: CallerIdentityOptions): CallerIden
     markSole: (server) => void sole.add(server),
     isSole: (server) => sole.has(server),
     principal,
-    access(server, ctx) {
-      // I6: the endpoint's profile (`/mcp/<name>`), or stdio's `--profile`.
-      const profile = sole.has(server)
-        ? options.profile
-        : (ctx.http?.authInfo?.extra?.['profile'] as string | undefined);
-      return viewOf(options.policy, options.profiles, principal(server, ctx), profile);
-    },
+    access: (server, ctx) =>
+      viewOf(options.policy, options.profiles, principal(server, ctx), profileOf(server, ctx)),
+    profile: profileOf,
     idOf: (server) => ids.get(server),
     ensureId,
     principalKey,
@@ -100,4 +103,20 @@ export function createCallerIdentity(options: CallerIdentityOptions): CallerIden
       return key === '' ? {} : { instance: key };
     },
   };
+}
+
+/**
+ * Q2: the client capabilities of the host behind a request: a 2026 request carries them, a 2025
+ * session declared them in `initialize`.
+ */
+export function hostCapabilities(
+  server: Server,
+  era: Era,
+  ctx: { mcpReq: { envelope?: object } },
+): HostCapabilities | undefined {
+  if (era === 'modern') {
+    return (ctx.mcpReq.envelope as Record<string, unknown> | undefined)?.[CLIENT_CAPABILITIES_META_KEY] as
+      HostCapabilities | undefined;
+  }
+  return server.getClientCapabilities() as HostCapabilities | undefined;
 }

@@ -9,19 +9,18 @@
  * This file is the ONLY importer of `render.ts` (R2): a Result becomes JSON here and nowhere else.
  */
 import {
-  CLIENT_CAPABILITIES_META_KEY,
   MissingRequiredClientCapabilityError,
   ProtocolErrorCode,
   Server,
 } from '@modelcontextprotocol/server';
 import type { CallToolResult, Implementation } from '@modelcontextprotocol/server';
 import type { Logger } from 'pino';
-import type { HostCapabilities, Caller, InputReply, InputRound } from '../core/input.js';
+import type { Caller, InputReply, InputRound } from '../core/input.js';
 import { isInputRound } from '../core/input.js';
 import type { Result } from '../core/result.js';
 import { principalOf, type CallAccess, type Policy, type ProfileSelection } from '../core/policy.js';
 import type { AuthInfo } from '@modelcontextprotocol/server';
-import { createCallerIdentity } from './caller-identity.js';
+import { createCallerIdentity, hostCapabilities } from './caller-identity.js';
 import { failure, type FailureResult } from '../core/result.js';
 import { raceTimeout, type Timers } from '../core/timers.js';
 import { systemTimers } from '../wire/timers.js';
@@ -55,6 +54,8 @@ export interface UpstreamDeps<F extends PreparedForward = PreparedForward> {
    * @example { format: 'results', media: 'artifacts' }
    */
   readonly output: RenderOptions;
+  /** I6: a profile's own output settings, by profile name; others render with {@link output}. */
+  readonly profileOutputs?: Readonly<Record<string, RenderOptions>>;
   readonly logger: Logger;
   /**
    * U5: prompts, resources, templates and completions. Without it the server announces (and
@@ -123,6 +124,8 @@ interface CallExtra {
   readonly principal?: string;
   /** E1: the caller's era (a modern caller's missing capability is a protocol error, E7). */
   readonly era?: Era;
+  /** I6: how its answer is rendered (its profile's envelope). */
+  readonly output: RenderOptions;
 }
 
 /** E2: cache hints of modern list results and `server/discover` (capabilities.ts). */
@@ -164,14 +167,14 @@ export function createUpstreamServer<F extends PreparedForward>(deps: UpstreamDe
     ...(deps.profile !== undefined ? { profile: deps.profile } : {}),
   });
 
-  function render(result: Result, owner?: object): CallToolResult {
+  function render(result: Result, owner?: object, rendering: RenderOptions = output): CallToolResult {
     // F7: bodies into the store, links into the result; not for a result an MCP App reads in its
     // server's own shape (U6), whose bodies travel as they came.
     const kept =
       deps.files !== undefined && result.files.length > 0 && result.rendering !== 'original'
         ? deps.files.keep(result, owner)
         : result;
-    const rendered = renderCallToolResult(kept, output);
+    const rendered = renderCallToolResult(kept, rendering);
     return deps.scrub === undefined ? rendered : scrubDeep(rendered, deps.scrub);
   }
 
@@ -221,7 +224,7 @@ export function createUpstreamServer<F extends PreparedForward>(deps: UpstreamDe
         result.message,
       );
     }
-    return render(result, extra.owner);
+    return render(result, extra.owner, extra.output);
   }
 
   /**
@@ -258,22 +261,6 @@ export function createUpstreamServer<F extends PreparedForward>(deps: UpstreamDe
       // P3: forward progress only when the upstream asked for it, with ITS token.
       ...(extra.onProgress !== undefined ? { onProgress: extra.onProgress } : {}),
     });
-  }
-
-  /**
-   * Q2: the client capabilities of the host behind a request: a 2026 request carries them, a
-   * 2025 session declared them in `initialize`.
-   */
-  function hostCapabilities(
-    server: Server,
-    era: Era,
-    ctx: { mcpReq: { envelope?: object } },
-  ): HostCapabilities | undefined {
-    if (era === 'modern') {
-      return (ctx.mcpReq.envelope as Record<string, unknown> | undefined)?.[CLIENT_CAPABILITIES_META_KEY] as
-        HostCapabilities | undefined;
-    }
-    return server.getClientCapabilities() as HostCapabilities | undefined;
   }
 
   /**
@@ -366,6 +353,9 @@ export function createUpstreamServer<F extends PreparedForward>(deps: UpstreamDe
       );
       const outcome: { errorType?: string } = {};
       const access = callers.access(server, ctx);
+      // I6: the profile's own envelope, else the configured one.
+      const profile = callers.profile(server, ctx);
+      const rendering = (profile !== undefined ? deps.profileOutputs?.[profile] : undefined) ?? output;
       const pending = rounds.handle(
         {
           name: called,
@@ -402,8 +392,9 @@ export function createUpstreamServer<F extends PreparedForward>(deps: UpstreamDe
             outcome,
             owner: filesOwner(),
             era,
+            output: rendering,
           }),
-        (result) => render(finish(called, result, requestId)),
+        (result) => render(finish(called, result, requestId), undefined, rendering),
       );
       calls.add(pending);
       const ended = (): void => {

@@ -90,6 +90,39 @@ describe('searches', () => {
     expect(names(fresh)).not.toEqual(names(old));
   });
 
+  it.each([
+    ['the worker thread (build)', built.createSearches],
+    ['this thread (sources)', fromSources],
+  ])(
+    'I6, S2: %s ranks every tool for a profile in search mode, alternating with the search-mode scope',
+    async (_where, create) => {
+      const searches = started(create);
+      // Half the servers in search mode: the two scopes hold different tools.
+      const inputs: CatalogServerInput[] = recorded.map((entry, index) => {
+        const name = entry.server.replace(/-/g, '_');
+        return { server: name, prefix: name, expose: index % 2 === 0 ? 'search' : 'all', tools: entry.tools };
+      });
+      const mixed = buildCatalog(inputs, {
+        separator: '_',
+        nameMaxLength: 64,
+        explicitDestructive: true,
+        strictArguments: false,
+        describeArguments: false,
+      });
+      for (const query of QUERIES) {
+        expect(names(await searches.rank(mixed, query, 'all'))).toEqual(
+          names(mixed.searchAll(query, Number.MAX_SAFE_INTEGER)),
+        );
+        expect(names(await searches.rank(mixed, query))).toEqual(
+          names(mixed.search(query, Number.MAX_SAFE_INTEGER)),
+        );
+      }
+      // `all` finds tools of servers not in search mode; the search-mode scope never does.
+      expect(mixed.searchAll('read a file', 20).some((tool) => tool.searchOnly !== true)).toBe(true);
+      expect(mixed.search('read a file', 20).every((tool) => tool.searchOnly === true)).toBe(true);
+    },
+  );
+
   it('S2: the main event loop runs while the thread ranks', async () => {
     const searches = started(built.createSearches);
     const tools = catalog();

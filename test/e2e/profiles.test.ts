@@ -150,4 +150,90 @@ describe('profiles', () => {
     expect((await bare.client.listResources()).resources).toEqual([]);
     expect((await bare.client.listResourceTemplates()).resourceTemplates).toEqual([]);
   });
+
+  it('I6: a profile’s own expose mode (search, read_only, all) and envelope format', async () => {
+    const file = writeConfig(
+      [
+        'profiles:',
+        "  finder: { tools: ['c_*', '!c_delete_all'], expose: search }",
+        "  ro: { tools: ['a_*', 'c_*'], expose: read_only }",
+        "  brief: { tools: ['c_count'], output: { format: response } }",
+        "  every: { tools: ['c_count', 'e_*'], expose: all }",
+        'servers:',
+        fixtureEntry('c', 'counter'),
+        fixtureEntry('a', 'annotated'),
+        fixtureEntry('e', 'errors', { expose: 'search' }),
+      ].join('\n'),
+    );
+    const finder = await connectStdio(file, {}, ['--profile', 'finder']);
+    stops.push(() => finder.client.close());
+    expect(names((await finder.client.listTools()).tools)).toEqual(['call_tool', 'search_tools']);
+    const found = await finder.client.callTool({
+      name: 'search_tools',
+      arguments: { query: 'count calls hit delete add', limit: 20 },
+    });
+    const foundNames = names(
+      (found.structuredContent as { results: { tools: { name: string }[] } }).results.tools,
+    );
+    expect(foundNames).toContain('c_count');
+    expect(foundNames.every((name) => name.startsWith('c_') && name !== 'c_delete_all')).toBe(true);
+    const ran = await finder.client.callTool({
+      name: 'call_tool',
+      arguments: { name: 'c_count', arguments: {} },
+    });
+    expect(ran.structuredContent).toMatchObject({ results: { calls: 0 } });
+    const outside = await finder.client.callTool({
+      name: 'call_tool',
+      arguments: { name: 'a_read_file', arguments: { path: '/x' } },
+    });
+    expect(outside.structuredContent).toMatchObject({ meta_data: { error_type: 'access_denied' } });
+
+    // read_only: only tools annotated readOnlyHint of the view; the rest are outside it.
+    const ro = await connectStdio(file, {}, ['--profile', 'ro']);
+    stops.push(() => ro.client.close());
+    const readOnly = names((await ro.client.listTools()).tools);
+    expect(readOnly).toContain('a_read_file');
+    expect(readOnly).not.toContain('a_touch');
+    const touched = await ro.client.callTool({ name: 'a_touch', arguments: { path: '/x' } });
+    expect(touched.structuredContent).toMatchObject({
+      meta_data: { error_type: 'access_denied', error_data: { reason: 'not_in_profile' } },
+    });
+
+    // all: the search-only tools of the view are listed too.
+    const every = await connectStdio(file, {}, ['--profile', 'every']);
+    stops.push(() => every.client.close());
+    expect(names((await every.client.listTools()).tools)).toEqual(
+      ['c_count', ...READERS.slice(1), 'e_is_error'].sort(),
+    );
+
+    // The profile's own envelope; the whole catalog keeps output.format.
+    const brief = await connectStdio(file, {}, ['--profile', 'brief']);
+    stops.push(() => brief.client.close());
+    const counted = await brief.client.callTool({ name: 'c_count', arguments: {} });
+    expect(counted.structuredContent).toMatchObject({ status: 'SUCCESS', data: { calls: 0 } });
+    const whole = await connectStdio(file);
+    stops.push(() => whole.client.close());
+    expect((await whole.client.callTool({ name: 'c_count', arguments: {} })).structuredContent).toMatchObject(
+      {
+        results: { calls: 0 },
+      },
+    );
+  });
+
+  it('I6: a profile’s envelope cannot differ from an advertised envelope schema', async () => {
+    const file = writeConfig(
+      [
+        'output: { advertise_schema: true }',
+        'profiles:',
+        "  brief: { tools: ['c_*'], output: { format: response } }",
+        'servers:',
+        fixtureEntry('c', 'counter'),
+      ].join('\n'),
+    );
+    const checked = await runCli(['check', '--config', file]);
+    expect(checked.code).toBe(3);
+    expect(checked.stderr).toContain(
+      'profiles.brief.output.format: "response" differs from output.format "results"',
+    );
+  });
 });
