@@ -245,6 +245,18 @@ export function normalizeConfig(
               ...(auth.issuer !== undefined ? { issuer: auth.issuer } : {}),
               ...(auth.audience !== undefined ? { audience: auth.audience } : {}),
               ...(auth.jwks_uri !== undefined ? { jwksUri: auth.jwks_uri } : {}),
+              ...(auth.introspection !== undefined
+                ? {
+                    introspection: {
+                      clientId: auth.introspection.client_id,
+                      clientSecret: auth.introspection.client_secret,
+                      ...(auth.introspection.endpoint !== undefined
+                        ? { endpoint: auth.introspection.endpoint }
+                        : {}),
+                      cacheSeconds: auth.introspection.cache_s,
+                    },
+                  }
+                : {}),
               requiredScopes: auth.required_scopes,
               groupsClaim: auth.groups_claim,
               clockSkewSeconds: auth.clock_skew_s,
@@ -270,6 +282,7 @@ export function normalizeConfig(
         ...context.secrets,
         ...(stateKey !== undefined ? [stateKey] : []),
         ...Object.values(auth?.tokens ?? {}).map((entry) => entry.token),
+        ...(auth?.introspection !== undefined ? [auth.introspection.client_secret] : []),
         // D1: downstream client secrets and signing keys.
         ...entries.flatMap((entry) => {
           const auth = (entry.server as { auth?: { client_secret?: string; private_key?: string } }).auth;

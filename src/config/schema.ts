@@ -149,6 +149,29 @@ const AuthSchema = z
       .optional()
       .describe('Accepted `aud` of a token. Default: the resource, <public_url>/mcp.'),
     jwks_uri: z.url().optional().describe("The issuer's JWKS, when discovery should be skipped."),
+    introspection: z
+      .strictObject({
+        client_id: z.string().min(1).describe("The gateway's client id at the authorization server."),
+        client_secret: z
+          .string()
+          .min(1)
+          .describe('Its secret (HTTP Basic, client_secret_basic); use ${VAR}. Scrubbed from every output.'),
+        endpoint: z
+          .url()
+          .optional()
+          .describe("The RFC 7662 endpoint. Default: the issuer metadata's introspection_endpoint."),
+        cache_s: z
+          .number()
+          .int()
+          .min(0)
+          .max(3600)
+          .default(60)
+          .describe('How long an answer is kept (never past the token’s exp); 0: ask every time.'),
+      })
+      .optional()
+      .describe(
+        'I1: opaque (non-JWT) access tokens are validated by RFC 7662 introspection at the issuer. JWTs are still verified locally.',
+      ),
     required_scopes: z
       .array(z.string().min(1))
       .default([])
@@ -191,6 +214,18 @@ const AuthSchema = z
       .describe(
         'O4: principals who may read the status page (sub:, group:, scope:, client: patterns). Default: none.',
       ),
+  })
+  .superRefine((auth, ctx) => {
+    if (
+      auth.introspection !== undefined &&
+      auth.introspection.endpoint === undefined &&
+      auth.issuer === undefined
+    )
+      ctx.addIssue({
+        code: 'custom',
+        path: ['introspection'],
+        message: 'introspection needs an endpoint, or an issuer whose metadata names one',
+      });
   })
   .describe('I1: who is calling. Tokens are validated here and never passed to a downstream.');
 

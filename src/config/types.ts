@@ -200,11 +200,22 @@ export interface HttpConfig {
   readonly auth?: AuthConfig;
 }
 
+/** I1: `http.auth.introspection`. */
+export interface IntrospectionConfig {
+  readonly clientId: string;
+  readonly clientSecret: string;
+  /** Default: the issuer metadata's `introspection_endpoint`. */
+  readonly endpoint?: string;
+  readonly cacheSeconds: number;
+}
+
 /** I1: `http.auth`. */
 export interface AuthConfig {
   readonly issuer?: string;
   readonly audience?: string;
   readonly jwksUri?: string;
+  /** I1: RFC 7662 introspection of opaque tokens. */
+  readonly introspection?: IntrospectionConfig;
   readonly requiredScopes: readonly string[];
   readonly groupsClaim: string;
   readonly clockSkewSeconds: number;

@@ -6,6 +6,8 @@
  *   OIDC or RFC 8414 discovery, or `jwks_uri`), cached by `jose` and fetched again when a token
  *   names an unknown `kid`; only asymmetric algorithms; `iss`, `aud` (this resource, RFC 8707),
  *   `exp` and `nbf` checked with a bounded clock skew.
+ * - **Opaque tokens** (not JWTs) through RFC 7662 introspection at the issuer, when
+ *   `introspection` is configured (introspection.ts).
  * - **Static tokens**, each its own principal (`http.auth.tokens`), compared in constant time.
  *
  * The SDK's `verifyBearerToken` parses the header, enforces `required_scopes` and expiry, and
@@ -24,6 +26,7 @@ import {
 } from '@modelcontextprotocol/server';
 import { createRemoteJWKSet, errors as joseErrors, jwtVerify, type JWTPayload } from 'jose';
 import { principalOf, type Principal } from '../core/policy.js';
+import { createIntrospection } from './introspection.js';
 
 /** Algorithms a token may be signed with: asymmetric only (`none` and HS* never). */
 const ALGORITHMS = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA'];
@@ -56,6 +59,13 @@ export interface IdentityOptions {
   readonly groupsClaim: string;
   /** Tolerated clock difference with the issuer. @default 60 */
   readonly clockSkewSeconds: number;
+  /** RFC 7662 introspection of opaque tokens. */
+  readonly introspection?: {
+    readonly clientId: string;
+    readonly clientSecret: string;
+    readonly endpoint?: string;
+    readonly cacheSeconds: number;
+  };
   /** Static tokens by principal name. */
   readonly tokens: Readonly<Record<string, StaticToken>>;
   /** @default globalThis.fetch */
@@ -94,8 +104,14 @@ function stringList(value: unknown): string[] {
   return [];
 }
 
-/** OIDC discovery, then RFC 8414 (path inserted after the well-known prefix), for `jwks_uri`. */
-async function discoverJwks(issuer: string, fetcher: typeof fetch): Promise<string> {
+/** A compact JWS: three base64url parts (an opaque token is anything else). */
+const JWT_SHAPE = /^[\w-]+\.[\w-]+\.[\w-]*$/;
+
+/**
+ * OIDC discovery, then RFC 8414 (path inserted after the well-known prefix), for the metadata
+ * field `field` (`jwks_uri`, `introspection_endpoint`).
+ */
+async function discover(issuer: string, field: string, fetcher: typeof fetch): Promise<string> {
   const url = new URL(issuer);
   const path = url.pathname.replace(/\/$/, '');
   const candidates = [
@@ -111,13 +127,14 @@ async function discoverJwks(issuer: string, fetcher: typeof fetch): Promise<stri
         seen.push(`${candidate}: HTTP ${response.status}`);
         continue;
       }
-      const document = (await response.json()) as { issuer?: unknown; jwks_uri?: unknown };
-      if (document.issuer !== issuer) {
-        seen.push(`${candidate}: issuer ${JSON.stringify(document.issuer)} is not ${issuer}`);
+      const document = (await response.json()) as Record<string, unknown>;
+      if (document['issuer'] !== issuer) {
+        seen.push(`${candidate}: issuer ${JSON.stringify(document['issuer'])} is not ${issuer}`);
         continue;
       }
-      if (typeof document.jwks_uri === 'string') return document.jwks_uri;
-      seen.push(`${candidate}: no jwks_uri`);
+      const value = document[field];
+      if (typeof value === 'string') return value;
+      seen.push(`${candidate}: no ${field}`);
     } catch (error) {
       seen.push(`${candidate}: ${(error as Error).message}`);
     }
@@ -143,7 +160,7 @@ export function createIdentity(options: IdentityOptions): Identity {
   const keySet = (): Promise<ReturnType<typeof createRemoteJWKSet>> => {
     const issuer = options.issuer as string;
     keys ??= (
-      options.jwksUri !== undefined ? Promise.resolve(options.jwksUri) : discoverJwks(issuer, fetcher)
+      options.jwksUri !== undefined ? Promise.resolve(options.jwksUri) : discover(issuer, 'jwks_uri', fetcher)
     )
       .then((uri) => createRemoteJWKSet(new URL(uri), { cooldownDuration: 30_000, cacheMaxAge: 600_000 }))
       .catch((error: unknown) => {
@@ -232,9 +249,41 @@ export function createIdentity(options: IdentityOptions): Identity {
     return info;
   }
 
+  const introspection = options.introspection;
+  let endpoint: Promise<string> | undefined;
+  const introspect =
+    introspection === undefined
+      ? undefined
+      : createIntrospection({
+          endpoint: () =>
+            introspection.endpoint !== undefined
+              ? Promise.resolve(introspection.endpoint)
+              : (endpoint ??= discover(options.issuer as string, 'introspection_endpoint', fetcher).catch(
+                  (error: unknown) => {
+                    // Tried again with the next token (the issuer may come up later).
+                    endpoint = undefined;
+                    throw error;
+                  },
+                )),
+          clientId: introspection.clientId,
+          clientSecret: introspection.clientSecret,
+          ...(options.issuer !== undefined ? { issuer: options.issuer } : {}),
+          audience,
+          resource: options.resource,
+          groupsClaim: options.groupsClaim,
+          cacheSeconds: introspection.cacheSeconds,
+          clockSkewSeconds: options.clockSkewSeconds,
+          fetch: fetcher,
+        });
+
   const verifier: OAuthTokenVerifier = {
     async verifyAccessToken(token) {
-      return staticToken(token) ?? (await cachedJwt(token));
+      const known = staticToken(token);
+      if (known !== undefined) return known;
+      // I1: a JWT is verified here; anything else, when configured, by the issuer (RFC 7662).
+      return introspect !== undefined && (options.issuer === undefined || !JWT_SHAPE.test(token))
+        ? introspect(token)
+        : cachedJwt(token);
     },
   };
   const challenge = { requiredScopes: [...options.requiredScopes], resourceMetadataUrl: metadataUrl };
