@@ -7,6 +7,7 @@
  */
 import type { Era } from '../core/options.js';
 import type { Logger } from 'pino';
+import type { Tool } from '@modelcontextprotocol/server';
 import type { Config } from '../config/types.js';
 import type { Catalog, CatalogOptions } from '../core/catalog.js';
 import type { FeatureIndex } from '../core/feature-index.js';
@@ -72,6 +73,13 @@ export interface Proxy {
    * (`undefined`: the whole catalog); `undefined` when neither `access:` nor a profile narrows.
    */
   localView(profile?: string): CallAccess | undefined;
+  /** I6: `profile`'s own view, before any access rule (what `check` hashes). */
+  profileView(profile: string): CallAccess | undefined;
+  /**
+   * T6, I6: the tools/list answer the one listing machine gives `view` (what {@link localView}
+   * returns, or another); `undefined`: the whole catalog.
+   */
+  toolList(view?: CallAccess): Promise<readonly Tool[]>;
   /** U5: the current prompt and resource index (replaced on every rebuild). */
   features(): FeatureIndex;
   /** The pool's view of every enabled server. */
@@ -296,6 +304,8 @@ export function createProxy(config: Config, options: ProxyOptions): Proxy {
     upstream,
     catalog: catalogs.tools,
     localView: (profile) => viewOf(policy, profiles, LOCAL_PRINCIPAL, profile),
+    profileView: (profile) => viewOf(undefined, profiles, LOCAL_PRINCIPAL, profile),
+    toolList: async (view) => backend.listTools(view),
     features: catalogs.features,
     snapshot: () => pool.snapshot(),
     servers: health.servers,

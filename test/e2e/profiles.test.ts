@@ -2,6 +2,7 @@
  * I6 end to end: profiles (named views of the catalog) over HTTP at `/mcp/<name>` in both eras,
  * and over stdio with `serve --profile`. The counter fixture counts the calls it receives.
  */
+import { createHash } from 'node:crypto';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { Client as LegacyClient } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport as LegacyHttpTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -78,7 +79,12 @@ describe('profiles', () => {
     const file = writeConfig(CONFIG);
     const session = await connectStdio(file, {}, ['--profile', 'readers']);
     stops.push(() => session.client.close());
-    expect(names((await session.client.listTools()).tools)).toEqual(READERS);
+    const listed = (await session.client.listTools()).tools;
+    expect(names(listed)).toEqual(READERS);
+    // E2, I6: check prints the profile's tools/list hash: the bytes this client was sent.
+    const checked = await runCli(['check', '--config', file]);
+    const hash = createHash('sha256').update(JSON.stringify(listed)).digest('hex');
+    expect(checked.stdout).toContain(`Profile readers: sha256 ${hash} (tools/list, 5 tools)`);
     const unknown = await runCli(['serve', '--config', file, '--profile', 'writers']);
     expect(unknown.code).toBe(2);
     expect(unknown.stderr).toContain('Unknown profile "writers": the config has readers');

@@ -38,8 +38,14 @@ export async function run(args: readonly string[], io: CliIO): Promise<number> {
     values['config'] as string | undefined,
     values['log-level'] as string | undefined,
     io,
-    (proxy, io, configWarnings) => {
+    async (proxy, io, configWarnings) => {
       const catalog = proxy.catalog();
+      const profileLists = await Promise.all(
+        Object.keys(proxy.config.profiles).map(async (name) => ({
+          name,
+          tools: await proxy.toolList(proxy.profileView(name)),
+        })),
+      );
       const servers = proxy.servers();
       const disabled = proxy.config.servers
         .filter((server) => !server.enabled)
@@ -83,13 +89,23 @@ export async function run(args: readonly string[], io: CliIO): Promise<number> {
           '',
           ...(problems.length > 0 ? [...problems, ''] : []),
           // E2, replicas: the same config and downstreams give the same hash on every replica.
-          `Catalog: sha256 ${createHash('sha256').update(JSON.stringify(catalog.definitions)).digest('hex')} (tools/list, ${catalog.tools.length} tools)`,
+          `Catalog: sha256 ${sha256(catalog.definitions)} (tools/list, ${catalog.tools.length} tools)`,
+          // I6: each profile's list at /mcp/<name> (before access rules) is stable the same way.
+          ...profileLists.map(
+            ({ name, tools }) =>
+              `Profile ${name}: sha256 ${sha256(tools)} (tools/list, ${tools.length} tools)`,
+          ),
           errors === 0
             ? `OK: ${catalog.tools.length} tools from ${servers.length} servers, no problems.`
             : `FAILED: ${errors} ${errors === 1 ? 'problem' : 'problems'}.`,
         ].join('\n'),
       );
-      return Promise.resolve(errors === 0 ? EXIT.ok : EXIT.problems);
+      return errors === 0 ? EXIT.ok : EXIT.problems;
     },
   );
+}
+
+/** E2: the SHA-256 of a tools/list answer's bytes. */
+function sha256(tools: unknown): string {
+  return createHash('sha256').update(JSON.stringify(tools)).digest('hex');
 }

@@ -39,27 +39,21 @@ export async function run(args: readonly string[], io: CliIO): Promise<number> {
     values['config'] as string | undefined,
     values['log-level'] as string | undefined,
     io,
-    (proxy, io) => {
-      const catalog = proxy.catalog();
-      // I3, I6: what the local user sees there (the search pair is the gateway's own).
+    async (proxy, io) => {
+      // I3, I6: what the local user sees there: `--json` is the listing machine's tools/list
+      // answer; the table, every tool the user may call (search-only ones too).
       const view = proxy.localView(profile);
-      const pair = catalog.searchPair;
-      const shown = (name: string): boolean =>
-        view === undefined || name === pair?.search || name === pair?.call || view.sees(name);
+      const catalog = proxy.catalog();
       io.out(
         values['json'] === true
-          ? JSON.stringify(
-              catalog.definitions.filter((tool) => shown(tool.name)),
-              null,
-              2,
-            )
-          : formatToolTable(catalog.tools.filter((tool) => shown(tool.name))),
+          ? JSON.stringify(await proxy.toolList(view), null, 2)
+          : formatToolTable(catalog.tools.filter((tool) => view === undefined || view.sees(tool.name))),
       );
       for (const server of proxy.servers()) {
         if (server.state !== 'ready')
           io.err(`warning: server "${server.name}" is ${server.state}; its tools may be missing`);
       }
-      return Promise.resolve(EXIT.ok);
+      return EXIT.ok;
     },
     (config) => {
       checkProfile(config, profile);
