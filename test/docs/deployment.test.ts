@@ -52,7 +52,7 @@ describe('docs/deployment.md', () => {
     expect(check.status).toBe(0);
   });
 
-  it('U7: its Kubernetes manifests are deploy/kubernetes/mcp-normalizer.yaml: they parse, the config loads, and the probes point at paths a replica serves', async () => {
+  it('U7, I1: its Kubernetes manifests are deploy/kubernetes/mcp-normalizer.yaml: they parse, the config (with identity and access rules) loads, and the probes point at paths a replica serves', async () => {
     expect(block('yaml')).toBe(readFileSync(KUBERNETES, 'utf8'));
     const documents = parseAllDocuments(readFileSync(KUBERNETES, 'utf8')).map((d) => {
       expect(d.errors).toEqual([]);
@@ -68,6 +68,13 @@ describe('docs/deployment.md', () => {
       HOSTNAME: 'mcp-normalizer-7d9f-abcde',
     });
     expect(loaded.errors).toEqual([]);
+    // I1, I3, I6: the team setup: tokens from the identity provider, rules, a profile.
+    expect(loaded.config?.http.auth).toMatchObject({
+      issuer: 'https://idp.example.com/realms/eng',
+      admins: ['group:sre', 'client:token'],
+    });
+    expect(loaded.config?.access?.map((rule) => rule.principals)).toEqual([['group:sre'], ['group:dev']]);
+    expect(Object.keys(loaded.config?.profiles ?? {})).toEqual(['readers']);
 
     const deployment = documents[2] as {
       spec: {
