@@ -33,6 +33,7 @@ import type { Metrics } from './metrics.js';
 import { fixedServers, type ServerSource } from './servers.js';
 import type { ToolBackend } from '../upstream/server.js';
 import type { Searches } from './searches.js';
+import { loginThenCall, needsLogin, type Logins } from './logins.js';
 
 /** What {@link createToolBackend} needs from the proxy. */
 export interface ToolDeps {
@@ -55,6 +56,8 @@ export interface ToolDeps {
   settleLists(): Promise<void> | undefined;
   /** O1: every answer is counted here, where it is logged. */
   readonly metrics?: Metrics;
+  /** D3: callers' own logins to servers behind `auth: oauth` (HTTP only). */
+  readonly logins?: Logins;
   /** S2: rankings off the event loop; without it, the catalog ranks in this thread. */
   readonly searches?: Searches;
   /** O4: every call's outcome, for the status page (constant time). */
@@ -316,7 +319,19 @@ export function createToolBackend(deps: ToolDeps): ToolBackend<PreparedCall> {
     },
     prepareCall: prepare,
     async callTool(call, options) {
-      const result = await pool.callTool(call.server, call.tool, call.arguments, options);
+      const run = (): ReturnType<Pool['callTool']> =>
+        pool.callTool(call.server, call.tool, call.arguments, options);
+      let result = await run();
+      // D3: a caller with its own identity and no login to this server is asked to log in.
+      const server = servers.get(call.server);
+      if (
+        !isInputRound(result) &&
+        needsLogin(result) &&
+        deps.logins !== undefined &&
+        options.principal !== undefined &&
+        server !== undefined
+      )
+        result = await loginThenCall(deps.logins, server, options.principal, options.caller, result, run);
       if (isInputRound(result)) {
         // Q3: one round of the call, not its end (L1 logs the end).
         loggerOf(call.server).debug(

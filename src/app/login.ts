@@ -1,7 +1,8 @@
 /**
  * `login` and `logout` (D2): the commands' side of `auth: oauth`, over the downstream's login
- * flow and token store. A principal other than `local` is for the running gateway's callers
- * (issue 30 item 3, not built); the command line logs in as `local`.
+ * flow and token store. The command line logs in as `local` (the gateway's own login, which
+ * lists the server's tools and serves stdio), or, with `--principal`, as one of the gateway's
+ * callers (D3: an operator's way for a caller whose host cannot open a login page).
  */
 import type { Config, OAuthLoginConfig, ServerConfig } from '../config/types.js';
 import { runLogin, type LoginOptions } from '../downstream/oauth-login.js';
@@ -12,6 +13,8 @@ interface LoginServer {
   readonly server: string;
   readonly url: string;
   readonly auth: OAuthLoginConfig;
+  /** @default 'local' */
+  readonly principal?: string;
 }
 
 /** `name`'s login settings, or a one-line reason why it has none. */
@@ -27,15 +30,15 @@ export function loginServer(config: Config, name: string): LoginServer | string 
   return { server: name, url: transport.url, auth: transport.auth };
 }
 
-/** D2: logs in to `target` as `local` and stores the tokens; resolves with the store's path. */
+/** D2: logs in to `target` as its principal and stores the tokens; resolves with the store's path. */
 export async function login(target: LoginServer, options: LoginOptions): Promise<string> {
   await runLogin(target, options);
   return target.auth.tokenStore;
 }
 
-/** D2: forgets `local`'s login to `target`; whether there was one. */
+/** D2: forgets the principal's login to `target`; whether there was one. */
 export function logout(target: LoginServer): boolean {
-  return tokenStore(target.auth.tokenStore).remove(target.server, LOCAL_PRINCIPAL);
+  return tokenStore(target.auth.tokenStore).remove(target.server, target.principal ?? LOCAL_PRINCIPAL);
 }
 
 /** D2: whether `local` has a login to `target` (tokens stored for its URL). */

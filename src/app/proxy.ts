@@ -31,6 +31,7 @@ import { createUpstreamServer, type UpstreamServer } from '../upstream/server.js
 import { serveStdio } from '../upstream/stdio.js';
 import type { StdioHandle, StdioOptions } from '../upstream/stdio.js';
 import { createCatalogs } from './catalogs.js';
+import { createLogins, LOGIN_CALLBACK_PATH } from './logins.js';
 import { createFeatures } from './features.js';
 import { createHealth, type ServerHealth } from './health.js';
 import { createMetrics } from './metrics.js';
@@ -220,12 +221,18 @@ export function createProxy(config: Config, options: ProxyOptions): Proxy {
   });
   // S2: search_tools rankings in a worker thread, started at the first search.
   const searches = createSearches(logger);
+  // D3: callers' own logins to servers behind `auth: oauth`, once an HTTP endpoint gives them a callback.
+  const logins = createLogins({
+    logger,
+    loggedIn: (server, principal) => pool.renewLogin(server, principal),
+  });
   const backend = createToolBackend({
     config,
     servers,
     pool,
     logger,
     searches,
+    logins,
     catalog: catalogs.tools,
     settle: catalogs.settle,
     settleLists: catalogs.settleLists,
@@ -344,11 +351,14 @@ export function createProxy(config: Config, options: ProxyOptions): Proxy {
           onSessions: (count) => (sessions = count),
           ...(config.statusPage ? { status: await statusPage() } : {}),
           profiles: Object.keys(config.profiles),
+          loginCallback: { path: LOGIN_CALLBACK_PATH, answer: logins.callback },
           ...overrides,
           health: health.report,
         },
         logger,
       );
+      // D3: the redirect URI of callers' logins: under the public URL, else the URL served.
+      logins.setBase(config.http.publicUrl ?? new URL(handle.url).origin);
       endpoints.push(handle);
       return handle;
     },

@@ -76,6 +76,11 @@ export interface OAuthLoginConfig {
   readonly callbackPort?: number;
   /** Where the tokens are kept (`token_store`, else the XDG state folder). */
   readonly tokenStore: string;
+  /**
+   * D3: whose login a connection uses: set by the pool on a caller's own copy, never written in
+   * a config. @default 'local'
+   */
+  readonly principal?: string;
 }
 
 /** How to reach one downstream server. */

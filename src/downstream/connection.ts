@@ -32,7 +32,7 @@ import { keepListening } from './listen.js';
 import { Listings, type FeatureCapability, type FeatureLists, type ListGroup } from './listing.js';
 import { RequestTap } from './request-tap.js';
 import { Routes, type ConnectionCallOptions } from './routes.js';
-import { located, startupTimeout, withExitReport } from './start-errors.js';
+import { isLoginRequired, located, startupTimeout, withExitReport } from './start-errors.js';
 import { SkippedLine, StdioClientTransport } from './stdio-client.js';
 import { Children } from './children.js';
 import type { TimerHandle, Timers } from '../core/timers.js';
@@ -90,6 +90,8 @@ export class Connection {
   #tap: RequestTap | undefined;
   #generation = 0;
   #lastError: string | undefined;
+  /** D3: the last attempt failed for want of a login (LoginRequiredError). */
+  #loginRequired = false;
   /** The transport of the current client, for its exit report once it closed. */
   #transport: Transport | undefined;
   /** P5: every child and client close of this connection (none outlives us). */
@@ -150,6 +152,11 @@ export class Connection {
   get features(): FeatureLists {
     return this.#lists.features;
   }
+  /** D3: the server is down because this connection's principal has no usable login. */
+  get loginRequired(): boolean {
+    return this.#loginRequired;
+  }
+
   get lastError(): string | undefined {
     return this.#lastError;
   }
@@ -439,6 +446,7 @@ export class Connection {
     this.#failures = 0;
     this.#nextAttemptAt = undefined;
     this.#lastError = undefined;
+    this.#loginRequired = false;
     this.#era.ready();
     if (this.#withholdTimer !== undefined) this.#timers.clearTimeout(this.#withholdTimer);
     this.#withholdTimer = undefined;
@@ -447,6 +455,7 @@ export class Connection {
 
   #goDown(error: unknown): void {
     this.#lastError = describe(error);
+    this.#loginRequired = isLoginRequired(error);
     if (this.#withholdTimer === undefined && !this.#lists.withheld) {
       // P4: only a server down longer than withhold_after_ms loses its lists (T10).
       this.#withholdTimer = this.#timers.setTimeout(() => this.#withhold(), this.#server.withholdAfterMs);

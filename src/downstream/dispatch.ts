@@ -82,6 +82,8 @@ function unavailable(target: DispatchTarget, tool: string, why: string): Result 
       state: target.connection.state,
       ...(retryAfterMs !== undefined ? { retry_after_ms: retryAfterMs } : {}),
       ...(target.connection.lastError !== undefined ? { last_error: target.connection.lastError } : {}),
+      // D3: the caller has no usable login to this server (app/logins.ts may ask for one).
+      ...(target.connection.loginRequired ? { reason: 'login_required' } : {}),
     },
   });
 }

@@ -27,8 +27,8 @@ export interface InstancesOptions {
   readonly server: ServerConfig;
   readonly logger: Logger;
   readonly timers: Timers;
-  /** A new, unstarted connection to the server, logging as `logger`. */
-  readonly connect: (logger: Logger) => Connection;
+  /** A new, unstarted connection to the server for caller `key`, logging as `logger`. */
+  readonly connect: (logger: Logger, key: string) => Connection;
   /** Q1: a lane per copy when the server has `isolate_callers`. */
   readonly lane?: () => CallerLane;
 }
@@ -138,7 +138,7 @@ export class Instances {
     }
     this.#started += 1;
     const child = logger.child({ instance: this.#started });
-    const connection = this.#options.connect(child);
+    const connection = this.#options.connect(child, key);
     const lane = this.#options.lane?.();
     const instance: Instance = {
       server,

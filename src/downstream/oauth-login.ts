@@ -7,7 +7,9 @@
  *   a server with no usable login fails its connection with {@link LoginRequiredError}, whose
  *   message names the command;
  * - **`login`** ({@link runLogin}): the authorization code flow with a loopback redirect (RFC
- *   8252) on 127.0.0.1, the browser opened or the URL printed, `state` checked on the way back.
+ *   8252) on 127.0.0.1, the browser opened or the URL printed, `state` checked on the way back;
+ *   or, for a caller of the running gateway (D3), with the gateway's own callback
+ *   ({@link LoginRedirect}) and the URL handed to the caller's host.
  */
 import { randomBytes } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
@@ -177,9 +179,21 @@ export class StoredLoginProvider implements OAuthClientProvider {
 }
 
 /** What the browser came back with. */
-interface Callback {
+export interface LoginCallback {
   readonly code: string;
   readonly iss?: string;
+}
+
+/**
+ * Where the browser comes back to: the redirect URI registered and sent, and the answer it
+ * brings for one login's `state` (an answer with another state never settles it).
+ */
+export interface LoginRedirect {
+  readonly url: string;
+  /** Rejects when the authorization server answered with an error. */
+  answer(state: string): Promise<LoginCallback>;
+  /** The login is over (done, failed or timed out): stop waiting. */
+  close(): Promise<void>;
 }
 
 /** Listens on 127.0.0.1:`port` (0: any free port); the port taken. */
@@ -208,6 +222,8 @@ export interface LoginOptions {
   readonly timeoutMs?: number;
   /** For the probe of the server's 401. @default fetch */
   readonly fetch?: typeof fetch;
+  /** D3: where the browser comes back to. @default a loopback listener on 127.0.0.1 */
+  readonly redirect?: LoginRedirect;
 }
 
 /**
@@ -232,12 +248,11 @@ async function challengeOf(
   }
 }
 
-/**
- * D2: logs `target`'s principal in to its server (authorization code with PKCE, loopback
- * redirect) and stores the tokens. Rejects with a one-line reason.
- */
-export async function runLogin(target: LoginTarget, options: LoginOptions): Promise<void> {
-  const previous = tokenStore(target.auth.tokenStore).read(target.server, target.url, target.principal);
+/** D2: `login`'s loopback listener on 127.0.0.1 (RFC 8252), the port reused when it can be. */
+async function loopbackRedirect(
+  target: LoginTarget,
+  previous: StoredLogin | undefined,
+): Promise<LoginRedirect> {
   const listener = createServer();
   // A client registered dynamically is bound to its redirect URL: come back on the same port when it is free.
   const wanted =
@@ -256,38 +271,69 @@ export async function runLogin(target: LoginTarget, options: LoginOptions): Prom
     }
     port = await listen(listener, 0);
   }
-  const state = randomBytes(16).toString('base64url');
-  const redirectUrl = `http://127.0.0.1:${port}${CALLBACK_PATH}`;
-  const came = new Promise<Callback>((resolve, reject) => {
-    listener.on('request', (request, response) => {
-      const url = new URL(request.url ?? '/', redirectUrl);
-      if (url.pathname !== CALLBACK_PATH) {
-        response.writeHead(404).end();
-        return;
-      }
-      const answer = (status: number, text: string): void => {
-        response.writeHead(status, { 'content-type': 'text/html; charset=utf-8' }).end(PAGE(text));
-      };
-      if (url.searchParams.get('state') !== state) {
-        // Not our login's answer (a stale tab, a forged link): refused, and the login goes on waiting.
-        answer(400, 'This answer does not belong to the login in progress.');
-        return;
-      }
-      const error = url.searchParams.get('error');
-      const code = url.searchParams.get('code');
-      if (error !== null || code === null) {
-        const why =
-          error === null ? 'no code' : `${error}${describe(url.searchParams.get('error_description'))}`;
-        answer(400, `The login to ${target.server} failed: ${why}.`);
-        reject(new Error(`the authorization server answered ${why}`));
-        return;
-      }
-      answer(200, `Logged in to ${target.server}. You can close this tab.`);
-      const iss = url.searchParams.get('iss');
-      resolve({ code, ...(iss !== null ? { iss } : {}) });
-    });
+  const url = `http://127.0.0.1:${port}${CALLBACK_PATH}`;
+  const answers = new Map<string, { resolve(callback: LoginCallback): void; reject(error: Error): void }>();
+  listener.on('request', (request, response) => {
+    const asked = new URL(request.url ?? '/', url);
+    if (asked.pathname !== CALLBACK_PATH) {
+      response.writeHead(404).end();
+      return;
+    }
+    const answer = callbackAnswer(asked, target.server, answers);
+    response.writeHead(answer.status, { 'content-type': 'text/html; charset=utf-8' }).end(answer.page);
   });
-  const provider = new StoredLoginProvider(target, { redirectUrl, state, open: options.open });
+  return {
+    url,
+    answer: (state) => new Promise((resolve, reject) => answers.set(state, { resolve, reject })),
+    async close() {
+      const closed = new Promise<void>((resolve) => listener.close(() => resolve()));
+      // The browser keeps its connection open: it must not hold the command up.
+      listener.closeAllConnections();
+      await closed;
+    },
+  };
+}
+
+/**
+ * D2, D3: the browser's return to a redirect URI: the login waiting for its `state` is settled
+ * (a code, or the authorization server's error); an unknown state is refused and changes nothing.
+ * @returns the status and the page to answer with
+ */
+export function callbackAnswer(
+  url: URL,
+  server: string | ((state: string) => string | undefined),
+  waiting: Map<string, { resolve(callback: LoginCallback): void; reject(error: Error): void }>,
+): { status: number; page: string } {
+  const state = url.searchParams.get('state') ?? '';
+  const login = waiting.get(state);
+  const name = typeof server === 'string' ? server : server(state);
+  if (login === undefined || name === undefined)
+    // Not a login in progress (a stale tab, a forged link): refused, and the login goes on waiting.
+    return { status: 400, page: PAGE('This answer does not belong to a login in progress.') };
+  waiting.delete(state);
+  const error = url.searchParams.get('error');
+  const code = url.searchParams.get('code');
+  if (error !== null || code === null) {
+    const why = error === null ? 'no code' : `${error}${describe(url.searchParams.get('error_description'))}`;
+    login.reject(new Error(`the authorization server answered ${why}`));
+    return { status: 400, page: PAGE(`The login to ${name} failed: ${why}.`) };
+  }
+  const iss = url.searchParams.get('iss');
+  login.resolve({ code, ...(iss !== null ? { iss } : {}) });
+  return { status: 200, page: PAGE(`Logged in to ${name}. You can close this tab.`) };
+}
+
+/**
+ * D2: logs `target`'s principal in to its server (authorization code with PKCE; the browser
+ * comes back to `options.redirect`, by default a loopback listener) and stores the tokens.
+ * Rejects with a one-line reason.
+ */
+export async function runLogin(target: LoginTarget, options: LoginOptions): Promise<void> {
+  const previous = tokenStore(target.auth.tokenStore).read(target.server, target.url, target.principal);
+  const redirect = options.redirect ?? (await loopbackRedirect(target, previous));
+  const state = randomBytes(16).toString('base64url');
+  const came = redirect.answer(state);
+  const provider = new StoredLoginProvider(target, { redirectUrl: redirect.url, state, open: options.open });
   const timeoutMs = options.timeoutMs ?? 300_000;
   try {
     // What the server's own 401 says (RFC 9728 `resource_metadata`, the scope it wants), as a
@@ -325,10 +371,7 @@ export async function runLogin(target: LoginTarget, options: LoginOptions): Prom
       );
   } finally {
     came.catch(() => undefined);
-    const closed = new Promise<void>((resolve) => listener.close(() => resolve()));
-    // The browser keeps its connection open: it must not hold the command up.
-    listener.closeAllConnections();
-    await closed;
+    await redirect.close();
   }
 }
 

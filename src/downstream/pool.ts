@@ -117,6 +117,22 @@ interface Entry extends DispatchTarget {
   settled?: boolean;
 }
 
+/** D3: the key of a principal's own copy of a server behind `auth: oauth`. */
+const LOGIN_KEY = 'login:';
+
+/** D3: a server whose callers each log in for themselves (`auth: oauth`). */
+function loginsPerPrincipal(server: ServerConfig): boolean {
+  return server.transport.type !== 'stdio' && server.transport.auth?.type === 'oauth';
+}
+
+/** D3: `server` as `key`'s copy sees it: with that principal's login. */
+function asPrincipal(server: ServerConfig, key: string): ServerConfig {
+  const transport = server.transport;
+  if (transport.type === 'stdio' || transport.auth?.type !== 'oauth') return server;
+  const principal = key.startsWith(LOGIN_KEY) ? key.slice(LOGIN_KEY.length) : key;
+  return { ...server, transport: { ...transport, auth: { ...transport.auth, principal } } };
+}
+
 /** The downstream pool. Construct, `start()`, serve `callTool`s, `close()`. */
 export class Pool {
   readonly #entries = new Map<string, Entry>();
@@ -186,14 +202,17 @@ export class Pool {
       logger,
       slots: new CallSlots(server.concurrency),
       ...(server.isolateCallers ? { lane: new CallerLane() } : {}),
-      ...(server.instances.mode === 'shared'
+      // P10: per-session copies; D3: a server behind `auth: oauth` has a copy per principal,
+      // each with that principal's own login (its key is `login:<subject>`).
+      ...(server.instances.mode === 'shared' && !loginsPerPrincipal(server)
         ? {}
         : {
             instances: new Instances({
               server,
               logger,
               timers: this.#timers,
-              connect: (child) => this.#connect(server, child),
+              connect: (child, key) =>
+                this.#connect(loginsPerPrincipal(server) ? asPrincipal(server, key) : server, child),
               ...(server.isolateCallers ? { lane: () => new CallerLane() } : {}),
             }),
           }),
@@ -324,6 +343,14 @@ export class Pool {
   }
 
   /**
+   * D3: `principal` logged in to `server` (or out): its copy stops, and its next call starts one
+   * with the login as stored now.
+   */
+  renewLogin(server: string, principal: string): void {
+    this.#entries.get(server)?.instances?.release(`${LOGIN_KEY}${principal}`);
+  }
+
+  /**
    * Calls `tool` on `server`. Never rejects: every outcome is a Result (R3), or, for a call with
    * a caller, a 2026 server's input round to relay to it (Q3).
    */
@@ -354,7 +381,12 @@ export class Pool {
       );
     }
     // P10: a caller's own copy; the shared one while the server is being removed (it answers).
-    const key = options.instance;
+    // D3: on a server behind `auth: oauth`, a caller with its own identity has its own login.
+    const key = loginsPerPrincipal(entry.server)
+      ? options.principal === undefined
+        ? undefined
+        : `${LOGIN_KEY}${options.principal}`
+      : options.instance;
     if (entry.instances !== undefined && key !== undefined && entry.removing !== true && !this.#closing) {
       return entry.instances.run(key, tool, (copy) => dispatchCall(this.#context, copy, tool, args, options));
     }

@@ -7,6 +7,7 @@ import { SdkErrorCode } from '@modelcontextprotocol/client';
 import type { ServerConfig } from '../config/types.js';
 import type { Scrubber } from '../core/secrets.js';
 import { describeError } from './errors.js';
+import { LoginRequiredError } from './oauth-login.js';
 import { withExit, type ExitReport } from './stdio-client.js';
 
 /** P1: a start-up that timed out says which bound it hit (start-up, not a call's `timeout_ms`). */
@@ -25,7 +26,7 @@ export function located(error: unknown, server: ServerConfig): unknown {
   const transport = server.transport;
   if (transport.type === 'stdio') return error;
   const text = describeError(error);
-  return text.includes(transport.url) ? error : new Error(`${transport.url}: ${text}`);
+  return text.includes(transport.url) ? error : new Error(`${transport.url}: ${text}`, { cause: error });
 }
 
 /**
@@ -38,4 +39,11 @@ export function withExitReport(
   scrub: Scrubber | undefined,
 ): unknown {
   return report === undefined ? error : new Error(withExit(describeError(error), report, scrub));
+}
+
+/** D3: whether a failed start (or an error it wraps, as {@link located} does) is a missing login. */
+export function isLoginRequired(error: unknown): boolean {
+  for (let at = error, depth = 0; at instanceof Error && depth < 5; at = at.cause, depth++)
+    if (at instanceof LoginRequiredError) return true;
+  return false;
 }

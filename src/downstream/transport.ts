@@ -54,7 +54,7 @@ function logStderr(stream: Readable, logger: Logger, scrub: Scrubber | undefined
   stream.on('error', () => {});
 }
 
-/** D1: one login per configured server, so a restart reuses its token until it expires. */
+/** D1: one login per configured server (D3: per principal's copy), so a restart reuses its token until it expires. */
 const providers = new WeakMap<RemoteTransportConfig, OAuthClientProvider>();
 
 /**
@@ -68,7 +68,12 @@ function authOf(server: string, config: RemoteTransportConfig): { authProvider?:
   let provider = providers.get(config);
   if (provider === undefined && auth.type === 'oauth') {
     // D2: the login `mcp-normalizer login` stored; refreshed tokens are saved back.
-    provider = new StoredLoginProvider({ server, url: config.url, auth });
+    provider = new StoredLoginProvider({
+      server,
+      url: config.url,
+      auth,
+      ...(auth.principal !== undefined ? { principal: auth.principal } : {}),
+    });
     providers.set(config, provider);
   }
   if (provider === undefined && auth.type === 'client_credentials') {

@@ -134,6 +134,14 @@ export interface HttpOptions {
     path: string,
     access: 'ok' | 'unauthorized' | 'forbidden',
   ) => boolean;
+  /**
+   * D3: the callback a caller's browser comes back to from logging in to a downstream server
+   * (a browser: no token; past Host/Origin).
+   */
+  readonly loginCallback?: {
+    readonly path: string;
+    answer(url: URL): { readonly status: number; readonly page: string };
+  };
 }
 
 /** A listening HTTP endpoint. */
@@ -302,6 +310,16 @@ export async function listenHttp(
     if (options.status !== undefined && path !== undefined && (verdict.ok || verdict.status === 401)) {
       const access = !verdict.ok ? 'unauthorized' : httpAuth === undefined ? 'ok' : await httpAuth.admin(req);
       if (options.status(req, res, path, access)) return;
+    }
+    const callback = options.loginCallback;
+    if (callback !== undefined && path === callback.path && (verdict.ok || verdict.status === 401)) {
+      const answer = callback.answer(new URL(req.url ?? '/', 'http://gateway'));
+      res.writeHead(answer.status, {
+        'content-type': 'text/html; charset=utf-8',
+        'cache-control': 'no-store',
+      });
+      res.end(answer.page);
+      return;
     }
     if (!verdict.ok) {
       logger.warn(

@@ -8,7 +8,7 @@ import type { CliIO } from '../common.js';
 import { CliError, EXIT, loadConfigOrFail, parseCommandArgs, resolveConfigPath } from '../common.js';
 
 /** `login --help`. */
-export const HELP = `Usage: mcp-normalizer login <server> [--no-browser] [--config FILE]
+export const HELP = `Usage: mcp-normalizer login <server> [--no-browser] [--principal NAME] [--config FILE]
 
 Log in to a remote server that has \`auth: oauth\`: the browser opens the server's login page,
 and the tokens are stored (mode 0600) for the gateway, which refreshes them.
@@ -16,15 +16,17 @@ and the tokens are stored (mode 0600) for the gateway, which refreshes them.
 Options:
   -c, --config FILE   config file (default: $MCP_NORMALIZER_CONFIG, else ./mcp-normalizer.{yaml,yml,json})
       --no-browser    print the URL to open instead of opening a browser
+      --principal S   log in for the gateway's caller S (a token's subject), not for yourself:
+                      send that person the URL (with --no-browser)
       --timeout S     give up after S seconds without the browser coming back (default: 300)
   -h, --help          show this help
 
 Exit codes: 0 logged in, 2 usage error, 3 invalid config, 4 the login failed.`;
 
 /** `logout --help`. */
-export const LOGOUT_HELP = `Usage: mcp-normalizer logout <server> [--config FILE]
+export const LOGOUT_HELP = `Usage: mcp-normalizer logout <server> [--principal NAME] [--config FILE]
 
-Forget the stored login to a remote server that has \`auth: oauth\`.
+Forget the stored login to a remote server that has \`auth: oauth\` (yours, or caller NAME's).
 
 Exit codes: 0 done (also when there was no login), 2 usage error, 3 invalid config.`;
 
@@ -32,6 +34,7 @@ const OPTIONS = {
   config: { type: 'string', short: 'c' },
   'no-browser': { type: 'boolean' },
   timeout: { type: 'string' },
+  principal: { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 
@@ -64,7 +67,10 @@ async function target(command: string, args: readonly string[], io: CliIO, help:
   const config = await loadConfigOrFail(file, io);
   const server = loginServer(config, name);
   if (typeof server === 'string') throw new CliError(`${command}: ${server}`, EXIT.usage);
-  return { server, values };
+  const principal = values['principal'] as string | undefined;
+  if (principal !== undefined && principal.trim() === '')
+    throw new CliError(`${command}: --principal needs a caller's subject`, EXIT.usage);
+  return { server: principal === undefined ? server : { ...server, principal }, values };
 }
 
 /** Runs `login`. */

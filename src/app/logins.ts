@@ -1,0 +1,191 @@
+/**
+ * D3: each caller's own login to a server behind `auth: oauth`, in the running gateway. A call
+ * of a principal that has no usable login there does not fail blindly: the gateway starts the
+ * authorization code flow for that principal (downstream/oauth-login.ts, with the gateway's own
+ * callback `<public_url>/oauth/callback` as the redirect URI), asks the caller's host to open
+ * the authorization URL (URL-mode elicitation: a 2025 host's `elicitation/create`, a 2026 host's
+ * input round, both through the call's {@link Caller}), waits for the browser to come back, and
+ * runs the call again on a copy of the server that holds the new login (pool.ts `renewLogin`).
+ * A host that cannot open URLs gets the failure with an instruction naming the command an
+ * operator runs instead. Logins are per server and principal: one principal's tokens never
+ * serve another's call.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Logger } from 'pino';
+import type { OAuthLoginConfig, RemoteTransportConfig, ServerConfig } from '../config/types.js';
+import { hostCanAnswer, type Caller, type ClientAsk } from '../core/input.js';
+import { failure, type Result } from '../core/result.js';
+import { raceTimeout } from '../core/timers.js';
+import {
+  callbackAnswer,
+  runLogin,
+  type LoginCallback,
+  type LoginRedirect,
+} from '../downstream/oauth-login.js';
+import { systemTimers } from '../wire/timers.js';
+
+/** The gateway's OAuth callback, under its public URL. */
+export const LOGIN_CALLBACK_PATH = '/oauth/callback';
+
+/** Options of {@link createLogins}. */
+export interface LoginsOptions {
+  readonly logger: Logger;
+  /** `principal` has a new login to `server`: its copy must pick it up. */
+  readonly loggedIn: (server: string, principal: string) => void;
+  /** How long a login may take, from the URL handed out to the browser's return. @default 300000 */
+  readonly timeoutMs?: number;
+}
+
+/** One login in progress. */
+export interface Login {
+  /** The authorization URL to open; absent when the stored login sufficed after all. */
+  readonly url?: URL;
+  /** Settles when the login is over: fulfilled once the tokens are stored. */
+  readonly done: Promise<void>;
+}
+
+/** The running gateway's logins. */
+export interface Logins {
+  /** The base of the redirect URI: `http.public_url`, else the URL served (set when it listens). */
+  setBase(base: string): void;
+  /** Whether a callback URL exists (the gateway serves HTTP). */
+  readonly ready: () => boolean;
+  /** The answer to the browser's return to {@link LOGIN_CALLBACK_PATH}. */
+  callback(url: URL): { readonly status: number; readonly page: string };
+  /** Starts `principal`'s login to `server`, or joins the one in progress. */
+  begin(server: ServerConfig, principal: string): Promise<Login>;
+}
+
+type Waiting = { resolve(callback: LoginCallback): void; reject(error: Error): void };
+
+/** @example const logins = createLogins({ logger, loggedIn: (server, who) => pool.renewLogin(server, who) }); */
+export function createLogins(options: LoginsOptions): Logins {
+  let base: string | undefined;
+  const waiting = new Map<string, Waiting>();
+  /** state → the server its login is for (the page names it). */
+  const servers = new Map<string, string>();
+  const running = new Map<string, Promise<Login>>();
+
+  function start(server: ServerConfig, principal: string): Promise<Login> {
+    const transport = server.transport as RemoteTransportConfig;
+    const auth = transport.auth as OAuthLoginConfig;
+    let opened: (url: URL) => void = () => undefined;
+    const url = new Promise<URL>((resolve) => (opened = resolve));
+    let state: string | undefined;
+    const redirect: LoginRedirect = {
+      url: `${base ?? ''}${LOGIN_CALLBACK_PATH}`,
+      answer(mine) {
+        state = mine;
+        servers.set(mine, server.name);
+        return new Promise((resolve, reject) => waiting.set(mine, { resolve, reject }));
+      },
+      close() {
+        if (state !== undefined) {
+          waiting.delete(state);
+          servers.delete(state);
+        }
+        return Promise.resolve();
+      },
+    };
+    const done = runLogin(
+      { server: server.name, url: transport.url, auth, principal },
+      { open: opened, redirect, timeoutMs: options.timeoutMs ?? 300_000 },
+    ).then(() => {
+      options.logger.info({ server: server.name, principal }, 'caller logged in');
+      options.loggedIn(server.name, principal);
+    });
+    // The URL once the authorization server is found, or the end of a login that needed none.
+    return Promise.race([url.then((found) => ({ url: found, done })), done.then(() => ({ done }))]);
+  }
+
+  return {
+    setBase(value) {
+      base = value.replace(/\/+$/, '');
+    },
+    ready: () => base !== undefined,
+    callback: (url) => callbackAnswer(url, (state) => servers.get(state), waiting),
+    begin(server, principal) {
+      const key = `${server.name}\u0000${principal}`;
+      let login = running.get(key);
+      if (login === undefined) {
+        login = start(server, principal);
+        running.set(key, login);
+        const forget = (): void => void running.delete(key);
+        // Over once it ends either way; a failure is each waiting call's to report.
+        login.then((started) => started.done.then(forget, forget), forget);
+      }
+      return login;
+    },
+  };
+}
+
+/** D3: the failure of a call whose caller has no login, or whose login did not complete. */
+function loginFailure(result: Result, server: string, principal: string, why: string): Result {
+  const data = result.success ? {} : result.errorData;
+  return failure(
+    'downstream_unavailable',
+    `Server "${server}" needs a login of your own (${why}). A host that supports URL elicitation is asked to open it; otherwise the gateway's operator runs \`mcp-normalizer login ${server} --principal ${principal} --no-browser\` and sends you the URL.`,
+    {
+      meta: result.meta,
+      errorData: { ...data, reason: 'login_required', server },
+    },
+  );
+}
+
+/** Whether `result` is a call refused for want of the caller's login (dispatch.ts). */
+export function needsLogin(result: Result): boolean {
+  return !result.success && result.errorData?.['reason'] === 'login_required';
+}
+
+/**
+ * D3: the caller's login to `server`, asked of its host, then `again()` (the call once more);
+ * or the failure saying why not.
+ */
+export async function loginThenCall<R>(
+  logins: Logins,
+  server: ServerConfig,
+  principal: string,
+  caller: Caller | undefined,
+  refused: Result,
+  again: () => Promise<R | Result>,
+): Promise<R | Result> {
+  const probe: ClientAsk = { method: 'elicitation/create', params: { mode: 'url' } };
+  if (!logins.ready() || caller === undefined || !hostCanAnswer(caller.capabilities, probe))
+    return loginFailure(refused, server.name, principal, 'your host cannot open a login page');
+  let login: Login;
+  try {
+    login = await logins.begin(server, principal);
+  } catch (error) {
+    return loginFailure(refused, server.name, principal, `the login could not start: ${reason(error)}`);
+  }
+  if (login.url !== undefined) {
+    let answer: Record<string, unknown>;
+    try {
+      answer = await caller.ask({
+        method: 'elicitation/create',
+        params: {
+          mode: 'url',
+          elicitationId: randomUUID(),
+          url: login.url.href,
+          message: `mcp-normalizer needs you to log in to "${server.name}" to run this call.`,
+        },
+      });
+    } catch (error) {
+      return loginFailure(refused, server.name, principal, `the host did not answer: ${reason(error)}`);
+    }
+    if (answer['action'] !== 'accept')
+      return loginFailure(refused, server.name, principal, `the host answered ${String(answer['action'])}`);
+  }
+  try {
+    // The browser may still be on its way back: bounded by the login's own timeout.
+    if ((await raceTimeout(login.done, 300_000, systemTimers)) === 'timeout')
+      return loginFailure(refused, server.name, principal, 'the login did not complete in time');
+  } catch (error) {
+    return loginFailure(refused, server.name, principal, `the login failed: ${reason(error)}`);
+  }
+  return again();
+}
+
+function reason(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

@@ -1,0 +1,188 @@
+/**
+ * D3: each caller of a running gateway logs in to a remote server behind OAuth with its own
+ * account, through its host's URL elicitation. Everything is real: an authorization server
+ * (oidc-provider with its development login pages), a protected downstream B (a gateway with
+ * `http.auth` in front of the counter fixture, logging each call's principal), gateway A with
+ * `http.auth` (hosts' tokens from the same authorization server) and B as `auth: oauth`, an SDK
+ * 1.x client as a 2025 host and an SDK v2 client pinned to 2026-07-28, and Chromium playing each
+ * person: it opens the URL the host was asked to open, signs in, consents, and is sent back to
+ * A's own `/oauth/callback`.
+ */
+import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { StreamableHTTPClientTransport as LegacyHttpTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { chromium, type Browser } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startAuthServer, type AuthClient, type AuthServer } from '../../fixtures/servers/oauth.js';
+import { ROOT } from '../helpers/fixtures.js';
+import { envelope, legacyHost, modernHost, type Answers } from '../helpers/hosts.js';
+import { childEnv, CLI, fixtureEntry, serveHttp, writeConfig, type HttpServe } from './cli-process.js';
+
+const CHROMIUM = '/usr/bin/chromium';
+const FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run'];
+const ALICE: AuthClient = { id: 'alice-host', secret: 'alice-host-secret-0123456789', scope: 'mcp' };
+const BOB: AuthClient = { id: 'bob-host', secret: 'bob-host-secret-0123456789', scope: 'mcp' };
+const CAROL: AuthClient = { id: 'carol-host', secret: 'carol-host-secret-0123456789', scope: 'mcp' };
+
+let as: AuthServer;
+let browser: Browser;
+let b: HttpServe;
+let a: HttpServe;
+let store: string;
+const stops: (() => unknown)[] = [];
+
+/** Chromium as `user`: signs in at `url`, consents, and comes back to A's callback. */
+async function signIn(url: string, user: string): Promise<string> {
+  const page = await browser.newPage();
+  try {
+    await page.goto(url);
+    await page.fill('input[name=login]', user);
+    await page.fill('input[name=password]', 'any');
+    await page.click('button[type=submit]');
+    await page.click('button[type=submit]');
+    await page.waitForURL(/\/(oauth\/)?callback/);
+    return (await page.textContent('body')) ?? '';
+  } finally {
+    await page.close();
+  }
+}
+
+/** The operator's own login (`local`): A lists B's tools with it. */
+async function operatorLogin(file: string): Promise<void> {
+  const child = spawn(process.execPath, [CLI, 'login', 'b', '--no-browser', '--config', file], {
+    cwd: ROOT,
+    env: childEnv(),
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  stops.push(() => child.kill('SIGKILL'));
+  let stderr = '';
+  child.stderr.setEncoding('utf8');
+  child.stderr.on('data', (chunk: string) => (stderr += chunk));
+  child.stdout.resume();
+  const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
+  // (beforeAll: no expect.poll) the URL `login --no-browser` prints, within 20 s.
+  const printed = /http:\/\/127\.0\.0\.1:\d+\/auth\?\S+/;
+  for (const end = Date.now() + 20_000; !printed.test(stderr) && Date.now() < end;)
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  await signIn(printed.exec(stderr)?.[0] ?? `no URL printed:\n${stderr}`, 'operator');
+  const code = await exited;
+  if (code !== 0) throw new Error(`operator login failed (${String(code)}):\n${stderr}`);
+}
+
+/** A host's answers: a URL elicitation is `user` signing in with Chromium (what a person does). */
+function person(user: string, pages: string[]): Answers {
+  return async (method, params) => {
+    if (method === 'elicitation/create' && params['mode'] === 'url') {
+      pages.push(await signIn(String(params['url']), user));
+      return { action: 'accept' };
+    }
+    return { action: 'decline' };
+  };
+}
+
+beforeAll(async () => {
+  as = await startAuthServer({
+    resources: ['urn:unused'],
+    accept: (resource) => /^http:\/\/127\.0\.0\.1:\d+\/mcp$/.test(resource),
+    clients: [ALICE, BOB, CAROL],
+    people: true,
+  });
+  browser = await chromium.launch({ executablePath: CHROMIUM, args: FLAGS });
+  b = await serveHttp(
+    writeConfig(
+      [
+        'log_level: debug',
+        'http:',
+        '  auth:',
+        `    issuer: ${as.issuer}`,
+        '    required_scopes: [mcp]',
+        'servers:',
+        fixtureEntry('c', 'counter'),
+      ].join('\n'),
+    ),
+  );
+  stops.push(() => b.child.kill('SIGKILL'));
+  const file = writeConfig(
+    [
+      'token_store: tokens.json',
+      'http:',
+      '  auth:',
+      `    issuer: ${as.issuer}`,
+      'servers:',
+      '  b:',
+      `    url: ${b.url}`,
+      '    auth: oauth',
+    ].join('\n'),
+  );
+  store = join(dirname(file), 'tokens.json');
+  await operatorLogin(file);
+  a = await serveHttp(file);
+  stops.push(() => a.child.kill('SIGKILL'));
+}, 90_000);
+
+afterAll(async () => {
+  for (const stop of stops.splice(0).reverse()) await stop();
+  await browser?.close();
+  await as?.close();
+});
+
+const bearer = async (client: AuthClient) => ({
+  headers: { Authorization: `Bearer ${await as.token(client, { resource: a.url })}` },
+});
+
+/** B's call_end lines for `principal` (B logs who called, from the token A sent it). */
+const callsBy = (principal: string): number =>
+  b
+    .stderr()
+    .split('\n')
+    .filter((line) => line.includes('"call_end"') && line.includes(`"principal":"${principal}"`)).length;
+
+describe('each caller logs in to a downstream for itself', () => {
+  it('D3: a 2025 and a 2026 host each complete a first call through URL elicitation; B sees each principal’s calls with its own token only', async () => {
+    const alicePages: string[] = [];
+    const alice = legacyHost({ elicitation: { form: {}, url: {} } }, person('alice', alicePages), stops);
+    await alice.connect(new LegacyHttpTransport(new URL(a.url), { requestInit: await bearer(ALICE) }));
+    expect((await alice.listTools()).tools.map((tool) => tool.name)).toContain('b_c_hit');
+    const first = await alice.callTool({ name: 'b_c_hit', arguments: {} }, undefined, { timeout: 60_000 });
+    expect(envelope(first).error_type, JSON.stringify(first)).toBeUndefined();
+    expect(alicePages).toEqual([expect.stringContaining('Logged in to b')]);
+    await expect.poll(() => callsBy('alice')).toBe(1);
+
+    const bobPages: string[] = [];
+    const bob = modernHost(person('bob', bobPages), stops, { elicitation: {} });
+    await bob.connect(new StreamableHTTPClientTransport(new URL(a.url), { requestInit: await bearer(BOB) }));
+    const bobs = await bob.callTool({ name: 'b_c_hit', arguments: {} }, { timeout: 60_000 });
+    expect(envelope(bobs).error_type, JSON.stringify(bobs)).toBeUndefined();
+    expect(bobPages).toEqual([expect.stringContaining('Logged in to b')]);
+    await expect.poll(() => callsBy('bob')).toBe(1);
+
+    // Later calls use each one's own login, with no new page.
+    await alice.callTool({ name: 'b_c_hit', arguments: {} });
+    await bob.callTool({ name: 'b_c_hit', arguments: {} });
+    await expect.poll(() => [callsBy('alice'), callsBy('bob')]).toEqual([2, 2]);
+    expect([alicePages.length, bobPages.length]).toEqual([1, 1]);
+    expect(callsBy('operator')).toBe(0);
+
+    // One login per server and principal, in the 0600 store; no token reaches A's log.
+    const logins = (
+      JSON.parse(readFileSync(store, 'utf8')) as {
+        logins: Record<string, Record<string, { tokens?: { access_token: string } }>>;
+      }
+    ).logins['b'];
+    expect(Object.keys(logins ?? {}).sort()).toEqual(['alice-host', 'bob-host', 'local']);
+    for (const login of Object.values(logins ?? {}))
+      expect(a.stderr()).not.toContain(login.tokens?.access_token as string);
+  }, 120_000);
+
+  it('D3: a host that cannot open a login page gets the failure naming the operator’s command', async () => {
+    const carol = legacyHost({}, () => ({}), stops);
+    await carol.connect(new LegacyHttpTransport(new URL(a.url), { requestInit: await bearer(CAROL) }));
+    const refused = envelope(await carol.callTool({ name: 'b_c_hit', arguments: {} }));
+    expect(refused.error_type).toBe('downstream_unavailable');
+    expect(refused.error_data).toMatchObject({ reason: 'login_required', server: 'b' });
+    expect(refused.error).toContain('mcp-normalizer login b --principal carol-host --no-browser');
+    expect(callsBy('carol')).toBe(0);
+  }, 60_000);
+});
