@@ -13,6 +13,7 @@ import { describeArguments } from './describe.js';
 import { gateFor, gatedDescription, gateSchema, isGated, type ExplicitGate } from './explicit.js';
 import { appTool, carriedMeta, type AppTool } from './meta.js';
 import { exposedName } from './naming.js';
+import { nullableParamPaths } from './param-headers.js';
 import type { ErrorType } from './result.js';
 import { createSchemaCompiler, type SchemaCompiler } from './schema-compiler.js';
 import { ownValue, isRecord } from './json.js';
@@ -121,6 +122,8 @@ export interface ExposedTool {
   readonly instructions: ToolInstructions;
   /** T8: validates arguments (with `explicit_action` already stripped) against the downstream schema. */
   readonly validate: ArgumentValidator;
+  /** SEP-2243: optional header-mirrored params whose `null` is dropped before T8 (param-headers.ts). */
+  readonly nullableParams?: readonly (readonly string[])[];
   /** U6: the tool's MCP Apps metadata (a UI, or a visibility), when it has any. */
   readonly app?: AppTool;
   /** S1: its server is in search mode: not in tools/list, found with `search_tools`. */
@@ -247,6 +250,8 @@ function buildTool(
   };
   if (gate) tool.gate = gate;
   if (app !== undefined) tool.app = app;
+  const nullable = nullableParamPaths(inputSchema);
+  if (nullable.length > 0) tool.nullableParams = nullable;
   return tool;
 }
 

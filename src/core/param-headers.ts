@@ -140,6 +140,48 @@ function annotationProblem(
 }
 
 /**
+ * SEP-2243 ("a null value sends no header"): the declared parameters whose `null` means absent,
+ * those their parent's `required` does not list. The gateway drops such a `null` before it checks
+ * the arguments (T8), so a host may send one, as the conformance suite's `sep-2243-client-omit-null` does.
+ * @example nullableParamPaths({ properties: { verbose: { type: 'boolean', 'x-mcp-header': 'Verbose' } } }) // [['verbose']]
+ */
+export function nullableParamPaths(inputSchema: unknown): string[][] {
+  const paths: string[][] = [];
+  for (const { path } of paramHeaderDeclarations(inputSchema)) {
+    let parent: unknown = inputSchema;
+    for (const key of path.slice(0, -1))
+      parent = ((parent as Record<string, unknown>)['properties'] as Record<string, unknown>)[key];
+    const required = (parent as Record<string, unknown>)['required'];
+    if (!(Array.isArray(required) && required.includes(path[path.length - 1]))) paths.push([...path]);
+  }
+  return paths;
+}
+
+/** `args` without a `null` at any of `paths` (copied only where one is dropped). */
+export function withoutNullParams(
+  args: Record<string, unknown>,
+  paths: readonly (readonly string[])[],
+): Record<string, unknown> {
+  let out = args;
+  for (const path of paths) out = dropNull(out, path);
+  return out;
+}
+
+function dropNull(node: Record<string, unknown>, path: readonly string[]): Record<string, unknown> {
+  const [key, ...rest] = path;
+  if (key === undefined || !Object.hasOwn(node, key)) return node;
+  const value = node[key];
+  if (rest.length === 0) {
+    if (value !== null) return node;
+    const { [key]: _dropped, ...kept } = node;
+    return kept;
+  }
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) return node;
+  const inner = dropNull(value as Record<string, unknown>, rest);
+  return inner === value ? node : { ...node, [key]: inner };
+}
+
+/**
  * The `Mcp-Param-*` headers for one call's arguments; an absent, null or non-primitive value
  * sends no header.
  * @example paramHeaders([{ path: ['region'], name: 'Region' }], { region: 'eu-west' }) // { 'Mcp-Param-Region': 'eu-west' }

@@ -17,6 +17,7 @@ import {
   type SearchPair,
 } from './search.js';
 import { isRecord } from './json.js';
+import { withoutNullParams } from './param-headers.js';
 import { ECHOED_NAME_CHARS, echoedName } from './naming.js';
 
 /** A call that may go downstream. Fits `upstream/server`'s `PreparedForward`. */
@@ -179,6 +180,9 @@ function prepareTool(
     if (refused) return refused;
     forwarded = stripExplicit(given as Record<string, unknown>);
   }
+  // SEP-2243: an optional header-mirrored param sent as null is absent (no header, no key).
+  if (entry.nullableParams !== undefined && isRecord(forwarded))
+    forwarded = withoutNullParams(forwarded, entry.nullableParams);
   if (deeperThan(forwarded, MAX_ARGUMENT_DEPTH)) {
     // Refused here, or JSON.stringify on the way down overflows the stack and the failure reads
     // as the downstream's (`downstream_error`).

@@ -3,7 +3,13 @@
  * and how their values are encoded.
  */
 import { describe, expect, it } from 'vitest';
-import { paramHeaderDeclarations, paramHeaderProblem, paramHeaders } from '../../src/core/param-headers.js';
+import {
+  nullableParamPaths,
+  paramHeaderDeclarations,
+  paramHeaderProblem,
+  paramHeaders,
+  withoutNullParams,
+} from '../../src/core/param-headers.js';
 
 const schema = {
   type: 'object',
@@ -131,5 +137,45 @@ describe('paramHeaders', () => {
     ['an unsafe integer sends nothing', { count: 2 ** 60 }, {}],
   ])('E5: %s', (_label, args, expected) => {
     expect(paramHeaders(declared, args as Record<string, unknown>)).toEqual(expected);
+  });
+});
+
+describe('null header params', () => {
+  const declared = {
+    type: 'object',
+    properties: {
+      verbose: { type: 'boolean', 'x-mcp-header': 'Verbose' },
+      region: { type: 'string', 'x-mcp-header': 'Region' },
+      nested: {
+        type: 'object',
+        properties: { tenant: { type: 'string', 'x-mcp-header': 'Tenant' } },
+        required: ['tenant'],
+      },
+      plain: { type: 'string' },
+    },
+    required: ['region'],
+  };
+
+  it('E5: only optional header-mirrored params may be null (SEP-2243: a null value sends no header)', () => {
+    expect(nullableParamPaths(declared)).toEqual([['verbose']]);
+  });
+
+  it.each([
+    ['a null optional param is dropped', { verbose: null, region: 'eu' }, { region: 'eu' }],
+    ['a value stays', { verbose: false, region: 'eu' }, { verbose: false, region: 'eu' }],
+    ['a null required param stays (T8 refuses it)', { region: null }, { region: null }],
+    ['a null plain param stays', { plain: null }, { plain: null }],
+  ])('E5: %s', (_name, args, expected) => {
+    const paths = nullableParamPaths(declared);
+    const out = withoutNullParams(args as Record<string, unknown>, paths);
+    expect(out).toEqual(expected);
+    // Copied only when something is dropped.
+    if (JSON.stringify(out) === JSON.stringify(args)) expect(out).toBe(args);
+  });
+
+  it('E5: a nested null is dropped without touching its siblings or the caller’s object', () => {
+    const args = { outer: { inner: null, keep: 1 } };
+    expect(withoutNullParams(args, [['outer', 'inner']])).toEqual({ outer: { keep: 1 } });
+    expect(args).toEqual({ outer: { inner: null, keep: 1 } });
   });
 });

@@ -46,6 +46,32 @@ function forwarded(result: PreparedCall | Result): PreparedCall {
 }
 
 describe('prepareCall', () => {
+  it('T8, E5: an optional x-mcp-header param sent as null is forwarded absent, not refused', () => {
+    const headed = buildCatalog(
+      [
+        {
+          server: 'h',
+          prefix: 'h',
+          tools: [
+            {
+              name: 'get',
+              inputSchema: {
+                type: 'object',
+                properties: {
+                  verbose: { type: 'boolean', 'x-mcp-header': 'Verbose' },
+                  q: { type: 'string' },
+                },
+              },
+            },
+          ],
+        },
+      ],
+      options,
+    );
+    expect(forwarded(prepareCall(headed, 'h_get', { verbose: null, q: 'x' })).arguments).toEqual({ q: 'x' });
+    expect(refused(prepareCall(headed, 'h_get', { q: null })).errorType).toBe('invalid_arguments');
+  });
+
   it('T3: a known name forwards to its server and original tool name', () => {
     const call = forwarded(prepareCall(catalog, 'fs_read_file', { path: 'a.txt' }));
     expect(call).toMatchObject({
