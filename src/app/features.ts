@@ -8,7 +8,8 @@
  * InvalidParams for an unknown name or URI (naming close matches), the downstream's own code for
  * its own JSON-RPC error, InternalError otherwise, with `data.error_type` from the closed R3 list.
  */
-import { ownValue } from '../core/json.js';
+import { isRecord, ownValue } from '../core/json.js';
+import type { InputRound } from '../core/input.js';
 import { ProtocolErrorCode } from '@modelcontextprotocol/server';
 import type { CompleteRequestParams, LoggingMessageNotification } from '@modelcontextprotocol/server';
 import {
@@ -64,6 +65,20 @@ function unknown(what: string, name: string, suggestions: readonly string[]): Er
     [what.replace(' ', '_')]: name,
     suggestions,
   });
+}
+
+/** Q3: a 2026 server's `input_required` answer, to relay to the caller's host; else undefined. */
+function inputRoundOf(result: Result, server: string, subject: string): InputRound | undefined {
+  if (!result.success || !isRecord(result.value) || result.value['resultType'] !== 'input_required')
+    return undefined;
+  const { inputRequests, requestState } = result.value;
+  return {
+    kind: 'input_required',
+    inputRequests: isRecord(inputRequests) ? inputRequests : {},
+    ...(typeof requestState === 'string' ? { requestState } : {}),
+    server,
+    tool: subject,
+  };
 }
 
 /** A failed routed request as a JSON-RPC error; a success checked against the SDK's schema. */
@@ -152,16 +167,28 @@ export function createFeatures(deps: FeatureDeps): Features {
     listPrompts: () => listed((index) => index.prompts.map((route) => route.definition)),
     listResources: () => listed((index) => index.resources.map((route) => route.definition)),
     listResourceTemplates: () => listed((index) => index.resourceTemplates.map((route) => route.definition)),
-    async getPrompt(name, args, { signal }) {
+    async getPrompt(name, args, { signal, reply, caller }) {
       const route = await lookup((index) => index.getPrompt(name));
       if (!route) throw unknown('prompt', name, deps.index().suggestPrompts(name));
-      const result = await pool.getPrompt(route.server, route.original, args, { signal });
+      const result = await pool.getPrompt(route.server, route.original, args, {
+        signal,
+        ...(reply !== undefined ? { reply } : {}),
+        ...(caller !== undefined ? { caller } : {}),
+      });
+      const round = inputRoundOf(result, route.server, name);
+      if (round !== undefined) return round;
       return unwrap(result, GetPromptResultSchema, 'prompts/get', prefixOf(route.server));
     },
-    async readResource(uri, { signal }) {
+    async readResource(uri, { signal, reply, caller }) {
       const route = await lookup((index) => index.resolveUri(uri));
       if (!route) throw unknown('resource', uri, deps.index().suggestUris(uri));
-      const result = await pool.readResource(route.server, route.uri, { signal });
+      const result = await pool.readResource(route.server, route.uri, {
+        signal,
+        ...(reply !== undefined ? { reply } : {}),
+        ...(caller !== undefined ? { caller } : {}),
+      });
+      const round = inputRoundOf(result, route.server, uri);
+      if (round !== undefined) return round;
       const prefix = prefixOf(route.server);
       const read = unwrap(result, ReadResourceResultSchema, 'resources/read', prefix);
       // Contents name URIs as the client sees them: the one it asked for, others namespaced.

@@ -302,6 +302,7 @@ export async function dispatchRequest(
   params: Record<string, unknown>,
   subject: string,
   signal?: AbortSignal,
+  caller?: Caller,
 ): Promise<Result> {
   const startedAt = context.timers.now();
   const { server, connection, slots } = target;
@@ -311,7 +312,12 @@ export async function dispatchRequest(
     const outcome = await slots.run(async (): Promise<Outcome> => {
       if (connection.state !== 'ready')
         return { early: unavailable(target, subject, `is ${connection.state}`) };
-      return { raw: await connection.request(method, params, { signal }) };
+      return {
+        raw: await connection.request(method, params, {
+          ...(signal !== undefined ? { signal } : {}),
+          ...(caller !== undefined ? { caller } : {}),
+        }),
+      };
     }, signal);
     if ('early' in outcome) return outcome.early;
     target.logger.debug(

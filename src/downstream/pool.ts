@@ -11,6 +11,7 @@ import type {
 import type { Logger } from 'pino';
 import type { ServerConfig } from '../config/types.js';
 import { failure, type Result } from '../core/result.js';
+import type { Caller, InputReply } from '../core/input.js';
 import type { Scrubber } from '../core/secrets.js';
 import { serverLogger } from '../log/logger.js';
 import type { BackoffOptions } from './backoff.js';
@@ -106,6 +107,20 @@ export type PoolEvents = {
 export interface RequestOptions {
   /** The upstream request's cancellation: aborting it cancels the downstream request. */
   readonly signal?: AbortSignal;
+  /** Q3: the retry of a relayed `input_required` round (`prompts/get`, `resources/read`). */
+  readonly reply?: InputReply;
+  /** Q2: the host behind the request (its capabilities travel to a 2026 server). */
+  readonly caller?: Caller;
+}
+
+/** Q3: `params` with a relayed round's answers and the server's own state. */
+function withReply(params: Record<string, unknown>, reply: InputReply | undefined): Record<string, unknown> {
+  if (reply === undefined) return params;
+  return {
+    ...params,
+    inputResponses: reply.inputResponses,
+    ...(reply.requestState !== undefined ? { requestState: reply.requestState } : {}),
+  };
 }
 
 interface Entry extends DispatchTarget {
@@ -404,12 +419,12 @@ export class Pool {
     options: RequestOptions = {},
   ): Promise<Result> {
     const params = args === undefined ? { name } : { name, arguments: args };
-    return this.#request(server, 'prompts/get', params, name, options);
+    return this.#request(server, 'prompts/get', withReply(params, options.reply), name, options);
   }
 
   /** U5: `resources/read` of the downstream's own `uri` on `server`; as {@link getPrompt}. */
   readResource(server: string, uri: string, options: RequestOptions = {}): Promise<Result> {
-    return this.#request(server, 'resources/read', { uri }, uri, options);
+    return this.#request(server, 'resources/read', withReply({ uri }, options.reply), uri, options);
   }
 
   /** Q5: `resources/subscribe` to the downstream's own `uri` on `server`; as {@link getPrompt}. */
@@ -444,7 +459,7 @@ export class Pool {
         }),
       );
     }
-    return dispatchRequest(this.#context, entry, method, params, subject, options.signal);
+    return dispatchRequest(this.#context, entry, method, params, subject, options.signal, options.caller);
   }
 
   /**

@@ -25,6 +25,9 @@ import { runAsTask, taskOnly, type SendRequest } from './task-runner.js';
 import type { Timers } from '../core/timers.js';
 import { LenientCallToolResultSchema } from './tool-list.js';
 
+/** Q3: the requests whose 2026 answer may be `input_required` (relayed to the caller's host). */
+const INPUT_ROUND_METHODS = new Set(['tools/call', 'prompts/get', 'resources/read']);
+
 /** Per-call options of `Connection.call` and `Connection.request`. */
 export interface ConnectionCallOptions {
   /**
@@ -145,7 +148,7 @@ export class Routes {
       LenientCallToolResultSchema,
       {
         // Q3: a 2026 server's `input_required` comes back as it is, for the caller's host.
-        ...(modern && method === 'tools/call' ? { allowInputRequired: true } : {}),
+        ...(modern && INPUT_ROUND_METHODS.has(method) ? { allowInputRequired: true } : {}),
         timeout,
         // P3: progress restarts the clock; a handler is always registered so that it can.
         resetTimeoutOnProgress: true,

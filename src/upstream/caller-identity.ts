@@ -6,7 +6,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { CLIENT_CAPABILITIES_META_KEY, type AuthInfo, type Server } from '@modelcontextprotocol/server';
-import type { HostCapabilities } from '../core/input.js';
+import type { Caller, HostCapabilities } from '../core/input.js';
 import type { Era } from '../core/options.js';
 import {
   ANONYMOUS_PRINCIPAL,
@@ -119,4 +119,18 @@ export function hostCapabilities(
       HostCapabilities | undefined;
   }
   return server.getClientCapabilities() as HostCapabilities | undefined;
+}
+
+/**
+ * Q2: the host behind a request that is not a tools/call (prompts/get, resources/read): its
+ * capabilities travel to a 2026 server; what a 2025 server pushes meanwhile is not relayed (its
+ * `ask` refuses: input rounds of these requests are a 2026 server's, Q3).
+ */
+export function requestCaller(server: Server, era: Era, ctx: { mcpReq: { envelope?: object } }): Caller {
+  return {
+    key: server,
+    capabilities: hostCapabilities(server, era, ctx),
+    ask: () =>
+      Promise.reject(new Error('requests pushed during prompts/get or resources/read are not relayed')),
+  };
 }

@@ -8,6 +8,7 @@
 import type { Era } from '../core/options.js';
 import { ProtocolErrorCode } from '@modelcontextprotocol/server';
 import type { CallAccess } from '../core/policy.js';
+import { isInputRound, type Caller, type InputReply, type InputRound } from '../core/input.js';
 import { FILE_URI_PREFIX } from './file-store.js';
 import type {
   AuthInfo,
@@ -19,12 +20,18 @@ import type {
   ReadResourceResult,
   Resource,
   ResourceTemplateType,
+  InputRequiredResult,
+  ServerContext,
 } from '@modelcontextprotocol/server';
 
 /** Per-request options of the routed {@link FeatureBackend} methods. */
 export interface FeatureRequestOptions {
   /** The upstream request's cancellation; its reason is always an AbortError. */
   readonly signal: AbortSignal;
+  /** Q3: the retry of a relayed round (`prompts/get`, `resources/read`). */
+  readonly reply?: InputReply;
+  /** Q2: the host behind the request, whose capabilities a 2026 server is told. */
+  readonly caller?: Caller;
 }
 
 /** Q5: one upstream client's resource subscriptions, told of updates by exposed URI. */
@@ -40,14 +47,17 @@ export interface FeatureBackend {
   listResources(): readonly Resource[] | Promise<readonly Resource[]>;
   /** resources/templates/list, from memory. */
   listResourceTemplates(): readonly ResourceTemplateType[] | Promise<readonly ResourceTemplateType[]>;
-  /** prompts/get by exposed name; throws a JSON-RPC error for an unknown name or a failure. */
+  /**
+   * prompts/get by exposed name; throws a JSON-RPC error for an unknown name or a failure. Q3: a
+   * 2026 server's `input_required` comes back as a round to relay.
+   */
   getPrompt(
     name: string,
     args: Record<string, string> | undefined,
     options: FeatureRequestOptions,
-  ): Promise<GetPromptResult>;
-  /** resources/read by exposed URI; throws a JSON-RPC error for an unknown URI or a failure. */
-  readResource(uri: string, options: FeatureRequestOptions): Promise<ReadResourceResult>;
+  ): Promise<GetPromptResult | InputRound>;
+  /** resources/read by exposed URI; throws like {@link getPrompt}, and a round the same way. */
+  readResource(uri: string, options: FeatureRequestOptions): Promise<ReadResourceResult | InputRound>;
   /** completion/complete by exposed reference; throws a JSON-RPC error for an unknown one. */
   complete(params: CompleteRequestParams, options: FeatureRequestOptions): Promise<CompleteResult>;
   /** Q5: resources/subscribe by exposed URI; throws like {@link readResource}. */
@@ -67,6 +77,18 @@ export interface FeatureHandlerOptions {
   readonly listed?: (kind: 'prompts' | 'resources') => void;
   /** E2: the list result as sent (cache hints). @default as it is */
   readonly hint?: <T extends object>(result: T) => T;
+  /**
+   * Q3: relays a 2026 server's round of `prompts/get` or `resources/read` under the gateway's own
+   * signed state (input-rounds.ts); `key` names what is asked (`prompt:<name>`, `resource:<uri>`).
+   * Absent: a round fails the request.
+   */
+  readonly relay?: <R extends object>(
+    ctx: ServerContext,
+    key: string,
+    run: (reply: InputReply | undefined) => Promise<R | InputRound>,
+  ) => Promise<R | InputRequiredResult>;
+  /** Q2: the host behind a request (caller-identity.ts `requestCaller`). */
+  readonly callerOf?: (ctx: ServerContext) => Caller;
   /** I3: the caller's view of the policy behind a request; absent (or undefined): everything. */
   readonly access?: (ctx: { http?: { authInfo?: AuthInfo } }) => CallAccess | undefined;
 }
@@ -87,6 +109,13 @@ function refuseHidden(access: CallAccess | undefined, kind: 'prompt' | 'resource
   throw Object.assign(new Error(`${what} "${name}" is not allowed for this caller`), {
     code: ProtocolErrorCode.InvalidParams,
     data: { [kind === 'prompt' ? 'prompt' : 'uri']: name, reason: 'access_denied' },
+  });
+}
+
+/** A round with no relay to carry it (a server built without input rounds). */
+function unrelayed(key: string): Error {
+  return Object.assign(new Error(`${key} asked its client for input, which this server cannot relay`), {
+    code: ProtocolErrorCode.InternalError,
   });
 }
 
@@ -143,15 +172,37 @@ export function registerFeatureHandlers(
         access === undefined ? [...templates] : templates.filter((t) => access.readsResource(t.uriTemplate)),
     });
   });
+  /** Q3: `run` once, or through the relay of its rounds when the server has one. */
+  const relayed = <R extends object>(
+    ctx: ServerContext,
+    key: string,
+    run: (reply: InputReply | undefined) => Promise<R | InputRound>,
+  ): Promise<R | InputRequiredResult> =>
+    options.relay !== undefined
+      ? options.relay(ctx, key, run)
+      : run(undefined).then((answer) => {
+          if (isInputRound(answer)) throw unrelayed(key);
+          return answer;
+        });
   server.setRequestHandler('prompts/get', (request, ctx) => {
     refuseHidden(options.access?.(ctx), 'prompt', request.params.name);
-    return backend.getPrompt(request.params.name, request.params.arguments, {
-      signal: signalOf(ctx.mcpReq.signal),
-    });
+    return relayed(ctx, `prompt:${request.params.name}`, (reply) =>
+      backend.getPrompt(request.params.name, request.params.arguments, {
+        signal: signalOf(ctx.mcpReq.signal),
+        ...(reply !== undefined ? { reply } : {}),
+        ...(options.callerOf !== undefined ? { caller: options.callerOf(ctx) } : {}),
+      }),
+    ) as Promise<GetPromptResult>;
   });
   server.setRequestHandler('resources/read', (request, ctx) => {
     refuseHidden(options.access?.(ctx), 'resource', request.params.uri);
-    return backend.readResource(request.params.uri, { signal: signalOf(ctx.mcpReq.signal) });
+    return relayed(ctx, `resource:${request.params.uri}`, (reply) =>
+      backend.readResource(request.params.uri, {
+        signal: signalOf(ctx.mcpReq.signal),
+        ...(reply !== undefined ? { reply } : {}),
+        ...(options.callerOf !== undefined ? { caller: options.callerOf(ctx) } : {}),
+      }),
+    ) as Promise<ReadResourceResult>;
   });
   server.setRequestHandler('completion/complete', (request, ctx) => {
     const ref = request.params.ref;

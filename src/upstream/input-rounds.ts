@@ -16,7 +16,7 @@
  * tampered or expired one is refused by the SDK with -32602 before any handler runs.
  */
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
-import { createRequestStateCodec, ProtocolError } from '@modelcontextprotocol/server';
+import { createRequestStateCodec, ProtocolError, ProtocolErrorCode } from '@modelcontextprotocol/server';
 import type { CallToolResult, InputRequiredResult, ServerContext } from '@modelcontextprotocol/server';
 import type { Logger } from 'pino';
 import type { Caller, ClientAsk, HostCapabilities, InputReply, InputRound } from '../core/input.js';
@@ -52,7 +52,7 @@ function digest(text: string): string {
 }
 
 /** The binding of one request: its caller and its arguments. */
-function bindingOf(request: RoundRequest): Binding {
+function bindingOf(request: Pick<RoundRequest, 'callerId' | 'arguments'>): Binding {
   return { c: digest(request.callerId), a: digest(canonicalJson(request.arguments ?? {})) };
 }
 
@@ -119,6 +119,16 @@ export interface InputRounds {
   ): Promise<CallToolResult | InputRequiredResult>;
   /** Parked calls waiting for their host now. */
   parked(): number;
+  /**
+   * Q3 for `prompts/get` and `resources/read`: `run` (with the retry's answers and the
+   * downstream's state, when this is a retry); a 2026 downstream's `input_required` is relayed
+   * under our signed state, bound to `request.name` (`prompt:<name>`, `resource:<uri>`), the
+   * caller and the arguments. A state that is not this request's is InvalidParams.
+   */
+  relayRequest<R extends object>(
+    request: Pick<RoundRequest, 'name' | 'state' | 'responses' | 'callerId' | 'arguments'>,
+    run: (reply: InputReply | undefined) => Promise<R | InputRound>,
+  ): Promise<R | InputRequiredResult>;
 }
 
 interface Pending {
@@ -396,6 +406,44 @@ export function createInputRounds(options: InputRoundsOptions): InputRounds {
   return {
     verify: (state, ctx) => codec.verify(state, ctx),
     parked: () => parked.size,
+    async relayRequest(request, run) {
+      const { state, name } = request;
+      const binding = bindingOf(request);
+      if (
+        state !== undefined &&
+        (state.k !== 'relay' || state.n !== name || state.c !== binding.c || state.a !== binding.a)
+      )
+        throw new ProtocolError(
+          ProtocolErrorCode.InvalidParams,
+          `This requestState does not belong to this request of ${name}: send it again without requestState`,
+        );
+      const reply: InputReply | undefined =
+        state === undefined
+          ? undefined
+          : {
+              inputResponses: request.responses ?? {},
+              ...(state.k === 'relay' && state.s !== undefined ? { requestState: state.s } : {}),
+            };
+      const answer = await run(reply);
+      if (!isInputRound(answer)) return answer;
+      const rounds = (state?.r ?? 0) + 1;
+      if (rounds > maxRounds)
+        throw new ProtocolError(
+          ProtocolErrorCode.InternalError,
+          `${name} asked its client for input ${rounds} times and was stopped: input_required.max_rounds is ${maxRounds}`,
+        );
+      return {
+        resultType: 'input_required',
+        inputRequests: answer.inputRequests as InputRequiredResult['inputRequests'],
+        requestState: await codec.mint({
+          ...binding,
+          k: 'relay',
+          n: name,
+          r: rounds,
+          ...(answer.requestState !== undefined ? { s: answer.requestState } : {}),
+        }),
+      };
+    },
     async handle(request, start, fail) {
       const { state, name } = request;
       const binding = bindingOf(request);

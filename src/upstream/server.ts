@@ -20,7 +20,7 @@ import { isInputRound } from '../core/input.js';
 import type { Result } from '../core/result.js';
 import { principalOf, type CallAccess, type Policy, type ProfileSelection } from '../core/policy.js';
 import type { AuthInfo } from '@modelcontextprotocol/server';
-import { createCallerIdentity, hostCapabilities } from './caller-identity.js';
+import { createCallerIdentity, hostCapabilities, requestCaller } from './caller-identity.js';
 import { failure, type FailureResult } from '../core/result.js';
 import { raceTimeout, type Timers } from '../core/timers.js';
 import { systemTimers } from '../wire/timers.js';
@@ -307,6 +307,19 @@ export function createUpstreamServer<F extends PreparedForward>(deps: UpstreamDe
         listed: (kind) => notifier.listed(server, kind),
         hint,
         access: (ctx) => callers.access(server, ctx),
+        callerOf: (ctx) => requestCaller(server, era, ctx),
+        // Q3: a 2026 server's rounds of prompts/get and resources/read, bound like a call's.
+        relay: (ctx, key, run) =>
+          rounds.relayRequest(
+            {
+              name: key,
+              state: ctx.mcpReq.requestState<RoundState>(),
+              responses: ctx.mcpReq.inputResponses,
+              callerId: owner() !== undefined ? callers.ensureId(server) : callers.principalKey(ctx),
+              arguments: undefined,
+            },
+            run,
+          ),
       });
     } else if (files !== undefined) {
       server.setRequestHandler('resources/read', (request) => files.read(request.params.uri, filesOwner()));

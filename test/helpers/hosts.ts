@@ -126,7 +126,10 @@ export function modernRequest(
       accept: 'application/json, text/event-stream',
       'mcp-protocol-version': '2026-07-28',
       'mcp-method': method,
-      ...(typeof params['name'] === 'string' ? { 'mcp-name': params['name'] } : {}),
+      // The request's subject, as a 2026 client names it (tools and prompts by name, resources by URI).
+      ...(typeof (params['name'] ?? params['uri']) === 'string'
+        ? { 'mcp-name': String(params['name'] ?? params['uri']) }
+        : {}),
       ...(options.token !== undefined ? { authorization: `Bearer ${options.token}` } : {}),
     },
     body: JSON.stringify({
