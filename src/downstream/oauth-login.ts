@@ -17,6 +17,8 @@ import type { AddressInfo } from 'node:net';
 import {
   auth,
   computeScopeUnion,
+  refreshAuthorization,
+  selectResourceURL,
   extractWWWAuthenticateParams,
   type OAuthClientMetadata,
   type OAuthClientProvider,
@@ -35,6 +37,17 @@ export class LoginRequiredError extends Error {
     super(`Server "${server}" ${why}: run \`mcp-normalizer login ${server}\` (D2)`);
     this.name = 'LoginRequiredError';
   }
+}
+
+/**
+ * D2: whether `login`'s access token expires within a quarter of its lifetime (at most a minute):
+ * the gateway refreshes it before it sends it.
+ */
+export function expiresSoon(login: StoredLogin, now: number): boolean {
+  const lifetimeS = login.tokens?.expires_in;
+  if (lifetimeS === undefined || login.savedAt === undefined) return false;
+  const margin = Math.min(60_000, (lifetimeS * 1000) / 4);
+  return now >= login.savedAt + lifetimeS * 1000 - margin;
 }
 
 /** The server a login is for. */
@@ -62,6 +75,8 @@ export class StoredLoginProvider implements OAuthClientProvider {
   readonly #store: TokenStore;
   readonly #interaction: Interaction | undefined;
   #verifier: string | undefined;
+  /** D2: the refresh in progress (concurrent requests wait for one refresh, not each their own). */
+  #refreshing: Promise<StoredOAuthTokens | undefined> | undefined;
   /** What `login`'s first leg discovered, for the code exchange (SEP-2352's binding); the gateway discovers afresh. */
   #discovery: OAuthDiscoveryState | undefined;
 
@@ -133,8 +148,38 @@ export class StoredLoginProvider implements OAuthClientProvider {
     this.#save({ client, redirectUrl: this.redirectUrl });
   }
 
-  tokens(): StoredOAuthTokens | undefined {
-    return this.#login()?.tokens;
+  tokens(): StoredOAuthTokens | undefined | Promise<StoredOAuthTokens | undefined> {
+    const login = this.#login();
+    // D2: the gateway refreshes tokens about to expire before it sends them (`login` never does).
+    if (this.#interaction !== undefined || login?.tokens === undefined || !expiresSoon(login, Date.now()))
+      return login?.tokens;
+    return (this.#refreshing ??= this.#refresh(login).finally(() => (this.#refreshing = undefined)));
+  }
+
+  /**
+   * D2: a refresh with the login's refresh token at the authorization server its discovery found;
+   * on any failure the tokens as they are (the server's 401 then takes the SDK's own path).
+   */
+  async #refresh(login: StoredLogin): Promise<StoredOAuthTokens | undefined> {
+    const refreshToken = login.tokens?.refresh_token;
+    const discovery = login.discovery;
+    if (refreshToken === undefined || discovery === undefined) return login.tokens;
+    try {
+      const resource = await selectResourceURL(this.#target.url, this, discovery.resourceMetadata);
+      const tokens = await refreshAuthorization(discovery.authorizationServerUrl, {
+        ...(discovery.authorizationServerMetadata !== undefined
+          ? { metadata: discovery.authorizationServerMetadata }
+          : {}),
+        clientInformation: this.clientInformation() as StoredOAuthClientInformation,
+        refreshToken,
+        ...(resource !== undefined ? { resource } : {}),
+      });
+      // RFC 6749 §6: without a new refresh token, the old one stays good.
+      this.saveTokens({ ...tokens, refresh_token: tokens.refresh_token ?? refreshToken });
+      return this.#login()?.tokens;
+    } catch {
+      return login.tokens;
+    }
   }
 
   saveTokens(tokens: StoredOAuthTokens): void {
@@ -161,7 +206,10 @@ export class StoredLoginProvider implements OAuthClientProvider {
   }
 
   saveDiscoveryState(state: OAuthDiscoveryState): void {
-    if (this.#interaction !== undefined) this.#discovery = state;
+    if (this.#interaction === undefined) return;
+    this.#discovery = state;
+    // Kept with the login: the gateway refreshes its tokens at that authorization server.
+    this.#save({ discovery: state });
   }
 
   discoveryState(): OAuthDiscoveryState | undefined {

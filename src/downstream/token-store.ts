@@ -7,7 +7,11 @@
  */
 import { chmodSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
-import type { StoredOAuthClientInformation, StoredOAuthTokens } from '@modelcontextprotocol/client';
+import type {
+  OAuthDiscoveryState,
+  StoredOAuthClientInformation,
+  StoredOAuthTokens,
+} from '@modelcontextprotocol/client';
 
 /** One principal's login to one server. */
 export interface StoredLogin {
@@ -21,6 +25,8 @@ export interface StoredLogin {
   readonly redirectUrl?: string;
   /** D2 step-up: the wider scope a server asked for (403 insufficient_scope), for the next login. */
   readonly stepUpScope?: string;
+  /** D2: where the login's tokens came from (its discovery), so they can be refreshed before they expire. */
+  readonly discovery?: OAuthDiscoveryState;
 }
 
 interface StoreFile {

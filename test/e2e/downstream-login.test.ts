@@ -140,13 +140,17 @@ describe('logging in to a remote server as a person', () => {
     expect(called.code).toBe(0);
     await expect.poll(() => b.stderr()).toMatch(/"principal":"alice"/);
 
-    // The access token expires; the next call refreshes it without anyone.
+    // The access token expires; the next call refreshes it without anyone, before sending it:
+    // B never sees the expired token (it refuses none of that call's requests).
     const expiresAt = (stored(store)?.savedAt ?? 0) + (first?.expires_in ?? 0) * 1000;
     await expect.poll(() => Date.now() > expiresAt + 1000, { timeout: 15_000, interval: 250 }).toBe(true);
+    const refusals = (): number => b.stderr().split('HTTP request refused by auth').length;
+    const refusedBefore = refusals();
     const again = await runCli(['call', 'b_c_hit', '--config', file]);
     expect(again.code).toBe(0);
     const second = stored(store)?.tokens;
     expect(second?.access_token).not.toBe(first?.access_token);
+    expect(refusals()).toBe(refusedBefore);
 
     for (const output of [loggedIn.stderr, called.stdout, called.stderr, again.stdout, again.stderr]) {
       for (const token of [first?.access_token, first?.refresh_token, second?.access_token])
