@@ -14,6 +14,7 @@ import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { OAuthLoginConfig, RemoteTransportConfig, ServerConfig } from '../config/types.js';
 import { hostCanAnswer, type Caller, type ClientAsk } from '../core/input.js';
+import { LOGIN_INSTRUCTION } from '../core/instructions.js';
 import { failure, type Result } from '../core/result.js';
 import { raceTimeout } from '../core/timers.js';
 import {
@@ -128,6 +129,7 @@ function loginFailure(result: Result, server: string, principal: string, why: st
     {
       meta: result.meta,
       errorData: { ...data, reason: 'login_required', server },
+      instruction: LOGIN_INSTRUCTION,
     },
   );
 }

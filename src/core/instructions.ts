@@ -26,6 +26,13 @@ export const DEFAULT_INSTRUCTIONS: Readonly<Record<ErrorType, string>> = Object.
   normalization_error: 'mcp-normalizer could not read the tool result: tell the user and stop; do not retry.',
 });
 
+/**
+ * R4, D2, D3: a server unavailable for want of the user's login is not one to retry later: the
+ * user acts first (the failure's message says how: a login page, or a command).
+ */
+export const LOGIN_INSTRUCTION =
+  'The server needs the user to log in first: tell the user exactly what the error says (the login page or the command), and call again only once they have logged in.';
+
 /** Instruction overrides, most specific last: global (config `instructions`), server, tool. */
 export interface InstructionLayers {
   /** Config `instructions`, per error type. */

@@ -19,6 +19,7 @@ import type { CallerLane } from './callers.js';
 import type { Connection } from './connection.js';
 import type { CallSlots } from './slots.js';
 import type { Timers } from '../core/timers.js';
+import { LOGIN_INSTRUCTION } from '../core/instructions.js';
 
 /** Per-call options of `Pool.callTool`. */
 export interface CallOptions {
@@ -85,6 +86,7 @@ function unavailable(target: DispatchTarget, tool: string, why: string): Result 
       // D3: the caller has no usable login to this server (app/logins.ts may ask for one).
       ...(target.connection.loginRequired ? { reason: 'login_required' } : {}),
     },
+    ...(target.connection.loginRequired ? { instruction: LOGIN_INSTRUCTION } : {}),
   });
 }
 

@@ -183,6 +183,8 @@ describe('each caller logs in to a downstream for itself', () => {
     expect(refused.error_type).toBe('downstream_unavailable');
     expect(refused.error_data).toMatchObject({ reason: 'login_required', server: 'b' });
     expect(refused.error).toContain('mcp-normalizer login b --principal carol-host --no-browser');
+    // R4: not "retry later": the user acts first.
+    expect(refused.instruction).toContain('needs the user to log in first');
     expect(callsBy('carol')).toBe(0);
   }, 60_000);
 });
