@@ -79,12 +79,12 @@ export interface FeatureHandlerOptions {
   readonly hint?: <T extends object>(result: T) => T;
   /**
    * Q3: relays a 2026 server's round of `prompts/get` or `resources/read` under the gateway's own
-   * signed state (input-rounds.ts); `key` names what is asked (`prompt:<name>`, `resource:<uri>`).
-   * Absent: a round fails the request.
+   * signed state (input-rounds.ts), bound to `asked`: what is asked (`prompt:<name>`,
+   * `resource:<uri>`) and its arguments. Absent: a round fails the request.
    */
   readonly relay?: <R extends object>(
     ctx: ServerContext,
-    key: string,
+    asked: Asked,
     run: (reply: InputReply | undefined) => Promise<R | InputRound>,
   ) => Promise<R | InputRequiredResult>;
   /** Q2: the host behind a request (caller-identity.ts `requestCaller`). */
@@ -110,6 +110,13 @@ function refuseHidden(access: CallAccess | undefined, kind: 'prompt' | 'resource
     code: ProtocolErrorCode.InvalidParams,
     data: { [kind === 'prompt' ? 'prompt' : 'uri']: name, reason: 'access_denied' },
   });
+}
+
+/** Q3: what a relayed request asks for: its round's state is bound to both. */
+export interface Asked {
+  /** `prompt:<name>` or `resource:<uri>`. */
+  readonly key: string;
+  readonly arguments?: Record<string, unknown>;
 }
 
 /** A round with no relay to carry it (a server built without input rounds). */
@@ -175,18 +182,19 @@ export function registerFeatureHandlers(
   /** Q3: `run` once, or through the relay of its rounds when the server has one. */
   const relayed = <R extends object>(
     ctx: ServerContext,
-    key: string,
+    asked: Asked,
     run: (reply: InputReply | undefined) => Promise<R | InputRound>,
   ): Promise<R | InputRequiredResult> =>
     options.relay !== undefined
-      ? options.relay(ctx, key, run)
+      ? options.relay(ctx, asked, run)
       : run(undefined).then((answer) => {
-          if (isInputRound(answer)) throw unrelayed(key);
+          if (isInputRound(answer)) throw unrelayed(asked.key);
           return answer;
         });
   server.setRequestHandler('prompts/get', (request, ctx) => {
     refuseHidden(options.access?.(ctx), 'prompt', request.params.name);
-    return relayed(ctx, `prompt:${request.params.name}`, (reply) =>
+    const asked = { key: `prompt:${request.params.name}`, arguments: request.params.arguments };
+    return relayed(ctx, asked, (reply) =>
       backend.getPrompt(request.params.name, request.params.arguments, {
         signal: signalOf(ctx.mcpReq.signal),
         ...(reply !== undefined ? { reply } : {}),
@@ -196,7 +204,7 @@ export function registerFeatureHandlers(
   });
   server.setRequestHandler('resources/read', (request, ctx) => {
     refuseHidden(options.access?.(ctx), 'resource', request.params.uri);
-    return relayed(ctx, `resource:${request.params.uri}`, (reply) =>
+    return relayed(ctx, { key: `resource:${request.params.uri}` }, (reply) =>
       backend.readResource(request.params.uri, {
         signal: signalOf(ctx.mcpReq.signal),
         ...(reply !== undefined ? { reply } : {}),

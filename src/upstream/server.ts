@@ -309,14 +309,14 @@ export function createUpstreamServer<F extends PreparedForward>(deps: UpstreamDe
         access: (ctx) => callers.access(server, ctx),
         callerOf: (ctx) => requestCaller(server, era, ctx),
         // Q3: a 2026 server's rounds of prompts/get and resources/read, bound like a call's.
-        relay: (ctx, key, run) =>
+        relay: (ctx, asked, run) =>
           rounds.relayRequest(
             {
-              name: key,
+              name: asked.key,
               state: ctx.mcpReq.requestState<RoundState>(),
               responses: ctx.mcpReq.inputResponses,
               callerId: owner() !== undefined ? callers.ensureId(server) : callers.principalKey(ctx),
-              arguments: undefined,
+              arguments: asked.arguments,
             },
             run,
           ),

@@ -55,7 +55,15 @@ describe('input rounds of prompts/get', { timeout: 30_000 }, () => {
     expect(done.result).toMatchObject({
       messages: [{ role: 'user', content: { type: 'text', text: 'Context: test context' } }],
     });
-    // The state is this prompt's: presented for another request, it is refused.
+    // The state is this prompt's, with these arguments: with others, or for another
+    // request, it is refused.
+    const otherArgs = await getPrompt({
+      name: PROMPT,
+      arguments: { extra: 'x' },
+      inputResponses: answers,
+      requestState: state,
+    });
+    expect(otherArgs.error?.code).toBe(-32602);
     const crossed = await modernRequest(
       gateway.url,
       'resources/read',
