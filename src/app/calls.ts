@@ -323,15 +323,16 @@ export function createToolBackend(deps: ToolDeps): ToolBackend<PreparedCall> {
         pool.callTool(call.server, call.tool, call.arguments, options);
       let result = await run();
       // D3: a caller with its own identity and no login to this server is asked to log in.
-      const server = servers.get(call.server);
       if (
         !isInputRound(result) &&
         needsLogin(result) &&
         deps.logins !== undefined &&
-        options.principal !== undefined &&
-        server !== undefined
-      )
-        result = await loginThenCall(deps.logins, server, options.principal, options.caller, result, run);
+        options.principal !== undefined
+      ) {
+        const server = servers.get(call.server);
+        if (server !== undefined)
+          result = await loginThenCall(deps.logins, server, options.principal, options.caller, result, run);
+      }
       if (isInputRound(result)) {
         // Q3: one round of the call, not its end (L1 logs the end).
         loggerOf(call.server).debug(

@@ -16,14 +16,12 @@ import type { OAuthLoginConfig, RemoteTransportConfig, ServerConfig } from '../c
 import { hostCanAnswer, type Caller, type ClientAsk } from '../core/input.js';
 import { LOGIN_INSTRUCTION } from '../core/instructions.js';
 import { failure, type Result } from '../core/result.js';
-import { raceTimeout } from '../core/timers.js';
 import {
   callbackAnswer,
   runLogin,
   type LoginCallback,
   type LoginRedirect,
 } from '../downstream/oauth-login.js';
-import { systemTimers } from '../wire/timers.js';
 
 /** The gateway's OAuth callback, under its public URL. */
 export const LOGIN_CALLBACK_PATH = '/oauth/callback';
@@ -179,9 +177,8 @@ export async function loginThenCall<R>(
       return loginFailure(refused, server.name, principal, `the host answered ${String(answer['action'])}`);
   }
   try {
-    // The browser may still be on its way back: bounded by the login's own timeout.
-    if ((await raceTimeout(login.done, 300_000, systemTimers)) === 'timeout')
-      return loginFailure(refused, server.name, principal, 'the login did not complete in time');
+    // The browser may still be on its way back: bounded by the login's own timeout (runLogin).
+    await login.done;
   } catch (error) {
     return loginFailure(refused, server.name, principal, `the login failed: ${reason(error)}`);
   }

@@ -290,14 +290,16 @@ export function createUpstreamServer<F extends PreparedForward>(deps: UpstreamDe
     const filesOwner = (): object | undefined => owner() ?? callers.principalObject(authInfo);
     // E2: a list that may still grow is not to be cached by a modern host (the SDK's configured
     // hint is a fallback: a handler's own wins); I3: lists that vary by caller are its own.
-    const hint = <T extends object>(result: T): T =>
-      era !== 'modern'
-        ? result
-        : {
-            ...result,
-            ...(deps.listsComplete?.() === false ? { ttlMs: 0 } : {}),
-            ...(deps.policy !== undefined ? { cacheScope: 'private' } : {}),
-          };
+    const hint = <T extends object>(result: T): T => {
+      if (era !== 'modern') return result;
+      const growing = deps.listsComplete?.() === false;
+      if (!growing && deps.policy === undefined) return result;
+      return {
+        ...result,
+        ...(growing ? { ttlMs: 0 } : {}),
+        ...(deps.policy !== undefined ? { cacheScope: 'private' } : {}),
+      };
+    };
     const files = deps.files;
     if (deps.features !== undefined) {
       const features = files === undefined ? deps.features : withFileLinks(deps.features, files, filesOwner);

@@ -12,7 +12,8 @@ import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { CallToolResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createProxy } from '../../src/app/proxy.js';
+import { createProxy, type Proxy } from '../../src/app/proxy.js';
+import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js';
 import { memoryConfig, runtimeConfig } from '../helpers/fixtures.js';
 import { captureLogger, MemoryTransports } from '../helpers/memory-servers.js';
 
@@ -40,18 +41,28 @@ function metaServer(): McpServer {
   return server;
 }
 
+/** A proxy in front of the meta server, and a client of it; each request carries `authInfo` when given. */
+async function connected(authInfo?: AuthInfo): Promise<{ proxy: Proxy; client: Client }> {
+  const { logger } = captureLogger();
+  const proxy = createProxy(runtimeConfig([memoryConfig('m', { protocol: 'legacy' })]), {
+    logger,
+    pool: { transports: new MemoryTransports({ m: metaServer }) },
+  });
+  await proxy.start();
+  const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+  if (authInfo !== undefined) {
+    const send = clientSide.send.bind(clientSide);
+    clientSide.send = (message, options) => send(message, { ...options, authInfo });
+  }
+  await proxy.upstream.connect(serverSide);
+  const client = new Client({ name: 'trace-test', version: '1.0.0' });
+  await client.connect(clientSide);
+  return { proxy, client };
+}
+
 describe('traces', () => {
   it('O2: one trace per call: the upstream span under the incoming traceparent, the downstream span its child, passed on in _meta', async () => {
-    const { logger } = captureLogger();
-    const proxy = createProxy(runtimeConfig([memoryConfig('m', { protocol: 'legacy' })]), {
-      logger,
-      pool: { transports: new MemoryTransports({ m: metaServer }) },
-    });
-    await proxy.start();
-    const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
-    await proxy.upstream.connect(serverSide);
-    const client = new Client({ name: 'trace-test', version: '1.0.0' });
-    await client.connect(clientSide);
+    const { proxy, client } = await connected();
     try {
       exporter.reset();
       const result = await client.request(
@@ -104,25 +115,13 @@ describe('traces', () => {
   });
 
   it('O2, I2: the upstream span carries the caller’s subject from its validated token, never the token', async () => {
-    const { logger } = captureLogger();
-    const proxy = createProxy(runtimeConfig([memoryConfig('m', { protocol: 'legacy' })]), {
-      logger,
-      pool: { transports: new MemoryTransports({ m: metaServer }) },
-    });
-    await proxy.start();
-    const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
     // What the HTTP front puts on each request once a token is validated (upstream/identity.ts).
-    const authInfo = {
+    const { proxy, client } = await connected({
       token: 'secret-token-value',
       clientId: 'c',
       scopes: [],
       extra: { principal: { subject: 'alice', groups: [], scopes: [] } },
-    };
-    const send = clientSide.send.bind(clientSide);
-    clientSide.send = (message, options) => send(message, { ...options, authInfo });
-    await proxy.upstream.connect(serverSide);
-    const client = new Client({ name: 'trace-test', version: '1.0.0' });
-    await client.connect(clientSide);
+    });
     try {
       exporter.reset();
       await client.request(

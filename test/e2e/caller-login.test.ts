@@ -8,7 +8,6 @@
  * person: it opens the URL the host was asked to open, signs in, consents, and is sent back to
  * A's own `/oauth/callback`.
  */
-import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
@@ -16,9 +15,9 @@ import { StreamableHTTPClientTransport as LegacyHttpTransport } from '@modelcont
 import { chromium, type Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startAuthServer, type AuthClient, type AuthServer } from '../../fixtures/servers/oauth.js';
-import { ROOT } from '../helpers/fixtures.js';
+import { cliLogin, signIn } from '../helpers/browser-login.js';
 import { envelope, legacyHost, modernHost, type Answers } from '../helpers/hosts.js';
-import { childEnv, CLI, fixtureEntry, serveHttp, writeConfig, type HttpServe } from './cli-process.js';
+import { fixtureEntry, serveHttp, writeConfig, type HttpServe } from './cli-process.js';
 
 const CHROMIUM = '/usr/bin/chromium';
 const FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run'];
@@ -33,49 +32,17 @@ let a: HttpServe;
 let store: string;
 const stops: (() => unknown)[] = [];
 
-/** Chromium as `user`: signs in at `url`, consents, and comes back to A's callback. */
-async function signIn(url: string, user: string): Promise<string> {
-  const page = await browser.newPage();
-  try {
-    await page.goto(url);
-    await page.fill('input[name=login]', user);
-    await page.fill('input[name=password]', 'any');
-    await page.click('button[type=submit]');
-    await page.click('button[type=submit]');
-    await page.waitForURL(/\/(oauth\/)?callback/);
-    return (await page.textContent('body')) ?? '';
-  } finally {
-    await page.close();
-  }
-}
-
 /** The operator's own login (`local`): A lists B's tools with it. */
 async function operatorLogin(file: string): Promise<void> {
-  const child = spawn(process.execPath, [CLI, 'login', 'b', '--no-browser', '--config', file], {
-    cwd: ROOT,
-    env: childEnv(),
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  stops.push(() => child.kill('SIGKILL'));
-  let stderr = '';
-  child.stderr.setEncoding('utf8');
-  child.stderr.on('data', (chunk: string) => (stderr += chunk));
-  child.stdout.resume();
-  const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
-  // (beforeAll: no expect.poll) the URL `login --no-browser` prints, within 20 s.
-  const printed = /http:\/\/127\.0\.0\.1:\d+\/auth\?\S+/;
-  for (const end = Date.now() + 20_000; !printed.test(stderr) && Date.now() < end;)
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  await signIn(printed.exec(stderr)?.[0] ?? `no URL printed:\n${stderr}`, 'operator');
-  const code = await exited;
-  if (code !== 0) throw new Error(`operator login failed (${String(code)}):\n${stderr}`);
+  const done = await cliLogin(browser, { file, server: 'b', user: 'operator', stops });
+  if (done.code !== 0) throw new Error(`operator login failed (${String(done.code)}):\n${done.stderr}`);
 }
 
 /** A host's answers: a URL elicitation is `user` signing in with Chromium (what a person does). */
 function person(user: string, pages: string[]): Answers {
   return async (method, params) => {
     if (method === 'elicitation/create' && params['mode'] === 'url') {
-      pages.push(await signIn(String(params['url']), user));
+      pages.push(await signIn(browser, String(params['url']), user));
       return { action: 'accept' };
     }
     return { action: 'decline' };
@@ -176,7 +143,7 @@ describe('each caller logs in to a downstream for itself', () => {
       expect(a.stderr()).not.toContain(login.tokens?.access_token as string);
   }, 120_000);
 
-  it('D3: a host that cannot open a login page gets the failure naming the operator’s command', async () => {
+  it('D3, R4: a host that cannot open a login page gets the failure naming the operator’s command', async () => {
     const carol = legacyHost({}, () => ({}), stops);
     await carol.connect(new LegacyHttpTransport(new URL(a.url), { requestInit: await bearer(CAROL) }));
     const refused = envelope(await carol.callTool({ name: 'b_c_hit', arguments: {} }));

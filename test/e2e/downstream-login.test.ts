@@ -7,22 +7,13 @@
  * the URL `login --no-browser` prints, signs in as alice, consents, and is sent back to the
  * command's loopback listener.
  */
-import { spawn } from 'node:child_process';
 import { readFileSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { chromium, type Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startAuthServer, type AuthServer } from '../../fixtures/servers/oauth.js';
-import { ROOT } from '../helpers/fixtures.js';
-import {
-  childEnv,
-  CLI,
-  fixtureEntry,
-  runCli,
-  serveHttp,
-  writeConfig,
-  type HttpServe,
-} from './cli-process.js';
+import { cliLogin } from '../helpers/browser-login.js';
+import { fixtureEntry, runCli, serveHttp, writeConfig, type HttpServe } from './cli-process.js';
 
 const CHROMIUM = '/usr/bin/chromium';
 const FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run'];
@@ -76,33 +67,9 @@ function gatewayConfig(): { file: string; store: string } {
 
 /** `login b --no-browser`, with Chromium signing in as `user` at the URL it prints. */
 async function login(file: string, user: string): Promise<{ code: number | null; stderr: string }> {
-  const child = spawn(process.execPath, [CLI, 'login', 'b', '--no-browser', '--config', file], {
-    cwd: ROOT,
-    env: childEnv(),
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  stops.push(() => child.kill('SIGKILL'));
-  let stderr = '';
-  child.stderr.setEncoding('utf8');
-  child.stderr.on('data', (chunk: string) => (stderr += chunk));
-  child.stdout.resume();
-  const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
-  await expect.poll(() => stderr, { timeout: 20_000 }).toMatch(/http:\/\/127\.0\.0\.1:\d+\/auth\?\S+/);
-  const url = /http:\/\/127\.0\.0\.1:\d+\/auth\?\S+/.exec(stderr)?.[0] as string;
-  const page = await browser.newPage();
-  try {
-    await page.goto(url);
-    await page.fill('input[name=login]', user);
-    await page.fill('input[name=password]', 'any');
-    await page.click('button[type=submit]');
-    // The consent page, then the redirect to the command's own listener.
-    await page.click('button[type=submit]');
-    await page.waitForURL(/127\.0\.0\.1:\d+\/callback/);
-    expect(await page.textContent('body')).toContain('Logged in to b');
-  } finally {
-    await page.close();
-  }
-  return { code: await exited, stderr };
+  const done = await cliLogin(browser, { file, server: 'b', user, stops });
+  expect(done.page).toContain('Logged in to b');
+  return done;
 }
 
 interface StoredFile {

@@ -186,7 +186,7 @@ describe('who is calling', () => {
     expect(answer.challenge).toContain('invalid_token');
   });
 
-  it('I3/I2: two principals, both eras: each lists and calls only what policy allows; a denied call never reaches the server and its log line names the caller', async () => {
+  it('I3/I2/E2: two principals, both eras: each lists and calls only what policy allows; a denied call never reaches the server and its log line names the caller', async () => {
     const serve = await gateway(config());
     const aliceToken = await as.token(ALICE);
     const bobToken = await as.token(BOB);

@@ -108,16 +108,19 @@ export function envelope(result: unknown): {
   };
 }
 
+/** What a raw 2026 request carries besides its params: a bearer token, declared capabilities, an id. */
+export interface RawRequestOptions {
+  readonly token?: string;
+  readonly capabilities?: Record<string, object>;
+  readonly id?: number;
+}
+
 /** One raw 2026-07-28 POST of `method` (`params` with the per-request envelope), with `token` when given. */
 export function modernRequest(
   url: string,
   method: string,
   params: Record<string, unknown>,
-  options: {
-    readonly token?: string;
-    readonly capabilities?: Record<string, object>;
-    readonly id?: number;
-  } = {},
+  options: RawRequestOptions = {},
 ): Promise<Response> {
   return fetch(url, {
     method: 'POST',
@@ -155,11 +158,7 @@ export function modernRequest(
 export function modernToolCall(
   url: string,
   name: string,
-  options: {
-    readonly token?: string;
-    readonly capabilities?: Record<string, object>;
-    readonly id?: number;
-  } = {},
+  options: RawRequestOptions = {},
 ): Promise<Response> {
   return modernRequest(url, 'tools/call', { name, arguments: {} }, options);
 }
