@@ -4,6 +4,7 @@
  * Real processes: the built CLI, a remote downstream on 127.0.0.1 whose errors echo the request's
  * Authorization header, and stdio servers that echo the secret in a result or on stderr.
  */
+import { once } from 'node:events';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
@@ -82,7 +83,16 @@ describe('L2: no secret in any output', () => {
 
   it('L2: /healthz and the envelopes an MCP client receives carry no secret', async () => {
     const serve: HttpServe = await serveHttp(await config(), env);
-    cleanup.push(() => serve.child.kill('SIGKILL'));
+    // SIGTERM, so that the gateway stops its servers (P5): the leaky one ignores its stdin and
+    // outlived a SIGKILLed gateway.
+    cleanup.push(async () => {
+      if (serve.child.exitCode !== null) return;
+      const gone = once(serve.child, 'exit');
+      serve.child.kill('SIGTERM');
+      const bound = setTimeout(() => serve.child.kill('SIGKILL'), 15_000);
+      await gone;
+      clearTimeout(bound);
+    });
     const health = await (await fetch(serve.healthUrl)).text();
     expect(health).toContain('[REDACTED]');
     expect(leaks(health), health).toBe(false);
