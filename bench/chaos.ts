@@ -361,8 +361,12 @@ async function echoOverHttp(): Promise<{ url: string; stop: () => void }> {
  * behind the gateway, over stdio and then over Streamable HTTP: every runtime warning on stderr
  * counts, and the gateway's RSS after each run is compared (target: HTTP within 1.2x of stdio).
  */
+/** How long the gateway idles before its RSS is read a second time (the downstream part). */
+const SETTLE_MS = 20_000;
+
 async function downstreamHttp(): Promise<void> {
   const rss: Record<string, number> = {};
+  const rssSettled: Record<string, number> = {};
   for (const wire of ['stdio', 'http'] as const) {
     const echo = wire === 'http' ? await echoOverHttp() : undefined;
     const entry =
@@ -375,11 +379,16 @@ async function downstreamHttp(): Promise<void> {
     );
     const memory = memoryOf(host.child.pid as number);
     rss[wire] = memory.rssMiB;
+    // And once idle for a while: V8's memory reducer gives back what was garbage by then.
+    await new Promise((resolve) => setTimeout(resolve, SETTLE_MS));
+    const settled = memoryOf(host.child.pid as number);
+    rssSettled[wire] = settled.rssMiB;
     host.child.kill('SIGTERM');
     echo?.stop();
     summary(`downstream/${wire}`, result, {
       gateway_rss_mib: Number(memory.rssMiB.toFixed(1)),
       gateway_hwm_mib: Number(memory.hwmMiB.toFixed(1)),
+      [`gateway_rss_after_${SETTLE_MS / 1000}s_idle_mib`]: Number(settled.rssMiB.toFixed(1)),
       non_json_stderr_lines: host.extra.nonJsonStderr,
       non_json_stderr_sample: host.extra.stderrSample,
     });
@@ -388,6 +397,9 @@ async function downstreamHttp(): Promise<void> {
     JSON.stringify({
       part: 'downstream/ratio',
       rss_http_over_stdio: Number(((rss['http'] ?? NaN) / (rss['stdio'] ?? NaN)).toFixed(2)),
+      rss_http_over_stdio_idle: Number(
+        ((rssSettled['http'] ?? NaN) / (rssSettled['stdio'] ?? NaN)).toFixed(2),
+      ),
     }),
   );
 }

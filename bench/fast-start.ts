@@ -6,7 +6,10 @@
  * - spawn → the answer to `server/discover` (Claude Code waits ~2.6 s, then falls back to
  *   `initialize` and the 2025 protocol);
  * - spawn → the answer to `initialize`;
- * - spawn → a working server's tool listed and called, beside one that never starts.
+ * - spawn → a working server's tool listed and called, beside one that never starts: two Node
+ *   servers on the SDK (the echo fixture; each takes ~0.5 s of CPU to load, on the gateway's
+ *   cores), and a hand-written server beside a silent process (2025 and 2026 hosts), which leaves
+ *   the gateway's own start.
  *
  * Runs each `--runs` times (default 5) and prints one JSON line with the medians (ms).
  * `BENCH_CLI=<path to main.js>` times another build (a worktree's) the same way, side by side.
@@ -22,6 +25,7 @@ import { parseArgs } from 'node:util';
 const ROOT = join(import.meta.dirname, '..', '..');
 const CLI = process.env['BENCH_CLI'] ?? join(ROOT, 'dist', 'src', 'cli', 'main.js');
 const ECHO = join(ROOT, 'dist', 'fixtures', 'servers', 'echo.js');
+const RAW = join(ROOT, 'dist', 'fixtures', 'servers', 'raw.js');
 const RUN_BOUND_MS = 20_000;
 
 const { values } = parseArgs({ options: { runs: { type: 'string', default: '5' } } });
@@ -106,42 +110,49 @@ function median(values: number[]): number {
   return Math.round(sorted[Math.floor(sorted.length / 2)] ?? Number.NaN);
 }
 
-const slow = config(Array.from({ length: 8 }, (_, i) => echoEntry(`slow${i}`, { sleep: 3 })));
-const stuck = config([echoEntry('stuck', 'never'), echoEntry('ok', { sleep: 0 })]);
-const discover: number[] = [];
-const initialize: number[] = [];
-const callable: number[] = [];
-for (let run = 0; run < RUNS; run++) {
-  discover.push(...(await timeAnswers(slow, [{ method: 'server/discover', params: { _meta: ENVELOPE } }])));
-  const init = await timeAnswers(slow, [
-    {
-      method: 'initialize',
-      params: {
-        protocolVersion: '2025-06-18',
-        capabilities: {},
-        clientInfo: { name: 'bench', version: '1' },
-      },
-    },
-  ]);
-  initialize.push(...init);
-  const [, , called] = await timeAnswers(stuck, [
-    {
-      method: 'initialize',
-      params: {
-        protocolVersion: '2025-06-18',
-        capabilities: {},
-        clientInfo: { name: 'bench', version: '1' },
-      },
-    },
+/** A hand-written server (`fixtures/servers/raw.ts`, ~40 ms to load), as servers in most languages start. */
+const rawEntry = (name: string): string =>
+  `  ${name}:\n    command: ${JSON.stringify(process.execPath)}\n    args: [${JSON.stringify(RAW)}]\n    protocol: legacy`;
+/** A process that never answers anything (a server waiting on something that never comes). */
+const silentEntry = (name: string): string =>
+  `  ${name}:\n    command: ${JSON.stringify(process.execPath)}\n    args: [-e, "setInterval(() => {}, 1e9)"]\n    protocol: legacy`;
+
+const INITIALIZE = {
+  method: 'initialize',
+  params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'bench', version: '1' } },
+};
+const DISCOVER = { method: 'server/discover', params: { _meta: ENVELOPE } };
+
+/** spawn → `name` listed (lists repeated until it is) and called once, in `era`. */
+async function timeCallable(file: string, name: string, era: '2025' | '2026'): Promise<number> {
+  const meta = era === '2026' ? { _meta: ENVELOPE } : {};
+  const [, , called] = await timeAnswers(file, [
+    era === '2026' ? DISCOVER : INITIALIZE,
     {
       method: 'tools/list',
-      params: {},
+      params: { ...meta },
       until: (result) =>
-        ((result as { tools?: { name: string }[] }).tools ?? []).some((t) => t.name === 'ok_echo'),
+        ((result as { tools?: { name: string }[] }).tools ?? []).some((t) => t.name === name),
     },
-    { method: 'tools/call', params: { name: 'ok_echo', arguments: { text: 'x' } } },
+    { method: 'tools/call', params: { name, arguments: { text: 'x' }, ...meta } },
   ]);
-  callable.push(called ?? Number.NaN);
+  return called ?? Number.NaN;
+}
+
+const slow = config(Array.from({ length: 8 }, (_, i) => echoEntry(`slow${i}`, { sleep: 3 })));
+// Two Node servers on the SDK (each ~0.5 s of CPU to load, on the same 2 cores as the gateway)...
+const stuckSdk = config([echoEntry('stuck', 'never'), echoEntry('ok', { sleep: 0 })]);
+// ...and a hand-written one beside a silent one: what is left is the gateway's own start.
+const stuckRaw = config([silentEntry('stuck'), rawEntry('ok')]);
+const discover: number[] = [];
+const initialize: number[] = [];
+const callable = { sdk2025: [] as number[], raw2025: [] as number[], raw2026: [] as number[] };
+for (let run = 0; run < RUNS; run++) {
+  discover.push(...(await timeAnswers(slow, [DISCOVER])));
+  initialize.push(...(await timeAnswers(slow, [INITIALIZE])));
+  callable.sdk2025.push(await timeCallable(stuckSdk, 'ok_echo', '2025'));
+  callable.raw2025.push(await timeCallable(stuckRaw, 'ok_echo', '2025'));
+  callable.raw2026.push(await timeCallable(stuckRaw, 'ok_echo', '2026'));
 }
 process.stdout.write(
   `${JSON.stringify({
@@ -151,11 +162,15 @@ process.stdout.write(
     serverStartMs: 3000,
     spawnToDiscoverMs: median(discover),
     spawnToInitializeMs: median(initialize),
-    workingServerCalledMs: median(callable),
+    workingServerCalledMs: {
+      sdkServers2025: median(callable.sdk2025),
+      handWritten2025: median(callable.raw2025),
+      handWritten2026: median(callable.raw2026),
+    },
     all: {
       discover: discover.map(Math.round),
       initialize: initialize.map(Math.round),
-      callable: callable.map(Math.round),
+      callable: Object.fromEntries(Object.entries(callable).map(([k, v]) => [k, v.map(Math.round)])),
     },
   })}\n`,
 );

@@ -52,8 +52,10 @@ export interface CatalogsDeps {
   readonly changes: ListChanges;
   /** The longest a call waits for a server still in its first attempt. */
   readonly startupWaitMs: number;
-  /** P1: how long after {@link Catalogs.begin} a list waits for servers still starting. */
+  /** P1: how long after the start a list waits for servers still starting. */
   readonly listWaitMs: number;
+  /** P1: when the gateway started (ms since the epoch). @default the time of {@link Catalogs.begin} */
+  readonly startedAt?: number;
 }
 
 /** Both catalogs of a proxy. */
@@ -73,7 +75,8 @@ export interface Catalogs {
   settle(name?: string): Promise<void> | undefined;
   /**
    * P1: for a list: resolves once no server is in its first attempt, but at most until
-   * `listWaitMs` after {@link Catalogs.begin}; undefined when there is nothing to wait for.
+   * `listWaitMs` after the start (`startedAt`, else {@link Catalogs.begin}); undefined when there
+   * is nothing to wait for.
    */
   settleLists(): Promise<void> | undefined;
   /** The pool is starting now: the list wait counts from here. */
@@ -250,7 +253,7 @@ export function createCatalogs(deps: CatalogsDeps): Catalogs {
       return waitFor(pool.starting(), begunAt + deps.listWaitMs - Date.now());
     },
     begin() {
-      begunAt ??= Date.now();
+      begunAt ??= deps.startedAt ?? Date.now();
     },
     stop() {
       stopped = true;

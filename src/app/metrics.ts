@@ -7,12 +7,19 @@
  * Counters are counted where things happen (a call's outcome in app/tools.ts, an upstream
  * request, a forwarded notification), off the answer's path (see `Pending`); gauges are read from
  * the pool when scraped.
+ *
+ * prom-client is loaded {@link LOAD_AFTER_MS} after the metrics are made, or at the first scrape
+ * if that comes sooner (P1: its ~55 ms of loading stay out of the gateway's first second, when
+ * the first lists are answered); counts made meanwhile wait in `Pending`, so none is lost. The
+ * process metrics (`process_*`, `nodejs_*`) start from that moment.
  */
 import type { Era } from '../core/options.js';
-import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { Counter, Histogram, Registry } from 'prom-client';
 import type { Result } from '../core/result.js';
 import type { Pool, ServerSnapshot } from '../downstream/pool.js';
 
+/** When prom-client is loaded, after the metrics are made (or at the first scrape). */
+const LOAD_AFTER_MS = 1500;
 /** How long counts wait before they are recorded into prom-client (see `Pending`). */
 const FLUSH_AFTER_MS = 100;
 /** Counts that may wait; past this many, they are recorded after the current I/O. */
@@ -69,6 +76,56 @@ const METHODS = new Set([
  * @example const metrics = createMetrics({ pool, catalogSize: () => current.tools.length, sessions: () => 0 });
  */
 export function createMetrics(sources: MetricsSources): Metrics {
+  let loading: Promise<Sink> | undefined;
+  const pending = new Pending(() => void load());
+  const later = setTimeout(() => void load(), LOAD_AFTER_MS).unref();
+  const load = (): Promise<Sink> => {
+    clearTimeout(later);
+    return (loading ??= import('prom-client').then((prom) => {
+      const sink = createSink(prom, sources);
+      pending.sink = sink;
+      pending.flush();
+      return sink;
+    }));
+  };
+
+  return {
+    callEnded(server = '', tool = '', result) {
+      const outcome = result.success ? 'ok' : result.errorType;
+      pending.count('calls', `${server}\0${tool}\0${outcome}`, () => ({ server, tool, outcome }));
+      const elapsedMs = result.meta.elapsedMs;
+      if (elapsedMs !== undefined) {
+        pending.observe(`${server}\0${outcome}`, () => ({ server, outcome }), elapsedMs / 1000);
+      }
+    },
+    request(era, method) {
+      const known = METHODS.has(method) ? method : 'other';
+      pending.count('requests', `${era}\0${known}`, () => ({ era, method: known }));
+    },
+    forwarded(kind) {
+      pending.count('forwarded', kind, () => ({ kind }));
+    },
+    async scrape() {
+      const { registry } = await load();
+      pending.flush();
+      return { contentType: registry.contentType, body: await registry.metrics() };
+    },
+  };
+}
+
+/** The prom-client side: the registry and the metrics counts are recorded into. */
+interface Sink {
+  readonly registry: Registry;
+  readonly counters: Readonly<Record<CounterName, Counter<string>>>;
+  readonly duration: Histogram<string>;
+}
+
+/** The counters `Pending` sums into. */
+type CounterName = 'calls' | 'requests' | 'forwarded';
+
+/** Builds every metric on a registry of its own; the gauges read `sources` at scrape time. */
+function createSink(prom: typeof import('prom-client'), sources: MetricsSources): Sink {
+  const { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } = prom;
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
   const calls = new Counter({
@@ -159,29 +216,7 @@ export function createMetrics(sources: MetricsSources): Metrics {
     },
   });
 
-  const pending = new Pending();
-
-  return {
-    callEnded(server = '', tool = '', result) {
-      const outcome = result.success ? 'ok' : result.errorType;
-      pending.count(calls, `${server}\0${tool}\0${outcome}`, () => ({ server, tool, outcome }));
-      const elapsedMs = result.meta.elapsedMs;
-      if (elapsedMs !== undefined) {
-        pending.observe(duration, `${server}\0${outcome}`, () => ({ server, outcome }), elapsedMs / 1000);
-      }
-    },
-    request(era, method) {
-      const known = METHODS.has(method) ? method : 'other';
-      pending.count(requests, `${era}\0${known}`, () => ({ era, method: known }));
-    },
-    forwarded(kind) {
-      pending.count(forwarded, kind, () => ({ kind }));
-    },
-    async scrape() {
-      pending.flush();
-      return { contentType: registry.contentType, body: await registry.metrics() };
-    },
-  };
+  return { registry, counters: { calls, requests, forwarded }, duration };
 }
 
 type Labels = Record<string, string>;
@@ -196,37 +231,50 @@ type Labels = Record<string, string>;
  * a count.
  */
 class Pending {
-  readonly #counts = new Map<Counter<string>, Map<string, { labels: Labels; by: number }>>();
-  readonly #observations = new Map<Histogram<string>, Map<string, { labels: Labels; values: number[] }>>();
+  /** Where counts go; until prom-client is loaded they wait here ({@link Pending.flush} asks for it). */
+  sink: Sink | undefined;
+  readonly #load: () => void;
+  readonly #counts = new Map<CounterName, Map<string, { labels: Labels; by: number }>>();
+  readonly #observations = new Map<'duration', Map<string, { labels: Labels; values: number[] }>>();
   #waiting = 0;
   #timer: ReturnType<typeof setTimeout> | undefined;
   #soon: ReturnType<typeof setImmediate> | undefined;
 
+  /** `load`: asks for prom-client (its loading ends with a flush). */
+  constructor(load: () => void) {
+    this.#load = load;
+  }
+
   /** One more for `counter`'s label set `key`; `labels` builds that set the first time. */
-  count(counter: Counter<string>, key: string, labels: () => Labels): void {
+  count(counter: CounterName, key: string, labels: () => Labels): void {
     const entry = entryOf(this.#counts, counter, key, () => ({ labels: labels(), by: 0 }));
     entry.by += 1;
     this.#added();
   }
 
-  /** One `value` for `histogram`'s label set `key`. */
-  observe(histogram: Histogram<string>, key: string, labels: () => Labels, value: number): void {
-    entryOf(this.#observations, histogram, key, () => ({ labels: labels(), values: [] })).values.push(value);
+  /** One call duration for the label set `key`. */
+  observe(key: string, labels: () => Labels, value: number): void {
+    entryOf(this.#observations, 'duration', key, () => ({ labels: labels(), values: [] })).values.push(value);
     this.#added();
   }
 
-  /** Records everything waiting into prom-client now. */
+  /** Records everything waiting into prom-client now (once it is loaded: until then, asks for it). */
   flush(): void {
     if (this.#timer !== undefined) clearTimeout(this.#timer);
     if (this.#soon !== undefined) clearImmediate(this.#soon);
     this.#timer = this.#soon = undefined;
+    const sink = this.sink;
+    if (sink === undefined) {
+      this.#load();
+      return;
+    }
     this.#waiting = 0;
     for (const [counter, entries] of this.#counts) {
-      for (const { labels, by } of entries.values()) counter.inc(labels, by);
+      for (const { labels, by } of entries.values()) sink.counters[counter].inc(labels, by);
     }
-    for (const [histogram, entries] of this.#observations) {
+    for (const entries of this.#observations.values()) {
       for (const { labels, values } of entries.values()) {
-        for (const value of values) histogram.observe(labels, value);
+        for (const value of values) sink.duration.observe(labels, value);
       }
     }
     this.#counts.clear();

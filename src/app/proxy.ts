@@ -22,6 +22,7 @@ import {
 } from '../core/policy.js';
 import { Pool } from '../downstream/pool.js';
 import type { PoolOptions, ServerSnapshot } from '../downstream/pool.js';
+import { transportFactory, type EarlyChildren } from '../downstream/transport.js';
 import { ENVELOPE_OUTPUT_SCHEMAS, typedEnvelopeSchema } from '../upstream/envelope-schema.js';
 import { createFileStore } from '../upstream/file-store.js';
 import type { HealthReport, HttpHandle, HttpOptions } from '../upstream/http.js';
@@ -60,6 +61,13 @@ export interface ProxyOptions {
   readonly profile?: string;
   /** O4: the config's warnings, as `check` prints them, for the status page. */
   readonly problems?: readonly string[];
+  /**
+   * P1: when the gateway started (ms since the epoch); `list_wait_ms` counts from here.
+   * @default the time of {@link Proxy.start}
+   */
+  readonly startedAt?: number;
+  /** P1: the children `serve` spawned ahead (`head-start.ts`): the pool takes them over. */
+  readonly headStart?: EarlyChildren;
 }
 
 /** A proxy built from one config. */
@@ -178,6 +186,7 @@ export function createProxy(config: Config, options: ProxyOptions): Proxy {
     ...(scrub !== undefined ? { scrub } : {}),
     maxInlineBytes: config.output.maxInlineBytes,
     clientInfo: { name: PACKAGE_NAME, version: packageVersion() },
+    ...(options.headStart !== undefined ? { transports: transportFactory(options.headStart) } : {}),
     ...options.pool,
     servers: config.servers,
     logger,
@@ -203,6 +212,7 @@ export function createProxy(config: Config, options: ProxyOptions): Proxy {
     catalogOptions: catalogOptions(config),
     startupWaitMs: options.startupWaitMs ?? 10_000,
     listWaitMs: config.listWaitMs,
+    ...(options.startedAt !== undefined ? { startedAt: options.startedAt } : {}),
     changes: {
       toolsChanged: () => (metrics.forwarded('list_changed'), notifier.toolsChanged()),
       promptsChanged: () => (metrics.forwarded('list_changed'), notifier.promptsChanged()),

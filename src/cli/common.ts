@@ -8,7 +8,6 @@ import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import type { ParseArgsConfig } from 'node:util';
 import type { Logger } from 'pino';
-import { createProxy } from '../app/proxy.js';
 import type { Proxy } from '../app/proxy.js';
 import { formatProblem, loadConfig } from '../config/load.js';
 import type { Config, LogLevel } from '../config/types.js';
@@ -141,6 +140,8 @@ export async function withStartedProxy<T>(
   const out = scrubbedIO(io, config);
   // Problems are printed by the command itself; the log stays quiet unless asked.
   const logger = cliLogger(config, parseLogLevel(logLevel, 'silent'));
+  // Imported here: `serve` loads this module before its servers are spawned (P1's head start).
+  const { createProxy } = await import('../app/proxy.js');
   const proxy = createProxy(config, { logger });
   try {
     await proxy.start();

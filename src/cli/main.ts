@@ -5,6 +5,7 @@
  * ends here and becomes an exit code (docs/cli.md): 0 ok, 1 problems found, 2 usage error,
  * 3 invalid config, 4 runtime failure.
  */
+import module from 'node:module';
 import { openStdioFront } from '../app/stdio-front.js';
 import { packageVersion } from '../app/version.js';
 import type { StdioFront } from '../app/stdio-front.js';
@@ -93,6 +94,10 @@ function servesStdio(argv: readonly string[]): boolean {
 }
 
 async function runAsBin(): Promise<void> {
+  // P1: Node 22.1+ keeps the compiled code of every module loaded after this in a cache on disk
+  // (os.tmpdir()/node-compile-cache; NODE_DISABLE_COMPILE_CACHE=1 turns it off), so a later start
+  // does not compile them again, as TypeScript's own CLI does. Node 20 has no such cache.
+  (module as { enableCompileCache?: () => unknown }).enableCompileCache?.();
   let code: number;
   try {
     const argv = process.argv.slice(2);

@@ -361,9 +361,9 @@ export const ConfigSchema = z
       .int()
       .min(0)
       .max(120_000)
-      .default(1000)
+      .default(800)
       .describe(
-        'P1: in the first this many ms after start, a tools/prompts/resources list waits for servers still starting (a host that lists once gets them in one answer); later, lists answer at once with what is ready and list_changed follows. server/discover and initialize never wait.',
+        "P1: until this many ms after the gateway's process started, a tools/prompts/resources list waits for servers still starting (a host that lists once gets them in one answer); later, lists answer at once with what is ready and list_changed follows. server/discover and initialize never wait.",
       ),
     expose: exposeSchema
       .default('all')

@@ -274,7 +274,7 @@ export interface Config {
   readonly explicitDestructive: boolean;
   /** T8. @default false */
   readonly strictArguments: boolean;
-  /** P1: how long after start a list waits for servers still starting. */
+  /** P1: until how long after the process started a list waits for servers still starting. @default 800 */
   readonly listWaitMs: number;
   /** T11. @default 'all' */
   readonly expose: ExposeMode;

@@ -5,7 +5,8 @@
  * {@link Children.killNow} SIGKILLs whatever still runs, with its process group.
  */
 import type { Client, Transport } from '@modelcontextprotocol/client';
-import { signalProcessTree, StdioClientTransport } from './stdio-client.js';
+import { signalProcessTree } from './spawn.js';
+import { StdioClientTransport } from './stdio-client.js';
 import { raceTimeout, type Timers } from '../core/timers.js';
 
 /** Upper bound on closing one client; the stdio transport's own close is bounded by ~4 s. */

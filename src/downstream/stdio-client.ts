@@ -14,10 +14,10 @@
 import type { ChildProcess } from 'node:child_process';
 import { existsSync, statSync } from 'node:fs';
 import { PassThrough, type Readable } from 'node:stream';
-import spawn from 'cross-spawn';
 import { GATEWAY_REFUSAL_KEY } from '../core/classify.js';
 import { keepInexactNumbers } from '../core/exact-json.js';
 import { StreamTransport, type OversizedMessage } from '../wire/stream-transport.js';
+import { signalProcessTree, spawnChild, type SpawnSpec } from './spawn.js';
 
 /** N13: a line with every number a double cannot carry turned into a string of its digits. */
 const exactLine = (line: string): string | undefined => keepInexactNumbers(line)?.text;
@@ -25,32 +25,15 @@ const exactLine = (line: string): string | undefined => keepInexactNumbers(line)
 /** How long close() waits for the child after ending its stdin, and again after SIGTERM. */
 const CLOSE_STEP_MS = 2000;
 
-/** POSIX: each child leads its own process group, which is signalled as a whole. */
-const GROUPS = process.platform !== 'win32';
-
-/**
- * Sends `signal` to the process group led by `pid` (POSIX), else to the process alone. Never
- * throws: a group that is already gone is what the caller wanted.
- */
-export function signalProcessTree(pid: number, signal: NodeJS.Signals): void {
-  try {
-    // Never the pid alone as a fallback on POSIX: once the group is empty, that pid may already
-    // belong to an unrelated process.
-    process.kill(GROUPS ? -pid : pid, signal);
-  } catch {
-    // Gone already: exactly what the caller wanted.
-  }
-}
-
 /** What to spawn, and the limit on one message from it. */
-export interface StdioClientOptions {
-  readonly command: string;
-  readonly args: readonly string[];
-  /** The child's whole environment (nothing else is inherited). */
-  readonly env: Readonly<Record<string, string>>;
-  readonly cwd?: string;
+export interface StdioClientOptions extends SpawnSpec {
   /** The longest line read from the child (config `max_message_bytes`). */
   readonly maxMessageBytes: number;
+  /**
+   * P1: a child of this spec the head start spawned already (running, its `spawn` event seen):
+   * start() takes it over instead of spawning. What it wrote meanwhile waits in its pipes.
+   */
+  readonly child?: ChildProcess;
 }
 
 /**
@@ -219,15 +202,8 @@ export class StdioClientTransport extends StreamTransport {
     if (this.#started) return Promise.reject(new Error('stdio transport already started'));
     this.#started = true;
     return new Promise((resolve, reject) => {
-      const child = spawn(this.#options.command, [...this.#options.args], {
-        env: { ...this.#options.env },
-        stdio: ['pipe', 'pipe', 'pipe'],
-        shell: false,
-        windowsHide: process.platform === 'win32',
-        // P5: its own process group, so that the wrapper and everything it started end together.
-        detached: GROUPS,
-        ...(this.#options.cwd !== undefined ? { cwd: this.#options.cwd } : {}),
-      });
+      const adopted = this.#options.child;
+      const child = adopted ?? spawnChild(this.#options);
       this.#child = child;
       // 'exit' never comes for a child that failed to spawn (a missing command or cwd): 'close'
       // and 'error' end the wait too.
@@ -237,15 +213,17 @@ export class StdioClientTransport extends StreamTransport {
         child.once('error', () => resolve());
       });
       this.#spawnedPid = child.pid;
-      let spawned = false;
+      let spawned = adopted !== undefined;
       child.on('error', (error) => {
         if (!spawned) reject(spawnError(error, this.#options));
         this.onerror?.(error);
       });
-      child.on('spawn', () => {
-        spawned = true;
-        resolve();
-      });
+      if (spawned) resolve();
+      else
+        child.on('spawn', () => {
+          spawned = true;
+          resolve();
+        });
       child.on('exit', (code, signal) => {
         this.#exit = { code, signal };
         // A wrapper that exits first (`sh -c`, `npx`) must not leave what it started behind; the

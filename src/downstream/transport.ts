@@ -11,14 +11,15 @@ import {
   SSEClientTransport,
   StreamableHTTPClientTransport,
 } from '@modelcontextprotocol/client';
+import type { ChildProcess } from 'node:child_process';
 import type { OAuthClientProvider, Transport } from '@modelcontextprotocol/client';
-import { getDefaultEnvironment } from '@modelcontextprotocol/client/stdio';
 import type { Logger } from 'pino';
-import type { RemoteTransportConfig, ServerConfig } from '../config/types.js';
+import type { RemoteTransportConfig, ServerConfig, StdioTransportConfig } from '../config/types.js';
 import type { Scrubber } from '../core/secrets.js';
 import { downstreamFetch } from './http-fetch.js';
 import { StoredLoginProvider } from './oauth-login.js';
 import { StdioClientTransport } from './stdio-client.js';
+import { spawnSpec } from './spawn.js';
 
 /**
  * Builds a fresh transport for one connection attempt. Called again on every restart: a
@@ -30,6 +31,15 @@ import { StdioClientTransport } from './stdio-client.js';
 export interface TransportFactory {
   /** `scrub` (L2): applied to each stderr line of a stdio child before it is cut to length. */
   create(server: ServerConfig, logger: Logger, scrub?: Scrubber): Transport | Promise<Transport>;
+}
+
+/**
+ * P1: children spawned before the transports were built (`app/head-start.ts`): the first
+ * transport of a stdio server takes its child over instead of spawning.
+ */
+export interface EarlyChildren {
+  /** The running child spawned for this config, once; `undefined` when there is none (any more). */
+  take(config: StdioTransportConfig): ChildProcess | undefined;
 }
 
 /**
@@ -99,7 +109,8 @@ function authOf(server: string, config: RemoteTransportConfig): { authProvider?:
 
 /**
  * The transport for `server` as configured: a spawned child over stdio (our own transport,
- * `stdio-client.ts`; its environment is the SDK's safe default set plus the configured `env`),
+ * `stdio-client.ts`; its environment is the SDK's safe default set plus the configured `env`;
+ * the child `early` holds for this config, if any, is taken over instead),
  * the SDK's Streamable HTTP, or its legacy SSE (headers go with every request through
  * `requestInit`; requests go through {@link downstreamFetch}: a signal per request, every digit
  * kept).
@@ -108,17 +119,16 @@ export async function createTransport(
   server: ServerConfig,
   logger: Logger,
   scrub?: Scrubber,
+  early?: EarlyChildren,
 ): Promise<Transport> {
   const config = server.transport;
   switch (config.type) {
     case 'stdio': {
+      const child = early?.take(config);
       const transport = new StdioClientTransport({
-        command: config.command,
-        args: config.args,
-        // The SDK's safe subset of our environment plus the configured values (configured wins).
-        env: { ...getDefaultEnvironment(), ...config.env },
-        ...(config.cwd !== undefined ? { cwd: config.cwd } : {}),
+        ...spawnSpec(config),
         maxMessageBytes: config.maxMessageBytes,
+        ...(child !== undefined ? { child } : {}),
       });
       // Readable before start(), so the child's early output is not lost.
       logStderr(transport.stderr, logger, scrub);
@@ -145,3 +155,11 @@ export async function createTransport(
 
 /** The production {@link TransportFactory}: {@link createTransport}. */
 export const defaultTransportFactory: TransportFactory = { create: createTransport };
+
+/**
+ * P1: {@link createTransport}, taking over the children `early` holds (`serve`'s head start).
+ * @example new Pool({ servers, logger, transports: transportFactory(startEarly(servers)) });
+ */
+export function transportFactory(early: EarlyChildren): TransportFactory {
+  return { create: (server, logger, scrub) => createTransport(server, logger, scrub, early) };
+}

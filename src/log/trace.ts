@@ -2,32 +2,49 @@
  * OpenTelemetry traces (O2): a span per upstream tools/call and one per downstream call, with
  * server, tool, era and error type. The W3C trace context comes from the upstream request's
  * `_meta` (`traceparent`, `tracestate`, where MCP carries it) and goes into the downstream
- * request's `_meta`. Only `@opentelemetry/api` is used here: with no SDK registered (the `OTEL_*`
- * variables unset, see {@link startTracingFromEnv} in cli) every call below is the API's no-op.
+ * request's `_meta`. Only `@opentelemetry/api` is used here, and only once something has
+ * registered with it (the SDK {@link startTracingFromEnv} starts when the `OTEL_*` variables ask
+ * for traces, or an embedding program's): until then nothing is loaded (P1: ~45 ms of the
+ * gateway's first second) and every span is {@link UNTRACED}.
  */
-import {
-  context,
-  INVALID_SPAN_CONTEXT,
-  propagation,
-  ROOT_CONTEXT,
-  SpanKind,
-  SpanStatusCode,
-  trace,
-} from '@opentelemetry/api';
-import type { Context, Span, TextMapGetter, TextMapSetter } from '@opentelemetry/api';
+import { createRequire } from 'node:module';
+import type * as OtelApi from '@opentelemetry/api';
+import type { Context, Span, SpanContext, TextMapGetter, TextMapSetter } from '@opentelemetry/api';
 
-const tracer = trace.getTracer('mcp-normalizer');
+/**
+ * Where every copy of the API of major version 1 keeps what was registered with it (its
+ * `global-utils`): present once an SDK registered a provider, a propagator or a context manager.
+ */
+const REGISTRY = Symbol.for('opentelemetry.js.api.1');
+const requireApi = createRequire(import.meta.url);
 
-/** The API's no-op provider, as the global provider delegates to it until an SDK is registered. */
-const NOOP_PROVIDER = delegateProvider();
+/** The API once loaded, our tracer, and the provider the API delegates to while none is registered. */
+interface Otel {
+  readonly api: typeof OtelApi;
+  readonly tracer: OtelApi.Tracer;
+  readonly noop: unknown;
+}
+let otel: Otel | undefined;
 
-function delegateProvider(): unknown {
-  return (trace.getTracerProvider() as { getDelegate?: () => unknown }).getDelegate?.();
+/** The API, loaded (synchronously, its CommonJS build) once something registered with it. */
+function loadedApi(): Otel | undefined {
+  if (otel !== undefined) return otel;
+  if (!(REGISTRY in globalThis)) return undefined;
+  const api = requireApi('@opentelemetry/api') as typeof OtelApi;
+  otel = {
+    api,
+    tracer: api.trace.getTracer('mcp-normalizer'),
+    noop: new api.ProxyTracerProvider().getDelegate(),
+  };
+  return otel;
 }
 
-/** O2: false while no SDK is registered: nothing is built per call then (bench:inproc). */
-function tracing(): boolean {
-  return delegateProvider() !== NOOP_PROVIDER;
+/** O2: the API while a tracer provider is registered; undefined otherwise: nothing is built per call then (bench:inproc). */
+function tracing(): Otel | undefined {
+  const loaded = loadedApi();
+  if (loaded === undefined) return undefined;
+  const provider = loaded.api.trace.getTracerProvider() as { getDelegate?: () => unknown };
+  return provider.getDelegate?.() === loaded.noop ? undefined : loaded;
 }
 
 /** The keys MCP uses for the W3C trace context in `_meta` (SEP-414). */
@@ -53,8 +70,37 @@ export interface Traced {
   readonly context: Context;
 }
 
-/** Every span while tracing is off: the API's own non-recording span in the root context. */
-const UNTRACED: Traced = { span: trace.wrapSpanContext(INVALID_SPAN_CONTEXT), context: ROOT_CONTEXT };
+/** The API's `INVALID_SPAN_CONTEXT`: no trace, no span, not sampled. */
+const INVALID_SPAN_CONTEXT: SpanContext = {
+  traceId: '00000000000000000000000000000000',
+  spanId: '0000000000000000',
+  traceFlags: 0,
+};
+
+/** A span that records nothing, as the API's own `NonRecordingSpan` (every method a no-op). */
+const NON_RECORDING: Span = {
+  spanContext: () => INVALID_SPAN_CONTEXT,
+  setAttribute: () => NON_RECORDING,
+  setAttributes: () => NON_RECORDING,
+  addEvent: () => NON_RECORDING,
+  addLink: () => NON_RECORDING,
+  addLinks: () => NON_RECORDING,
+  setStatus: () => NON_RECORDING,
+  updateName: () => NON_RECORDING,
+  end: () => undefined,
+  isRecording: () => false,
+  recordException: () => undefined,
+};
+
+/** A context that holds nothing, for {@link UNTRACED} (never handed to the API: see below). */
+const EMPTY_CONTEXT: Context = {
+  getValue: () => undefined,
+  setValue: () => EMPTY_CONTEXT,
+  deleteValue: () => EMPTY_CONTEXT,
+};
+
+/** Every span while tracing is off. */
+const UNTRACED: Traced = { span: NON_RECORDING, context: EMPTY_CONTEXT };
 
 /** O2: the span of one upstream tools/call, parented to the request's `traceparent` if any. */
 export function startCallSpan(
@@ -63,13 +109,16 @@ export function startCallSpan(
   era: string,
   principal?: string,
 ): Traced {
-  if (!tracing()) return UNTRACED;
-  const parent = meta === undefined ? ROOT_CONTEXT : propagation.extract(ROOT_CONTEXT, meta, getter);
+  const otel = tracing();
+  if (otel === undefined) return UNTRACED;
+  const { api, tracer } = otel;
+  const root = api.ROOT_CONTEXT;
+  const parent = meta === undefined ? root : api.propagation.extract(root, meta, getter);
   // A name no tool has is an agent's input: it names no span (1,202 span names from 1,208 calls).
   const span = tracer.startSpan(
     name === undefined ? 'tools/call' : `tools/call ${name}`,
     {
-      kind: SpanKind.SERVER,
+      kind: api.SpanKind.SERVER,
       attributes: {
         'mcp.method.name': 'tools/call',
         ...(name === undefined ? {} : { 'mcp.tool.name': name }),
@@ -80,7 +129,7 @@ export function startCallSpan(
     },
     parent,
   );
-  return { span, context: trace.setSpan(parent, span) };
+  return { span, context: api.trace.setSpan(parent, span) };
 }
 
 /** O2: the span of one downstream call, a child of `parent` (the upstream call's). */
@@ -90,12 +139,15 @@ export function startDownstreamSpan(
   tool: string,
   era: string | undefined,
 ): Traced {
-  if (!tracing()) return UNTRACED;
-  const base = parent ?? context.active();
+  const otel = tracing();
+  if (otel === undefined) return UNTRACED;
+  const { api, tracer } = otel;
+  // The upstream span's context, unless it had none (tracing began during the call).
+  const base = parent === undefined || parent === EMPTY_CONTEXT ? api.context.active() : parent;
   const span = tracer.startSpan(
     `tools/call ${server}/${tool}`,
     {
-      kind: SpanKind.CLIENT,
+      kind: api.SpanKind.CLIENT,
       attributes: {
         'mcp.method.name': 'tools/call',
         'mcp.server': server,
@@ -105,14 +157,15 @@ export function startDownstreamSpan(
     },
     base,
   );
-  return { span, context: trace.setSpan(base, span) };
+  return { span, context: api.trace.setSpan(base, span) };
 }
 
 /** O2: the trace context of `traced` as `_meta` keys for the downstream request (none when not sampled). */
 export function traceMeta(traced: Traced): Record<string, unknown> | undefined {
-  if (!traced.span.isRecording()) return undefined;
+  const otel = traced.span.isRecording() ? loadedApi() : undefined;
+  if (otel === undefined) return undefined;
   const carrier: Record<string, unknown> = {};
-  propagation.inject(traced.context, carrier, setter);
+  otel.api.propagation.inject(traced.context, carrier, setter);
   return Object.keys(carrier).length > 0 ? carrier : undefined;
 }
 
@@ -127,7 +180,9 @@ export function endSpan(span: Span, errorType: string | undefined, name?: string
   }
   if (errorType !== undefined) {
     span.setAttribute('error.type', errorType);
-    span.setStatus({ code: SpanStatusCode.ERROR, message: errorType });
+    // A recording span came from the API, so it is loaded.
+    const code = loadedApi()?.api.SpanStatusCode.ERROR;
+    if (code !== undefined) span.setStatus({ code, message: errorType });
   }
   span.end();
 }

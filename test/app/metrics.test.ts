@@ -53,6 +53,24 @@ describe('metrics', () => {
     expect(line(body, 'mcp_normalizer_notifications_forwarded_total{kind="progress"}')).toMatch(/ 1$/);
   });
 
+  it('O1, P1: prom-client loads after the start, and the counts made before it are all there', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'setImmediate', 'clearImmediate'] });
+    const m = metrics();
+    expect(vi.getTimerCount()).toBe(1);
+    m.request('legacy', 'initialize');
+    m.callEnded('s', 'echo', ok('x', { meta: { server: 's', tool: 'echo', elapsedMs: 5 } }));
+    // The counts' flush comes first and finds no prom-client yet: the counts stay, and it is asked for.
+    vi.advanceTimersByTime(100);
+    expect(vi.getTimerCount()).toBe(0);
+    vi.useRealTimers();
+    const { body } = await m.scrape();
+    expect(line(body, 'mcp_normalizer_upstream_requests_total{era="legacy",method="initialize"}')).toMatch(
+      / 1$/,
+    );
+    expect(line(body, 'mcp_normalizer_tool_calls_total{server="s",tool="echo",outcome="ok"}')).toMatch(/ 1$/);
+    expect(body).toMatch(/^process_cpu_seconds_total /m);
+  });
+
   it('O1: counts recorded off the path are applied once, by the next flush or the next scrape, never twice', async () => {
     const m = metrics();
     m.request('legacy', 'tools/list');
@@ -68,8 +86,10 @@ describe('metrics', () => {
   });
 
   it('O1: any number of counts waits on one timer of 100 ms, and a scrape takes them at once', async () => {
-    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'setImmediate', 'clearImmediate'] });
     const m = metrics();
+    // prom-client loaded (its own timer gone): what is left is the counts' one timer.
+    await m.scrape();
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'setImmediate', 'clearImmediate'] });
     for (let i = 0; i < 50; i++) {
       m.callEnded('s', 'echo', ok('x', { meta: { server: 's', tool: 'echo', elapsedMs: i } }));
     }

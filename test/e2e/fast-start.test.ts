@@ -5,20 +5,32 @@
  * test says so (the echo fixture's `--start-after=<file>`), so no test waits on a clock.
  */
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { once } from 'node:events';
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { afterEach, describe, expect, it } from 'vitest';
-import { ROOT } from '../helpers/fixtures.js';
+import { fixtureServer, ROOT } from '../helpers/fixtures.js';
 import { childEnv, CLI, fixtureEntry, serveStdio, writeConfig } from './cli-process.js';
 
 const running: ChildProcessWithoutNullStreams[] = [];
 const cleanup: (() => unknown)[] = [];
 afterEach(async () => {
   for (const step of cleanup.splice(0).reverse()) await step();
-  for (const child of running.splice(0)) if (child.exitCode === null) child.kill('SIGKILL');
+  // Ended as a host ends it (stdin closed), so that the gateway stops its servers (P5): a
+  // SIGKILLed gateway left its gated servers polling for ever, on the cores of later tests.
+  await Promise.all(
+    running.splice(0).map(async (child) => {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      const gone = once(child, 'exit');
+      child.stdin.end();
+      const bound = setTimeout(() => child.kill('SIGKILL'), 15_000);
+      await gone;
+      clearTimeout(bound);
+    }),
+  );
 });
 
 /** A config of `count` echo servers that start once their gate file exists, plus `extra` lines. */
@@ -181,4 +193,33 @@ describe('a gateway whose servers are slow to start', { timeout: 60_000 }, () =>
       expect(answer.structuredContent).toMatchObject({ results: 'served' });
     },
   );
+
+  it('P1, P5: a host that leaves while the gateway loads leaves no server behind, spawned ahead as they were', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'mcp-normalizer-pids-'));
+    const pids = join(dir, 'pids');
+    const { command, args } = fixtureServer('echo', ['--start-after=/nonexistent/gate']);
+    // `exec` keeps the pid the shell wrote: the server itself, which never starts.
+    const line = `echo $$ >> ${JSON.stringify(pids)}; exec ${[command, ...args].map((a) => JSON.stringify(a)).join(' ')}`;
+    const servers = [0, 1].map((i) => `  s${i}:\n    command: sh\n    args: [-c, ${JSON.stringify(line)}]`);
+    const file = writeConfig(['servers:', ...servers].join('\n'));
+    const gateway = spawn(process.execPath, [CLI, 'serve', '--config', file], { cwd: ROOT, env: childEnv() });
+    running.push(gateway);
+    gateway.stdin.end();
+    const [code] = (await once(gateway, 'exit')) as [number | null];
+    expect(code).toBe(0);
+    const started = existsSync(pids) ? readFileSync(pids, 'utf8').trim().split('\n').map(Number) : [];
+    // Both were spawned (the head start runs before the gateway looks at its input)...
+    expect(started).toHaveLength(2);
+    // ...and however far the load got before the host left, neither is left running.
+    await expect.poll(() => started.filter(isAlive), { timeout: 10_000 }).toEqual([]);
+  });
 });
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}

@@ -35,6 +35,8 @@ beforeAll(() => {
     config,
     stringify({
       log_level: 'warn',
+      // These hosts list once, at once: the list waits for server-everything (P1).
+      list_wait_ms: 60_000,
       servers: {
         ev: {
           command: ev.command,

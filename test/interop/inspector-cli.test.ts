@@ -93,7 +93,9 @@ let directTools: Tool[];
 
 beforeAll(async () => {
   configDir = tempDir('inspector');
-  config = writeProductConfig(configDir, { ev: everything() });
+  // `--method tools/list` lists once and leaves: as docs/configuration.md advises for such a
+  // host, the list waits for the servers still starting (P1).
+  config = writeProductConfig(configDir, { ev: everything() }, { list_wait_ms: 60_000 });
   [serve, direct] = await Promise.all([serveHttp(config), connectStdio(everything())]);
   // Q6: every tool is exposed, task-only ones included (mcp-normalizer runs them as tasks).
   directTools = (await direct.client.listTools()).tools;

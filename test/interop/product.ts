@@ -27,7 +27,11 @@ export type DownstreamSpec =
 export type Upstream = 'stdio' | 'http';
 
 /** Writes `config.yaml` into `dir` with these servers (in this order) and returns its path. */
-export function writeProductConfig(dir: string, servers: Readonly<Record<string, DownstreamSpec>>): string {
+export function writeProductConfig(
+  dir: string,
+  servers: Readonly<Record<string, DownstreamSpec>>,
+  extra: Readonly<Record<string, unknown>> = {},
+): string {
   const entries: Record<string, Record<string, unknown>> = {};
   for (const [key, spec] of Object.entries(servers)) {
     entries[key] =
@@ -50,6 +54,7 @@ export function writeProductConfig(dir: string, servers: Readonly<Record<string,
     // no capabilities (P8); a server offered elicitation or sampling lists more tools (Q2).
     defaults: { client_features: [] },
     servers: entries,
+    ...extra,
   };
   const file = join(dir, 'config.yaml');
   writeFileSync(file, stringify(config));

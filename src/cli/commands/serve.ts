@@ -2,9 +2,8 @@
  * `mcp-normalizer serve`: the aggregated server over stdio (default) or Streamable HTTP (U1, U4).
  * Over stdio, stdout carries JSON-RPC only: everything this command says goes to stderr.
  */
-import { installShutdown } from '../../app/shutdown.js';
-import { createProxy } from '../../app/proxy.js';
 import type { StdioFront } from '../../app/stdio-front.js';
+import { startEarly } from '../../app/head-start.js';
 import type { CliIO } from '../common.js';
 import {
   checkProfile,
@@ -17,9 +16,6 @@ import {
   parseLogLevel,
   resolveConfigPath,
 } from '../common.js';
-import { startTracingFromEnv } from '../../log/trace.js';
-import { installReload } from '../reload.js';
-import { formatToolTable } from '../report.js';
 
 /** `serve --help`. */
 export const HELP = `Usage: mcp-normalizer serve [--config FILE] [--http] [--host HOST] [--port PORT] [--watch] [--metrics-port PORT] [--status-port PORT] [--profile NAME]
@@ -68,16 +64,46 @@ export async function run(args: readonly string[], io: CliIO, front?: StdioFront
   const statusPort = parsePort(values['status-port'], '--status-port');
   const file = resolveConfigPath(values['config'] as string | undefined, process.env, process.cwd());
   const config = await loadConfigOrFail(file, io);
+  const logLevel = parseLogLevel(values['log-level'] as string | undefined, config.logLevel);
+  const profile = values['profile'] as string | undefined;
+  checkProfile(config, profile);
+  // P1, the head start: the stdio servers spawn now, and load while the rest of the gateway
+  // does (this module imports only the config's loader; everything else is imported below).
+  const headStart = startEarly(config.servers);
+  let loaded;
+  try {
+    loaded = await Promise.all([
+      import('../../app/proxy.js'),
+      import('../../app/shutdown.js'),
+      import('../../log/trace.js'),
+      import('../reload.js'),
+      import('../report.js'),
+    ]);
+  } catch (error) {
+    headStart.release();
+    throw error;
+  }
+  const [
+    { createProxy },
+    { installShutdown },
+    { startTracingFromEnv },
+    { installReload },
+    { formatToolTable },
+  ] = loaded;
   // L2: the banner's server errors and tool descriptions come from downstreams.
   const out = scrubbedIO(io, config);
-  const logger = cliLogger(config, parseLogLevel(values['log-level'] as string | undefined, config.logLevel));
+  const logger = cliLogger(config, logLevel);
   // O2: traces only when the OTEL_* variables ask for them (the SDK reads them itself).
   const stopTracing = await startTracingFromEnv(process.env, values['http'] !== true, (message) =>
     logger.warn(message),
   );
-  const profile = values['profile'] as string | undefined;
-  checkProfile(config, profile);
-  const proxy = createProxy(config, { logger, ...(profile !== undefined ? { profile } : {}) });
+  const proxy = createProxy(config, {
+    logger,
+    ...(profile !== undefined ? { profile } : {}),
+    // P1: the list wait counts from the process's start, not from here.
+    startedAt: performance.timeOrigin,
+    headStart,
+  });
   const stop = async (graceMs: number): Promise<void> => {
     await proxy.stop({ graceMs });
     await stopTracing();
@@ -89,8 +115,11 @@ export async function run(args: readonly string[], io: CliIO, front?: StdioFront
     values['http'] !== true ? await proxy.serveStdio(front !== undefined ? { front } : {}) : undefined;
   if (front?.answeredAtMs !== undefined)
     logger.debug({ atMs: Math.round(front.answeredAtMs) }, 'opening answered while loading (stdio front)');
-  // Cold start: the downstreams spawn now, in parallel with our own endpoint coming up.
+  // Cold start: the pool connects now (taking over the head start's children), in parallel with
+  // our own endpoint coming up. Every transport is built within start(): a child not taken by now
+  // belongs to no server the pool runs.
   const started = proxy.start();
+  headStart.release();
   // O1, O4: the side listeners on 127.0.0.1; one that cannot listen stops everything.
   const aside = async (
     port: number | undefined,
