@@ -1,55 +1,32 @@
 /**
- * The `fetch` the SDK's HTTP client transports (Streamable HTTP, legacy SSE) are given, for two
- * things the SDK's own use of the global `fetch` gets wrong for a gateway:
+ * The `fetch` of the downstream HTTP transports (Streamable HTTP, legacy SSE) and of their OAuth
+ * clients, on `node:http` / `node:https` with keep-alive agents instead of the global (undici)
+ * `fetch`. Three things the SDK's use of the global `fetch` gets wrong for a gateway:
  *
- * - **One signal per request.** The SDK hands every POST of a connection the same long-lived
- *   abort signal, and undici adds an abort listener to it per request that only garbage
- *   collection removes: 14,006 `MaxListenersExceededWarning` lines in 30,000 calls, and the
- *   gateway's RSS at 234-240 MB against 114-166 MB with a stdio downstream. Here each request gets
- *   its own controller; one listener per caller signal (not per request) aborts them all, and a
- *   request leaves that set once its body is read, cancelled or failed.
+ * - **Memory.** undici's per-request `Request`, fetch controller, `Headers` and web streams are
+ *   garbage that V8 lets the heap grow over under load: with an HTTP downstream the gateway's RSS
+ *   was 1.85x that with a stdio one after 30,000 calls (issue 27 item 22). Here a request is one
+ *   `ClientRequest`, one `ReadableStream` over the response and one `Response`.
+ * - **Listeners.** The SDK hands every POST of a connection the same long-lived abort signal, and
+ *   undici adds a listener to it per request that only garbage collection removes (14,006
+ *   `MaxListenersExceededWarning` lines in 30,000 calls). Here the listener goes when the request
+ *   does.
  * - **No lost digits (N13).** The SDK parses responses with `JSON.parse`, which turns 2^64 into
- *   18446744073709552000. A JSON body, and each event of an SSE stream, is read here first: a
- *   number a double cannot carry becomes a string of its digits (`core/exact-json.ts`), and
- *   everything else passes byte for byte. Events are passed on whole, as the SDK's parser
- *   dispatches them anyway.
+ *   18446744073709552000. A JSON body, and each event of an SSE stream, is read first
+ *   (`bodyReaderFor`): a number a double cannot carry becomes a string of its
+ *   digits, and everything else passes byte for byte.
+ *
+ * What the transports and the SDK's OAuth helpers use of `fetch` is supported: a method, headers
+ * (a `Headers`, a record or pairs), a body (a string, `URLSearchParams`, bytes), an abort signal
+ * and a `Response` back. Redirects are not followed: the SDK's redirect policy decides what to do
+ * with a 3xx, as with `redirect: 'manual'`.
  */
+import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from 'node:http';
+import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { keepInexactNumbers, mayHoldInexactNumber } from '../core/exact-json.js';
 
 /** The shape of `fetch` the SDK transports take. */
 export type FetchLike = (url: string | URL, init?: RequestInit) => Promise<Response>;
-
-/** The controllers of the requests in flight under each caller signal. */
-const inFlight = new WeakMap<AbortSignal, Set<AbortController>>();
-
-/** Ties `own` to `outer`: aborting `outer` aborts it, until the returned function is called. */
-function link(outer: AbortSignal | null | undefined, own: AbortController): () => void {
-  if (outer === undefined || outer === null) return () => {};
-  if (outer.aborted) {
-    own.abort(outer.reason);
-    return () => {};
-  }
-  let members = inFlight.get(outer);
-  if (members === undefined) {
-    const created = new Set<AbortController>();
-    members = created;
-    inFlight.set(outer, created);
-    // One listener for the signal's lifetime, whatever the number of requests under it.
-    outer.addEventListener(
-      'abort',
-      () => {
-        for (const controller of created) controller.abort(outer.reason);
-        created.clear();
-      },
-      { once: true },
-    );
-  }
-  const set = members;
-  set.add(own);
-  return () => {
-    set.delete(own);
-  };
-}
 
 /** How a body is read before the SDK sees it. */
 interface BodyReader {
@@ -126,74 +103,152 @@ function sseReader(): BodyReader {
 }
 
 /** Media type of a Content-Type, lower case, without parameters. */
-function mediaType(contentType: string | null): string {
+function mediaType(contentType: string | null | undefined): string {
   return (contentType ?? '').split(';')[0]?.trim().toLowerCase() ?? '';
 }
 
-/** `source` read through `reader`; `done` runs once the body ends, fails or is cancelled. */
-function readThrough(
-  source: ReadableStream<Uint8Array>,
-  reader: BodyReader,
-  done: () => void,
-): ReadableStream<Uint8Array> {
-  const input = source.getReader();
+/** N13: how a body of `contentType` is read: JSON whole, SSE event by event, anything else as it is. */
+function bodyReaderFor(contentType: string | null | undefined): BodyReader {
+  const type = mediaType(contentType);
+  return type === 'application/json' ? jsonReader() : type === 'text/event-stream' ? sseReader() : passReader;
+}
+
+const agents = {
+  'http:': new HttpAgent({ keepAlive: true }),
+  'https:': new HttpsAgent({ keepAlive: true }),
+};
+
+/** `init.headers` as a plain record, lower-cased. */
+function headerRecord(headers: RequestInit['headers']): Record<string, string> {
+  const out: Record<string, string> = {};
+  if (headers === undefined) return out;
+  const entries: Iterable<[string, string]> =
+    headers instanceof Headers
+      ? headers.entries()
+      : Array.isArray(headers)
+        ? (headers as [string, string][])
+        : Object.entries(headers as Record<string, string>);
+  for (const [name, value] of entries) out[name.toLowerCase()] = value;
+  return out;
+}
+
+/** The body as bytes, with the Content-Type `fetch` would give it when none is set. */
+function bodyOf(body: RequestInit['body']): { bytes?: Buffer; type?: string } {
+  if (body === undefined || body === null) return {};
+  if (typeof body === 'string') return { bytes: Buffer.from(body), type: 'text/plain;charset=UTF-8' };
+  if (body instanceof URLSearchParams)
+    return { bytes: Buffer.from(body.toString()), type: 'application/x-www-form-urlencoded;charset=UTF-8' };
+  if (body instanceof ArrayBuffer) return { bytes: Buffer.from(body) };
+  if (ArrayBuffer.isView(body)) return { bytes: Buffer.from(body.buffer, body.byteOffset, body.byteLength) };
+  throw new TypeError(`unsupported request body: ${Object.prototype.toString.call(body)}`);
+}
+
+/** The response's headers as a `Headers` (repeated headers joined as `fetch` does, set-cookie kept apart). */
+function responseHeaders(res: IncomingMessage): Headers {
+  const headers = new Headers();
+  const raw = res.rawHeaders;
+  for (let i = 0; i + 1 < raw.length; i += 2) headers.append(raw[i] as string, raw[i + 1] as string);
+  return headers;
+}
+
+/** Statuses whose response has no body by definition (a `Response` refuses one). */
+const NULL_BODY = new Set([101, 103, 204, 205, 304]);
+
+/**
+ * The response body as a web stream, each chunk read by `reader` on its way; `done` runs once
+ * the body ended, failed or was cancelled. Backpressure: the response pauses while the stream's
+ * queue is full.
+ */
+function bodyStream(res: IncomingMessage, reader: BodyReader, done: () => void): ReadableStream<Uint8Array> {
   return new ReadableStream<Uint8Array>({
-    async pull(controller) {
-      try {
-        // Until something can be handed on: a pull that enqueues nothing is not pulled again.
-        for (;;) {
-          const { value, done: ended } = await input.read();
-          if (ended) {
-            const tail = reader.end();
-            if (tail !== undefined && tail.length > 0) controller.enqueue(tail);
-            controller.close();
-            done();
-            return;
-          }
-          const out = reader.chunk(value);
-          if (out !== undefined && out.length > 0) {
-            controller.enqueue(out);
-            return;
-          }
-        }
-      } catch (error) {
-        done();
+    start(controller) {
+      res.on('data', (chunk: Buffer) => {
+        const out = reader.chunk(chunk);
+        if (out !== undefined && out.length > 0) controller.enqueue(out);
+        if ((controller.desiredSize ?? 1) <= 0) res.pause();
+      });
+      let settled = false;
+      const fail = (error: unknown): void => {
+        if (settled) return;
+        settled = true;
         controller.error(error);
-      }
+        done();
+      };
+      res.once('end', () => {
+        if (settled) return;
+        settled = true;
+        const tail = reader.end();
+        if (tail !== undefined && tail.length > 0) controller.enqueue(tail);
+        controller.close();
+        done();
+      });
+      res.once('error', fail);
+      // A connection lost mid-body (or the request aborted): the reader must not wait for ever.
+      res.once('close', () => fail(new Error('the connection closed before the response body ended')));
     },
-    cancel(reason) {
+    pull() {
+      res.resume();
+    },
+    cancel() {
+      res.destroy();
       done();
-      return input.cancel(reason);
     },
   });
 }
 
 /**
- * The downstream transports' `fetch` (see the module header).
- * @example new StreamableHTTPClientTransport(url, { fetch: downstreamFetch() })
+ * The downstream `fetch` (see the module header).
+ * @example new StreamableHTTPClientTransport(url, { fetch: downstreamFetch })
  */
-export function downstreamFetch(base: FetchLike = fetch): FetchLike {
-  return async (url, init) => {
-    const own = new AbortController();
-    const unlink = link(init?.signal, own);
-    let response: Response;
+export const downstreamFetch: FetchLike = (input, init = {}) =>
+  new Promise<Response>((resolve, reject) => {
+    const url = new URL(String(input));
+    const protocol = url.protocol as keyof typeof agents;
+    if (agents[protocol] === undefined) {
+      reject(new TypeError(`fetch: unsupported protocol ${url.protocol}`));
+      return;
+    }
+    const signal = init.signal ?? undefined;
+    if (signal?.aborted) {
+      reject(signal.reason);
+      return;
+    }
+    let body: { bytes?: Buffer; type?: string };
     try {
-      response = await base(url, { ...init, signal: own.signal });
+      body = bodyOf(init.body);
     } catch (error) {
-      unlink();
-      throw error;
+      reject(error);
+      return;
     }
-    if (response.body === null) {
-      unlink();
-      return response;
-    }
-    const type = mediaType(response.headers.get('content-type'));
-    const reader =
-      type === 'application/json' ? jsonReader() : type === 'text/event-stream' ? sseReader() : passReader;
-    return new Response(readThrough(response.body, reader, unlink), {
-      status: response.status,
-      statusText: response.statusText,
-      headers: response.headers,
+    const method = (init.method ?? 'GET').toUpperCase();
+    const headers = headerRecord(init.headers);
+    if (body.type !== undefined && headers['content-type'] === undefined) headers['content-type'] = body.type;
+    if (body.bytes !== undefined) headers['content-length'] = String(body.bytes.length);
+    const send = protocol === 'https:' ? httpsRequest : httpRequest;
+    // One listener on the caller's signal for this request's life, removed when it ends.
+    const onAbort = (): void => {
+      request.destroy(
+        signal?.reason instanceof Error ? signal.reason : new Error('This operation was aborted'),
+      );
+    };
+    const done = (): void => signal?.removeEventListener('abort', onAbort);
+    const request = send(url, { method, headers, agent: agents[protocol] }, (res) => {
+      const status = res.statusCode ?? 0;
+      let stream: ReadableStream<Uint8Array> | null = null;
+      if (NULL_BODY.has(status) || method === 'HEAD') {
+        res.resume();
+        res.once('end', done);
+      } else {
+        stream = bodyStream(res, bodyReaderFor(res.headers['content-type']), done);
+      }
+      resolve(
+        new Response(stream, { status, statusText: res.statusMessage ?? '', headers: responseHeaders(res) }),
+      );
     });
-  };
-}
+    signal?.addEventListener('abort', onAbort, { once: true });
+    request.once('error', (error) => {
+      done();
+      reject(signal?.aborted === true ? signal.reason : error);
+    });
+    request.end(body.bytes);
+  });

@@ -112,8 +112,8 @@ function authOf(server: string, config: RemoteTransportConfig): { authProvider?:
  * `stdio-client.ts`; its environment is the SDK's safe default set plus the configured `env`;
  * the child `early` holds for this config, if any, is taken over instead),
  * the SDK's Streamable HTTP, or its legacy SSE (headers go with every request through
- * `requestInit`; requests go through {@link downstreamFetch}: a signal per request, every digit
- * kept).
+ * `requestInit`; requests go through {@link downstreamFetch}: node:http with keep-alive, no
+ * listener left on the SDK's signal, every digit kept).
  */
 export async function createTransport(
   server: ServerConfig,
@@ -139,14 +139,14 @@ export async function createTransport(
     case 'streamable-http': {
       return new StreamableHTTPClientTransport(new URL(config.url), {
         requestInit: { headers: { ...config.headers } },
-        fetch: downstreamFetch(),
+        fetch: downstreamFetch,
         ...authOf(server.name, config),
       });
     }
     case 'sse': {
       return new SSEClientTransport(new URL(config.url), {
         requestInit: { headers: { ...config.headers } },
-        fetch: downstreamFetch(),
+        fetch: downstreamFetch,
         ...authOf(server.name, config),
       });
     }

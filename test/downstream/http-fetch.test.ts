@@ -1,79 +1,152 @@
 /**
- * The downstream transports' fetch: a signal per request (no listener piles up on the SDK's one
- * long-lived signal) and no lost digits (N13) in JSON bodies and SSE events.
+ * The downstream transports' `fetch` on node:http, against a real HTTP server on 127.0.0.1: what
+ * the SDK's transports and OAuth helpers send and read, no lost digits (N13), and one listener on
+ * the caller's signal per request in flight, gone with it (P3, issue 27 item 22).
  */
 import { getEventListeners } from 'node:events';
-import { describe, expect, it } from 'vitest';
-import { downstreamFetch, type FetchLike } from '../../src/downstream/http-fetch.js';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterEach, describe, expect, it } from 'vitest';
+import { downstreamFetch as nodeFetch } from '../../src/downstream/http-fetch.js';
 
-/** A body that arrives in `chunks`. */
-function chunked(chunks: readonly string[]): ReadableStream<Uint8Array> {
-  const encoder = new TextEncoder();
-  let i = 0;
-  return new ReadableStream({
-    pull(controller) {
-      if (i < chunks.length) controller.enqueue(encoder.encode(chunks[i++]));
-      else controller.close();
-    },
-  });
+const servers: Server[] = [];
+afterEach(async () => {
+  await Promise.all(
+    servers.splice(0).map(
+      (server) =>
+        new Promise<void>((resolve) => {
+          server.closeAllConnections();
+          server.close(() => resolve());
+        }),
+    ),
+  );
+});
+
+interface Seen {
+  method: string;
+  headers: IncomingMessage['headers'];
+  body: string;
 }
 
-function replying(type: string, chunks: readonly string[]): FetchLike & { signals: AbortSignal[] } {
-  const signals: AbortSignal[] = [];
-  const fetchLike = (async (_url: string | URL, init?: RequestInit) => {
-    signals.push(init?.signal as AbortSignal);
-    return new Response(chunked(chunks), { status: 200, headers: { 'content-type': type } });
-  }) as FetchLike & { signals: AbortSignal[] };
-  fetchLike.signals = signals;
-  return fetchLike;
+/** A server answering each request with `answer`; every request it saw, with its body. */
+async function serve(
+  answer: (req: IncomingMessage, res: ServerResponse) => void,
+): Promise<{ url: string; seen: Seen[] }> {
+  const seen: Seen[] = [];
+  const server = createServer((req, res) => {
+    let body = '';
+    req.setEncoding('utf8');
+    req.on('data', (chunk: string) => (body += chunk));
+    req.on('end', () => {
+      seen.push({ method: req.method ?? '', headers: req.headers, body });
+      answer(req, res);
+    });
+  });
+  servers.push(server);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`, seen };
 }
 
 const RESULT = '{"jsonrpc":"2.0","id":1,"result":{"structuredContent":{"n":18446744073709551616,"x":1.5}}}';
+const EXACT = { n: '18446744073709551616', x: 1.5 };
 
-describe('downstreamFetch', () => {
-  it('N13: a JSON body keeps every digit, whatever its chunks', async () => {
-    const fetchLike = downstreamFetch(replying('application/json', [RESULT.slice(0, 50), RESULT.slice(50)]));
-    const body = (await (await fetchLike('http://127.0.0.1/mcp')).json()) as {
+describe('downstreamFetch, on node:http', () => {
+  it('N13: a JSON body keeps every digit, written in two chunks', async () => {
+    const { url } = await serve((_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.write(RESULT.slice(0, 40));
+      setImmediate(() => res.end(RESULT.slice(40)));
+    });
+    const body = (await (await nodeFetch(url, { method: 'POST', body: '{}' })).json()) as {
       result: { structuredContent: unknown };
     };
-    expect(body.result.structuredContent).toEqual({ n: '18446744073709551616', x: 1.5 });
+    expect(body.result.structuredContent).toEqual(EXACT);
   });
 
-  it('N13: an SSE event cut across chunks keeps every digit; other events pass as they are', async () => {
+  it('N13: an SSE event cut across writes keeps every digit; other events pass as they are', async () => {
     const stream = `: keep-alive\n\nevent: message\nid: 7\ndata: ${RESULT}\n\n`;
-    const cut = [stream.slice(0, 30), stream.slice(30, 75), stream.slice(75)];
-    const text = await (await downstreamFetch(replying('text/event-stream', cut))('http://x')).text();
-    expect(text).toBe(
-      `: keep-alive\n\nevent: message\nid: 7\ndata: ${RESULT.replace('18446744073709551616', '"18446744073709551616"')}\n\n`,
-    );
+    const { url } = await serve((_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.write(stream.slice(0, 30));
+      setImmediate(() => {
+        res.write(stream.slice(30, 75));
+        setImmediate(() => res.end(stream.slice(75)));
+      });
+    });
+    const text = await (await nodeFetch(url)).text();
+    expect(text).toBe(stream.replace('18446744073709551616', '"18446744073709551616"'));
   });
 
-  it('N13: any other body passes byte for byte', async () => {
-    const html = '<p>12345678901234567890</p>';
-    const text = await (await downstreamFetch(replying('text/html', [html]))('http://x')).text();
-    expect(text).toBe(html);
+  it('C3: the method, headers and body go as fetch sends them; status, headers and body come back', async () => {
+    const { url, seen } = await serve((_req, res) => {
+      res.writeHead(401, 'Unauthorized', {
+        'content-type': 'text/html',
+        'www-authenticate': 'Bearer resource_metadata="http://127.0.0.1/x"',
+        'mcp-session-id': 'abc',
+      });
+      res.end('<p>12345678901234567890</p>');
+    });
+    const headers = new Headers({ Authorization: 'Bearer t', 'mcp-protocol-version': '2025-06-18' });
+    const response = await nodeFetch(url, { method: 'POST', headers, body: '{"a":1}' });
+    expect(response.status).toBe(401);
+    expect(response.ok).toBe(false);
+    expect(response.statusText).toBe('Unauthorized');
+    expect(response.headers.get('www-authenticate')).toMatch(/^Bearer resource_metadata=/);
+    expect(response.headers.get('mcp-session-id')).toBe('abc');
+    expect(await response.text()).toBe('<p>12345678901234567890</p>');
+    expect(seen[0]).toMatchObject({
+      method: 'POST',
+      body: '{"a":1}',
+      headers: { authorization: 'Bearer t', 'mcp-protocol-version': '2025-06-18', 'content-length': '7' },
+    });
   });
 
-  it('P3: each request gets its own signal, and the caller signal has one listener whatever the number of requests', async () => {
-    // SSE streams that stay open (a listen stream, a long call), except the first one.
-    const signals: AbortSignal[] = [];
-    const base = async (_url: string | URL, init?: RequestInit): Promise<Response> => {
-      signals.push(init?.signal as AbortSignal);
-      const body = signals.length === 1 ? chunked([': hi\n\n']) : new ReadableStream<Uint8Array>();
-      return new Response(body, { status: 200, headers: { 'content-type': 'text/event-stream' } });
-    };
-    const fetchLike = downstreamFetch(base);
+  it('D1: a form body (a token request) goes urlencoded, with the Content-Type fetch would give it', async () => {
+    const { url, seen } = await serve((_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end('{"access_token":"x","token_type":"Bearer"}');
+    });
+    const form = new URLSearchParams({ grant_type: 'client_credentials', scope: 'a b' });
+    const response = await nodeFetch(url, { method: 'POST', body: form });
+    expect(await response.json()).toEqual({ access_token: 'x', token_type: 'Bearer' });
+    expect(seen[0]?.body).toBe('grant_type=client_credentials&scope=a+b');
+    expect(seen[0]?.headers['content-type']).toBe('application/x-www-form-urlencoded;charset=UTF-8');
+  });
+
+  it('C3: a 202 and a 204 come back without a body', async () => {
+    const { url } = await serve((req, res) => {
+      res.writeHead(req.method === 'DELETE' ? 204 : 202);
+      res.end();
+    });
+    expect((await nodeFetch(url, { method: 'POST', body: '{}' })).status).toBe(202);
+    const deleted = await nodeFetch(url, { method: 'DELETE' });
+    expect(deleted.status).toBe(204);
+    expect(deleted.body).toBeNull();
+  });
+
+  it("P3: the caller's long-lived signal holds one listener per request in flight, none once they end; aborting ends an open stream", async () => {
+    const { url } = await serve((req, res) => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      // GET: a stream that stays open (a listen stream); POST: one event, then the end.
+      if (req.method === 'GET') res.write(': open\n\n');
+      else res.end(`data: ${RESULT}\n\n`);
+    });
     const shared = new AbortController();
-    const responses = await Promise.all(
-      Array.from({ length: 50 }, () => fetchLike('http://x', { signal: shared.signal })),
-    );
-    expect(new Set(signals).size).toBe(50);
-    expect(signals).not.toContain(shared.signal);
+    for (let i = 0; i < 30; i++)
+      await (await nodeFetch(url, { method: 'POST', body: '{}', signal: shared.signal })).text();
+    expect(getEventListeners(shared.signal, 'abort')).toHaveLength(0);
+    const open = await nodeFetch(url, { signal: shared.signal });
     expect(getEventListeners(shared.signal, 'abort')).toHaveLength(1);
-    // A request still reading its body is aborted with the caller; one that was read is not.
-    await responses[0]?.text();
+    const reading = open.text();
     shared.abort(new Error('closing'));
-    expect(signals[0]?.aborted).toBe(false);
-    expect(signals[1]?.aborted).toBe(true);
+    await expect(reading).rejects.toThrow();
+    expect(getEventListeners(shared.signal, 'abort')).toHaveLength(0);
+  });
+
+  it('P3: a signal aborted before the request rejects at once, and an unreachable server is a rejection', async () => {
+    const aborted = AbortSignal.abort(new Error('gone'));
+    await expect(nodeFetch('http://127.0.0.1:9/mcp', { signal: aborted })).rejects.toThrow('gone');
+    await expect(nodeFetch('http://127.0.0.1:9/mcp')).rejects.toThrow(/ECONNREFUSED/);
+    await expect(nodeFetch('ftp://127.0.0.1/x')).rejects.toThrow(/unsupported protocol/);
   });
 });
