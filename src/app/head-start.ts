@@ -1,10 +1,10 @@
 /**
- * P1, the head start: `serve` spawns its stdio servers as soon as the config is read, while the
- * rest of the gateway (the SDK, the upstream server, the pool) is still loading, about half a
- * second on a small machine. A server that itself takes half a second to load is then ready about
- * when the gateway is, instead of half a second after. Each child is handed, once, to the first
- * transport built for its server's config (`downstream/transport.ts`'s `EarlyChildren`); whatever it wrote in the
- * meantime waits in its pipes.
+ * P1, the head start: `serve` spawns its first stdio servers (one per core it does not need
+ * itself) as soon as the config is read, while the rest of the gateway (the SDK, the upstream
+ * server, the pool) is still loading, about 0.5 s on a small machine. A server that itself takes
+ * that long to load is then ready about when the gateway is, instead of after it. Each child is
+ * handed, once, to the first transport built for its server's config (`EarlyChildren` in
+ * `downstream/transport.ts`); whatever it wrote in the meantime waits in its pipes.
  *
  * Only what the transport would spawn in the same way is spawned: the same config object
  * (a reload builds new ones), through `spawn.ts`. A child that failed to spawn or has already

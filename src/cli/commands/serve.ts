@@ -67,8 +67,9 @@ export async function run(args: readonly string[], io: CliIO, front?: StdioFront
   const logLevel = parseLogLevel(values['log-level'] as string | undefined, config.logLevel);
   const profile = values['profile'] as string | undefined;
   checkProfile(config, profile);
-  // P1, the head start: the stdio servers spawn now, and load while the rest of the gateway
-  // does (this module imports only the config's loader; everything else is imported below).
+  // P1, the head start: the first stdio servers (one per spare core) spawn now, and load while
+  // the rest of the gateway does (this module imports only the config's loader; the rest is
+  // imported below).
   const headStart = startEarly(config.servers);
   let loaded;
   try {
