@@ -143,6 +143,16 @@ describe('downstreamFetch, on node:http', () => {
     expect(getEventListeners(shared.signal, 'abort')).toHaveLength(0);
   });
 
+  it('P4: a server that dies in the middle of an answer fails the read at once, never a wait', async () => {
+    const { url } = await serve((_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.write('event: message\ndata: {"jsonrpc":"2.0","id":1,"res');
+      setImmediate(() => res.socket?.destroy());
+    });
+    const response = await nodeFetch(url, { method: 'POST', body: '{}' });
+    await expect(response.text()).rejects.toThrow();
+  });
+
   it('P3: a signal aborted before the request rejects at once, and an unreachable server is a rejection', async () => {
     const aborted = AbortSignal.abort(new Error('gone'));
     await expect(nodeFetch('http://127.0.0.1:9/mcp', { signal: aborted })).rejects.toThrow('gone');
