@@ -21,7 +21,12 @@
  * and a `Response` back. Redirects are not followed: the SDK's redirect policy decides what to do
  * with a 3xx, as with `redirect: 'manual'`.
  */
-import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from 'node:http';
+import {
+  Agent as HttpAgent,
+  request as httpRequest,
+  type ClientRequest,
+  type IncomingMessage,
+} from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { keepInexactNumbers, mayHoldInexactNumber } from '../core/exact-json.js';
 
@@ -113,10 +118,22 @@ function bodyReaderFor(contentType: string | null | undefined): BodyReader {
   return type === 'application/json' ? jsonReader() : type === 'text/event-stream' ? sseReader() : passReader;
 }
 
+/**
+ * Keep-alive agents. An idle socket is closed after {@link IDLE_SOCKET_MS}, under the 5 s after
+ * which Node's own HTTP servers close theirs, so that a request seldom meets a socket the server
+ * is closing (and when it does, it is sent again: see {@link downstreamFetch}).
+ */
+const IDLE_SOCKET_MS = 4000;
 const agents = {
-  'http:': new HttpAgent({ keepAlive: true }),
-  'https:': new HttpsAgent({ keepAlive: true }),
+  'http:': new HttpAgent({ keepAlive: true, timeout: IDLE_SOCKET_MS }),
+  'https:': new HttpsAgent({ keepAlive: true, timeout: IDLE_SOCKET_MS }),
 };
+
+/** A reused keep-alive socket the server had closed: the request never reached it. */
+function staleSocket(error: unknown): boolean {
+  const code = (error as { code?: unknown }).code;
+  return code === 'ECONNRESET' || code === 'EPIPE';
+}
 
 /** `init.headers` as a plain record, lower-cased. */
 function headerRecord(headers: RequestInit['headers']): Record<string, string> {
@@ -160,14 +177,16 @@ const NULL_BODY = new Set([101, 103, 204, 205, 304]);
  * queue is full.
  */
 function bodyStream(res: IncomingMessage, reader: BodyReader, done: () => void): ReadableStream<Uint8Array> {
+  // Once the body ended, failed or was cancelled, nothing more reaches the controller.
+  let settled = false;
   return new ReadableStream<Uint8Array>({
     start(controller) {
       res.on('data', (chunk: Buffer) => {
+        if (settled) return;
         const out = reader.chunk(chunk);
         if (out !== undefined && out.length > 0) controller.enqueue(out);
         if ((controller.desiredSize ?? 1) <= 0) res.pause();
       });
-      let settled = false;
       const fail = (error: unknown): void => {
         if (settled) return;
         settled = true;
@@ -190,6 +209,7 @@ function bodyStream(res: IncomingMessage, reader: BodyReader, done: () => void):
       res.resume();
     },
     cancel() {
+      settled = true;
       res.destroy();
       done();
     },
@@ -225,6 +245,7 @@ export const downstreamFetch: FetchLike = (input, init = {}) =>
     if (body.type !== undefined && headers['content-type'] === undefined) headers['content-type'] = body.type;
     if (body.bytes !== undefined) headers['content-length'] = String(body.bytes.length);
     const send = protocol === 'https:' ? httpsRequest : httpRequest;
+    let request: ClientRequest;
     // One listener on the caller's signal for this request's life, removed when it ends.
     const onAbort = (): void => {
       request.destroy(
@@ -232,23 +253,45 @@ export const downstreamFetch: FetchLike = (input, init = {}) =>
       );
     };
     const done = (): void => signal?.removeEventListener('abort', onAbort);
-    const request = send(url, { method, headers, agent: agents[protocol] }, (res) => {
-      const status = res.statusCode ?? 0;
-      let stream: ReadableStream<Uint8Array> | null = null;
-      if (NULL_BODY.has(status) || method === 'HEAD') {
-        res.resume();
-        res.once('end', done);
-      } else {
-        stream = bodyStream(res, bodyReaderFor(res.headers['content-type']), done);
-      }
-      resolve(
-        new Response(stream, { status, statusText: res.statusMessage ?? '', headers: responseHeaders(res) }),
-      );
-    });
+    const attempt = (retry: boolean): void => {
+      let answered = false;
+      request = send(url, { method, headers, agent: agents[protocol] }, (res) => {
+        answered = true;
+        const status = res.statusCode ?? 0;
+        let stream: ReadableStream<Uint8Array> | null = null;
+        if (NULL_BODY.has(status) || method === 'HEAD') {
+          res.resume();
+          res.once('end', done);
+        } else {
+          stream = bodyStream(res, bodyReaderFor(res.headers['content-type']), done);
+        }
+        try {
+          resolve(
+            new Response(stream, {
+              status,
+              statusText: res.statusMessage ?? '',
+              headers: responseHeaders(res),
+            }),
+          );
+        } catch (error) {
+          // A status a Response cannot carry (outside 200-599).
+          res.destroy();
+          done();
+          reject(error);
+        }
+      });
+      request.once('error', (error) => {
+        // Node's documented case: a kept-alive socket the server closed as it was reused. The
+        // request did not reach the server; it is sent once more, on a new socket.
+        if (retry && !answered && request.reusedSocket && staleSocket(error) && signal?.aborted !== true) {
+          attempt(false);
+          return;
+        }
+        done();
+        reject(signal?.aborted === true ? signal.reason : error);
+      });
+      request.end(body.bytes);
+    };
     signal?.addEventListener('abort', onAbort, { once: true });
-    request.once('error', (error) => {
-      done();
-      reject(signal?.aborted === true ? signal.reason : error);
-    });
-    request.end(body.bytes);
+    attempt(true);
   });

@@ -143,6 +143,27 @@ describe('downstreamFetch, on node:http', () => {
     expect(getEventListeners(shared.signal, 'abort')).toHaveLength(0);
   });
 
+  it('P4: a request that meets a kept-alive socket the server has just closed is sent again, once, on a new one', async () => {
+    const used = new WeakSet<object>();
+    let dropped = 0;
+    const { url, seen } = await serve((req, res) => {
+      // The keep-alive race: the server drops the connection as the client reuses it.
+      if (used.has(req.socket) && dropped === 0) {
+        dropped++;
+        req.socket.destroy();
+        return;
+      }
+      used.add(req.socket);
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(RESULT);
+    });
+    await (await nodeFetch(url, { method: 'POST', body: '{}' })).text();
+    const again = await nodeFetch(url, { method: 'POST', body: '{"second":true}' });
+    expect(((await again.json()) as { result: unknown }).result).toEqual({ structuredContent: EXACT });
+    expect(dropped).toBe(1);
+    expect(seen.map((request) => request.body)).toEqual(['{}', '{"second":true}', '{"second":true}']);
+  });
+
   it('P4: a server that dies in the middle of an answer fails the read at once, never a wait', async () => {
     const { url } = await serve((_req, res) => {
       res.writeHead(200, { 'content-type': 'text/event-stream' });
