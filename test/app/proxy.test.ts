@@ -174,4 +174,24 @@ describe('createProxy', () => {
       results: 'still here',
     });
   });
+
+  it("P1: a list waits for a server still starting only until list_wait_ms after the gateway's start, not the pool's", async () => {
+    const { logger } = captureLogger();
+    // `stuck` never answers initialize; the window is long, but it began a minute ago.
+    const transports = new MemoryTransports({ ok: echoServer, stuck: () => ({ connect: async () => {} }) });
+    const cfg = { ...config([memory('stuck'), memory('ok')]), listWaitMs: 60_000 };
+    const proxy = createProxy(cfg, { logger, pool: { transports }, startedAt: Date.now() - 61_000 });
+    stops.push(() => proxy.stop({ graceMs: 0 }));
+    void proxy.start();
+    await proxy.pool.firstAttempt('ok');
+    const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+    await proxy.upstream.connect(serverSide);
+    const client = new Client({ name: 'proxy-test', version: '1.0.0' });
+    await client.connect(clientSide);
+    stops.push(() => client.close());
+    // Counted from the pool's start, this list would wait the whole minute for `stuck`.
+    const { tools } = await client.listTools();
+    expect(tools.map((tool) => tool.name)).toEqual(['ok_echo']);
+    expect(proxy.pool.starting()).toEqual(['stuck']);
+  });
 });

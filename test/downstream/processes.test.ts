@@ -14,6 +14,7 @@ import {
   FIXTURE_DIST,
   fixtureConfig,
   fixtureServer,
+  isAlive,
   ROOT,
   serverConfig,
   startHttpFixture,
@@ -49,15 +50,6 @@ function nextState(pool: Pool, server: string, state: ConnectionState, withinMs:
       resolve();
     });
   });
-}
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 describe('Pool with real child processes', () => {

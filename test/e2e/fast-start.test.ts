@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { afterEach, describe, expect, it } from 'vitest';
-import { fixtureServer, ROOT } from '../helpers/fixtures.js';
+import { fixtureServer, isAlive, ROOT } from '../helpers/fixtures.js';
 import { childEnv, CLI, fixtureEntry, serveStdio, writeConfig } from './cli-process.js';
 
 const running: ChildProcessWithoutNullStreams[] = [];
@@ -214,12 +214,3 @@ describe('a gateway whose servers are slow to start', { timeout: 60_000 }, () =>
     await expect.poll(() => started.filter(isAlive), { timeout: 10_000 }).toEqual([]);
   });
 });
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}

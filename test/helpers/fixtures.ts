@@ -190,3 +190,13 @@ export function runtimeConfig(servers: ServerConfig[], overrides: Partial<Config
     ...overrides,
   };
 }
+
+/** Whether process `pid` still runs (signal 0 checks without signalling). */
+export function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
