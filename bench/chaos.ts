@@ -25,7 +25,7 @@ import { parseArgs } from 'node:util';
 import { CallToolResultSchema as V2CallToolResultSchema } from '@modelcontextprotocol/core';
 import { CallToolResultSchema as V1CallToolResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import { CLI, config, httpServe, openSession, postCall, ROOT } from './gateway.js';
-import { memoryOf } from './machine.js';
+import { cpuTimeOf, memoryOf } from './machine.js';
 
 const FIXTURE = join(ROOT, 'dist', 'fixtures', 'servers', 'crash.js');
 const FUZZ = join(ROOT, 'dist', 'bench', 'servers', 'fuzz.js');
@@ -374,9 +374,11 @@ async function downstreamHttp(): Promise<void> {
         ? serverEntry('e', ECHO)
         : `  e:\n    url: ${JSON.stringify(echo.url)}\n    protocol: legacy\n`;
     const host = await stdioHost(config(['servers:', entry].join('\n')));
+    const cpuBefore = cpuTimeOf(host.child.pid as number);
     const result = await drive(DOWNSTREAM_CALLS, 16, (id) =>
       host.request(id, 'tools/call', { name: 'e_echo', arguments: { message: `call ${id}` } }),
     );
+    const cpuMs = cpuTimeOf(host.child.pid as number) - cpuBefore;
     const memory = memoryOf(host.child.pid as number);
     rss[wire] = memory.rssMiB;
     // And once idle for a while: V8's memory reducer gives back what was garbage by then.
@@ -388,6 +390,8 @@ async function downstreamHttp(): Promise<void> {
     summary(`downstream/${wire}`, result, {
       gateway_rss_mib: Number(memory.rssMiB.toFixed(1)),
       gateway_hwm_mib: Number(memory.hwmMiB.toFixed(1)),
+      // The gateway's CPU (user + system) per call while driven.
+      gateway_cpu_us_per_call: Math.round((cpuMs * 1000) / DOWNSTREAM_CALLS),
       [`gateway_rss_after_${SETTLE_MS / 1000}s_idle_mib`]: Number(settled.rssMiB.toFixed(1)),
       non_json_stderr_lines: host.extra.nonJsonStderr,
       non_json_stderr_sample: host.extra.stderrSample,

@@ -6,7 +6,8 @@
  * - **Memory.** undici's per-request `Request`, fetch controller, `Headers` and web streams are
  *   garbage that V8 lets the heap grow over under load: with an HTTP downstream the gateway's RSS
  *   was 1.85x that with a stdio one after 30,000 calls (issue 27 item 22). Here a request is one
- *   `ClientRequest`, one `ReadableStream` over the response and one `Response`.
+ *   `ClientRequest`, one `ReadableStream` over the response and one `Response`; a POST's SSE
+ *   answer that is one message and the end arrives as a JSON body (sse-answer.ts).
  * - **Listeners.** The SDK hands every POST of a connection the same long-lived abort signal, and
  *   undici adds a listener to it per request that only garbage collection removes (14,006
  *   `MaxListenersExceededWarning` lines in 30,000 calls). Here the listener goes when the request
@@ -29,6 +30,7 @@ import {
 } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { keepInexactNumbers, mayHoldInexactNumber } from '../core/exact-json.js';
+import { readLoneMessage } from './sse-answer.js';
 
 /** The shape of `fetch` the SDK transports take. */
 export type FetchLike = (url: string | URL, init?: RequestInit) => Promise<Response>;
@@ -168,42 +170,69 @@ function responseHeaders(res: IncomingMessage): Headers {
   return headers;
 }
 
+/**
+ * Whether a response may be an SSE stream holding one plain message (see sse-answer.ts): the
+ * answer to a POST, except to `subscriptions/listen`, whose stream's end the SDK must see.
+ */
+function mayBeLoneMessage(method: string, status: number, res: IncomingMessage, body?: Buffer): boolean {
+  return (
+    method === 'POST' &&
+    status === 200 &&
+    mediaType(res.headers['content-type']) === 'text/event-stream' &&
+    body?.includes('"subscriptions/listen"') !== true
+  );
+}
+
 /** Statuses whose response has no body by definition (a `Response` refuses one). */
 const NULL_BODY = new Set([101, 103, 204, 205, 304]);
 
 /**
- * The response body as a web stream, each chunk read by `reader` on its way; `done` runs once
- * the body ended, failed or was cancelled. Backpressure: the response pauses while the stream's
- * queue is full.
+ * The response body as a web stream, each chunk read by `reader` on its way, starting with the
+ * chunks already `read` from it; `done` runs once the body ended, failed or was cancelled.
+ * Backpressure: the response pauses while the stream's queue is full.
  */
-function bodyStream(res: IncomingMessage, reader: BodyReader, done: () => void): ReadableStream<Uint8Array> {
+function bodyStream(
+  res: IncomingMessage,
+  reader: BodyReader,
+  done: () => void,
+  read: Buffer[] = [],
+): ReadableStream<Uint8Array> {
   // Once the body ended, failed or was cancelled, nothing more reaches the controller.
   let settled = false;
   return new ReadableStream<Uint8Array>({
     start(controller) {
-      res.on('data', (chunk: Buffer) => {
-        if (settled) return;
+      const take = (chunk: Buffer): void => {
         const out = reader.chunk(chunk);
         if (out !== undefined && out.length > 0) controller.enqueue(out);
-        if ((controller.desiredSize ?? 1) <= 0) res.pause();
-      });
+      };
       const fail = (error: unknown): void => {
         if (settled) return;
         settled = true;
         controller.error(error);
         done();
       };
-      res.once('end', () => {
+      const end = (): void => {
         if (settled) return;
         settled = true;
         const tail = reader.end();
         if (tail !== undefined && tail.length > 0) controller.enqueue(tail);
         controller.close();
         done();
+      };
+      for (const chunk of read) take(chunk);
+      const lost = (): void => fail(new Error('the connection closed before the response body ended'));
+      // Read from a body that has already ended or failed (see sse-answer.ts).
+      if (res.readableEnded) return end();
+      if (res.destroyed) return lost();
+      res.on('data', (chunk: Buffer) => {
+        if (settled) return;
+        take(chunk);
+        if ((controller.desiredSize ?? 1) <= 0) res.pause();
       });
+      res.once('end', end);
       res.once('error', fail);
       // A connection lost mid-body (or the request aborted): the reader must not wait for ever.
-      res.once('close', () => fail(new Error('the connection closed before the response body ended')));
+      res.once('close', lost);
     },
     pull() {
       res.resume();
@@ -258,26 +287,37 @@ export const downstreamFetch: FetchLike = (input, init = {}) =>
       request = send(url, { method, headers, agent: agents[protocol] }, (res) => {
         answered = true;
         const status = res.statusCode ?? 0;
-        let stream: ReadableStream<Uint8Array> | null = null;
+        const answer = (
+          body: ConstructorParameters<typeof Response>[0],
+          headers = responseHeaders(res),
+        ): void => {
+          try {
+            resolve(new Response(body, { status, statusText: res.statusMessage ?? '', headers }));
+          } catch (error) {
+            // A status a Response cannot carry (outside 200-599).
+            res.destroy();
+            done();
+            reject(error);
+          }
+        };
         if (NULL_BODY.has(status) || method === 'HEAD') {
           res.resume();
           res.once('end', done);
+          answer(null);
+        } else if (mayBeLoneMessage(method, status, res, body.bytes)) {
+          readLoneMessage(res, (outcome) => {
+            if (outcome.kind === 'stream') {
+              answer(bodyStream(res, sseReader(), done, outcome.read));
+              return;
+            }
+            res.on('error', () => {});
+            done();
+            const headers = responseHeaders(res);
+            headers.set('content-type', 'application/json');
+            answer(outcome.text, headers);
+          });
         } else {
-          stream = bodyStream(res, bodyReaderFor(res.headers['content-type']), done);
-        }
-        try {
-          resolve(
-            new Response(stream, {
-              status,
-              statusText: res.statusMessage ?? '',
-              headers: responseHeaders(res),
-            }),
-          );
-        } catch (error) {
-          // A status a Response cannot carry (outside 200-599).
-          res.destroy();
-          done();
-          reject(error);
+          answer(bodyStream(res, bodyReaderFor(res.headers['content-type']), done));
         }
       });
       request.once('error', (error) => {

@@ -8,6 +8,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { downstreamFetch as nodeFetch } from '../../src/downstream/http-fetch.js';
+import { END_WAIT_MS } from '../../src/downstream/sse-answer.js';
 
 const servers: Server[] = [];
 afterEach(async () => {
@@ -179,5 +180,74 @@ describe('downstreamFetch, on node:http', () => {
     await expect(nodeFetch('http://127.0.0.1:9/mcp', { signal: aborted })).rejects.toThrow('gone');
     await expect(nodeFetch('http://127.0.0.1:9/mcp')).rejects.toThrow(/ECONNREFUSED/);
     await expect(nodeFetch('ftp://127.0.0.1/x')).rejects.toThrow(/unsupported protocol/);
+  });
+});
+
+describe("downstreamFetch: a POST's SSE answer that is one plain message", () => {
+  const NOTE =
+    '{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":1,"progress":1}}';
+
+  /** A server answering POSTs with `events`, each written as its own chunk, then `then`. */
+  async function sse(events: string[], then: (res: ServerResponse) => void = (res) => res.end()) {
+    return serve((_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/event-stream', 'mcp-session-id': 's1' });
+      const next = (i: number): void => {
+        if (i === events.length) return then(res);
+        res.write(events[i]);
+        setImmediate(() => next(i + 1));
+      };
+      next(0);
+    });
+  }
+
+  it('P9: one event and the end arrive as a JSON body, every digit kept (N13), the headers as they were', async () => {
+    const { url } = await sse([`event: message\ndata: ${RESULT.slice(0, 30)}`, `${RESULT.slice(30)}\n\n`]);
+    const response = await nodeFetch(url, { method: 'POST', body: '{"method":"tools/call"}' });
+    expect(response.headers.get('content-type')).toBe('application/json');
+    expect(response.headers.get('mcp-session-id')).toBe('s1');
+    const body = (await response.json()) as { result: { structuredContent: unknown } };
+    expect(body.result.structuredContent).toEqual(EXACT);
+  });
+
+  it.each([
+    ['a progress notification before the answer', [`data: ${NOTE}\n\n`, `data: ${RESULT}\n\n`]],
+    ['a priming event with an id', ['id: 1\ndata: \n\n', `id: 2\ndata: ${RESULT}\n\n`]],
+    ['an answer with an event id', [`id: 9\ndata: ${RESULT}\n\n`]],
+    ['two events in one chunk', [`data: ${RESULT}\n\ndata: ${RESULT}\n\n`]],
+    ['a second event after the answer', [`data: ${RESULT}\n\n`, `data: ${NOTE}\n\n`]],
+    ['an answer whose last event never ends', [`data: ${RESULT}`]],
+  ])('P9: %s stays a stream, nothing lost, in order', async (_name, events) => {
+    const { url } = await sse(events);
+    const response = await nodeFetch(url, { method: 'POST', body: '{"method":"tools/call"}' });
+    expect(response.headers.get('content-type')).toBe('text/event-stream');
+    // Every complete event is read for its digits (N13); an unfinished one goes as it is.
+    const text = events.join('');
+    const complete = text.slice(0, text.lastIndexOf('\n\n') + 2);
+    const exact = complete.replaceAll('18446744073709551616', '"18446744073709551616"');
+    expect(await response.text()).toBe(exact + text.slice(complete.length));
+  });
+
+  it('P9: an answer whose stream stays open goes on as a stream, and what follows still arrives', async () => {
+    const { url } = await sse([`data: ${RESULT}\n\n`], (res) => {
+      setTimeout(() => res.end(`data: ${NOTE}\n\n`), END_WAIT_MS * 3);
+    });
+    const response = await nodeFetch(url, { method: 'POST', body: '{}' });
+    expect(response.headers.get('content-type')).toBe('text/event-stream');
+    expect(await response.text()).toBe(
+      `data: ${RESULT.replace('18446744073709551616', '"18446744073709551616"')}\n\ndata: ${NOTE}\n\n`,
+    );
+  });
+
+  it('P9: the answer to subscriptions/listen stays a stream (the SDK must see its end)', async () => {
+    const { url } = await sse([`data: ${RESULT}\n\n`]);
+    const body = '{"jsonrpc":"2.0","id":3,"method":"subscriptions/listen","params":{}}';
+    const response = await nodeFetch(url, { method: 'POST', body });
+    expect(response.headers.get('content-type')).toBe('text/event-stream');
+  });
+
+  it('P4: a connection lost after the first event fails the read, never a wait', async () => {
+    const { url } = await sse([`data: ${RESULT}\n\n`], (res) => res.socket?.destroy());
+    const response = await nodeFetch(url, { method: 'POST', body: '{}' });
+    await expect(response.text()).rejects.toThrow(/closed before the response body ended/);
   });
 });
