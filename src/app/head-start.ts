@@ -10,7 +10,7 @@
  * (a reload builds new ones), through `spawn.ts`. A child that failed to spawn or has already
  * exited is not handed over: the transport spawns the server again, so its error and exit report
  * come as they always do. Children never taken (a server the pool did not start) are stopped by
- * {@link HeadStart.release}, and at the latest when the process exits.
+ * {@link HeadStart.release}, and at the latest when the process exits (`spawn.ts`).
  *
  * Light on purpose: Node built-ins and cross-spawn only.
  */
@@ -82,17 +82,11 @@ export function startEarly(
     });
     early.set(config, entry);
   }
-  const onExit = (): void => {
-    for (const { child } of early.values())
-      if (child.pid !== undefined) signalProcessTree(child.pid, 'SIGKILL');
-  };
-  if (early.size > 0) process.once('exit', onExit);
   return {
     take(config) {
       const entry = early.get(config);
       if (entry === undefined) return undefined;
       early.delete(config);
-      if (early.size === 0) process.removeListener('exit', onExit);
       const { child } = entry;
       if (entry.spawned && !entry.failed && child.exitCode === null && child.signalCode === null)
         return child;
@@ -102,7 +96,6 @@ export function startEarly(
     release() {
       for (const { child } of early.values()) stop(child);
       early.clear();
-      process.removeListener('exit', onExit);
     },
     get waiting() {
       return early.size;

@@ -74,7 +74,7 @@ export function spawnSpec(config: StdioTransportConfig): SpawnSpec {
  * everything it started end together). A failure comes as the child's `error` event.
  */
 export function spawnChild(spec: SpawnSpec): ChildProcess {
-  return spawn(spec.command, [...spec.args], {
+  const child = spawn(spec.command, [...spec.args], {
     env: { ...spec.env },
     stdio: ['pipe', 'pipe', 'pipe'],
     shell: false,
@@ -82,6 +82,25 @@ export function spawnChild(spec: SpawnSpec): ChildProcess {
     detached: GROUPS,
     ...(spec.cwd !== undefined ? { cwd: spec.cwd } : {}),
   });
+  const { pid } = child;
+  if (pid !== undefined) {
+    running.add(pid);
+    child.once('exit', () => running.delete(pid));
+    if (!exitHooked) process.once('exit', killLeftBehind);
+    exitHooked = true;
+  }
+  return child;
+}
+
+/**
+ * The children still running. However this process ends (a clean stop has ended them already;
+ * an uncaught error or `process.exit` has not), none is left behind: a server that ignores its
+ * stdin closing would otherwise run on as an orphan, in its own process group.
+ */
+const running = new Set<number>();
+let exitHooked = false;
+function killLeftBehind(): void {
+  for (const pid of running) signalProcessTree(pid, 'SIGKILL');
 }
 
 /**

@@ -2,11 +2,13 @@
  * C3: what a stdio child inherits. `spawn.ts` keeps its own copy of the SDK's safe default set
  * (the SDK's module loads the whole client bundle): the two must stay equal.
  */
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { getDefaultEnvironment } from '@modelcontextprotocol/client/stdio';
 import { describe, expect, it } from 'vitest';
 import type { StdioTransportConfig } from '../../src/config/types.js';
 import { inheritedEnvironment, spawnSpec } from '../../src/downstream/spawn.js';
-import { stdioTransport } from '../helpers/fixtures.js';
+import { isAlive, ROOT, stdioTransport } from '../helpers/fixtures.js';
 
 describe('a stdio child environment (C3)', () => {
   it("C3: a child inherits exactly the SDK's safe default set of our environment", () => {
@@ -29,5 +31,30 @@ describe('a stdio child environment (C3)', () => {
     });
     expect(spec.env['PATH']).toBe('/only/this');
     expect(spec).toMatchObject({ command: 'node', args: ['s.js'] });
+  });
+});
+
+describe('no child outlives the gateway (P5)', () => {
+  it('P5: a process that dies of an uncaught error takes with it the children it spawned, even one that ignores its stdin', async () => {
+    if (process.platform === 'win32') return;
+    // A stand-in for the gateway: spawns a server that never reads its stdin (so stdin closing
+    // does not end it), prints its pid, then crashes.
+    const script = `
+      import { spawnChild, spawnSpec } from ${JSON.stringify(`${ROOT}/dist/src/downstream/spawn.js`)};
+      const child = spawnChild(spawnSpec({ type: 'stdio', command: process.execPath, args: ['-e', 'setInterval(() => {}, 1e9)'], env: {} }));
+      child.once('spawn', () => { console.log(child.pid); setImmediate(() => { throw new Error('crash'); }); });
+    `;
+    const parent = spawn(process.execPath, ['--input-type=module', '-e', script], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    parent.stdout.on('data', (chunk: Buffer) => (out += chunk.toString('utf8')));
+    const [code] = (await once(parent, 'exit')) as [number | null];
+    expect(code).toBe(1);
+    const pid = Number(out.trim());
+    expect(pid).toBeGreaterThan(0);
+    // SIGKILL is delivered before the parent's exit completes; give the kernel a moment to reap.
+    for (let i = 0; i < 100 && isAlive(pid); i++) await new Promise((resolve) => setTimeout(resolve, 10));
+    expect(isAlive(pid)).toBe(false);
   });
 });

@@ -3,7 +3,7 @@
  * `npm run build`), run by the current Node binary, plus runtime ServerConfig builders.
  */
 import { spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { MAX_STDIO_MESSAGE_BYTES } from '../../src/config/schema.js';
@@ -191,12 +191,21 @@ export function runtimeConfig(servers: ServerConfig[], overrides: Partial<Config
   };
 }
 
-/** Whether process `pid` still runs (signal 0 checks without signalling). */
+/**
+ * Whether process `pid` still runs (signal 0 checks without signalling). A zombie (ended, not
+ * yet reaped: an orphan whose new parent, here the sandbox's init, does not reap) has ended.
+ */
 export function isAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
-    return true;
   } catch {
     return false;
+  }
+  try {
+    // The state follows the parenthesised command name in /proc/<pid>/stat (Linux).
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z';
+  } catch {
+    return process.platform !== 'linux';
   }
 }
