@@ -85,7 +85,8 @@ export function spawnChild(spec: SpawnSpec): ChildProcess {
   const { pid } = child;
   if (pid !== undefined) {
     running.add(pid);
-    child.once('exit', () => running.delete(pid));
+    // 'close', not 'exit': what a wrapper started may still hold the pipes after the wrapper exited.
+    child.once('close', () => running.delete(pid));
     if (!exitHooked) process.once('exit', killLeftBehind);
     exitHooked = true;
   }
