@@ -83,10 +83,12 @@ function sseReader(): BodyReader {
   const decoder = new TextDecoder();
   let pending = '';
   const complete = (text: string): Uint8Array | undefined => {
+    // Searched from just before the new text only: a large event read in many chunks is scanned
+    // once, not once per chunk.
+    EVENT_END.lastIndex = Math.max(0, pending.length - 3);
     pending += text;
     let last = 0;
     let out = '';
-    EVENT_END.lastIndex = 0;
     for (let match = EVENT_END.exec(pending); match !== null; match = EVENT_END.exec(pending)) {
       const event = pending.slice(last, match.index);
       out += (mayHoldInexactNumber(event) ? exactEvent(event) : event) + match[0];

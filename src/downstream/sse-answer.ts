@@ -24,7 +24,7 @@ import { keepInexactNumbers, mayHoldInexactNumber } from '../core/exact-json.js'
 export const END_WAIT_MS = 50;
 
 /** The end of a complete SSE event: a blank line, in any of the three line endings. */
-const EVENT_END = /\r\n\r\n|\n\n|\r\r/;
+const EVENT_END = /\r\n\r\n|\n\n|\r\r/g;
 
 /**
  * The JSON text of one SSE event that is a plain message, with every digit kept (N13), or
@@ -84,6 +84,9 @@ export function readLoneMessage(res: IncomingMessage, decide: (outcome: LoneOutc
     read.push(chunk);
     // Anything after the first event: the SDK reads the stream as a stream.
     if (message !== undefined) return asStream();
+    // Searched from just before the new text only: a large event read in many chunks is scanned
+    // once, not once per chunk.
+    EVENT_END.lastIndex = Math.max(0, text.length - 3);
     text += decoder.decode(chunk, { stream: true });
     const end = EVENT_END.exec(text);
     if (end === null) return;

@@ -227,6 +227,21 @@ describe("downstreamFetch: a POST's SSE answer that is one plain message", () =>
     expect(await response.text()).toBe(exact + text.slice(complete.length));
   });
 
+  it('P9: a 2 MB answer written in 64 KiB pieces arrives whole, its blank line cut across two pieces', async () => {
+    const big = `{"jsonrpc":"2.0","id":1,"result":{"text":"${'x'.repeat(2 * 1024 * 1024)}","n":18446744073709551616}}`;
+    const event = `data: ${big}\r\n\r\n`;
+    const pieces: string[] = [];
+    for (let at = 0; at < event.length - 3; at += 64 * 1024)
+      pieces.push(event.slice(at, Math.min(at + 64 * 1024, event.length - 3)));
+    pieces.push(event.slice(-3));
+    const { url } = await sse(pieces);
+    const response = await nodeFetch(url, { method: 'POST', body: '{}' });
+    expect(response.headers.get('content-type')).toBe('application/json');
+    const body = (await response.json()) as { result: { text: string; n: unknown } };
+    expect(body.result.text).toHaveLength(2 * 1024 * 1024);
+    expect(body.result.n).toBe('18446744073709551616');
+  });
+
   it('P9: an answer whose stream stays open goes on as a stream, and what follows still arrives', async () => {
     const { url } = await sse([`data: ${RESULT}\n\n`], (res) => {
       setTimeout(() => res.end(`data: ${NOTE}\n\n`), END_WAIT_MS * 3);
