@@ -30,7 +30,7 @@ import {
 } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { keepInexactNumbers, mayHoldInexactNumber } from '../core/exact-json.js';
-import { readLoneMessage } from './sse-answer.js';
+import { EVENT_END, LINE_END, readLoneMessage } from './sse-answer.js';
 
 /** The shape of `fetch` the SDK transports take. */
 export type FetchLike = (url: string | URL, init?: RequestInit) => Promise<Response>;
@@ -62,14 +62,11 @@ function jsonReader(): BodyReader {
   };
 }
 
-/** The end of a complete SSE event: a blank line, in any of the three line endings. */
-const EVENT_END = /\r\n\r\n|\n\n|\r\r/g;
-
 /** One SSE event with its `data` lines' JSON read by {@link keepInexactNumbers}. */
 function exactEvent(event: string): string {
   const data: string[] = [];
   const other: string[] = [];
-  for (const line of event.split(/\r\n|\r|\n/)) {
+  for (const line of event.split(LINE_END)) {
     if (line.startsWith('data:')) data.push(line.slice(line.startsWith('data: ') ? 6 : 5));
     else if (line !== '') other.push(line);
   }

@@ -23,8 +23,14 @@ import { keepInexactNumbers, mayHoldInexactNumber } from '../core/exact-json.js'
 /** How long a complete first event waits for the end of its stream before going on as a stream. */
 export const END_WAIT_MS = 50;
 
-/** The end of a complete SSE event: a blank line, in any of the three line endings. */
-const EVENT_END = /\r\n\r\n|\n\n|\r\r/g;
+/**
+ * The end of a complete SSE event: a blank line, in any of the three line endings. Global: a
+ * reader sets `lastIndex` before each `exec` (synchronously, so readers never share a search).
+ */
+export const EVENT_END = /\r\n\r\n|\n\n|\r\r/g;
+
+/** An SSE line ending: CRLF, CR or LF. */
+export const LINE_END = /\r\n|\r|\n/;
 
 /**
  * The JSON text of one SSE event that is a plain message, with every digit kept (N13), or
@@ -33,7 +39,7 @@ const EVENT_END = /\r\n\r\n|\n\n|\r\r/g;
  */
 export function loneMessage(event: string): string | undefined {
   const data: string[] = [];
-  for (const line of event.split(/\r\n|\r|\n/)) {
+  for (const line of event.split(LINE_END)) {
     if (line === '' || line.startsWith(':')) continue;
     const colon = line.indexOf(':');
     const field = colon === -1 ? line : line.slice(0, colon);
