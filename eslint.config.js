@@ -5,7 +5,16 @@ import n from 'eslint-plugin-n';
 import globals from 'globals';
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'node_modules/**', 'coverage/**', '.peers/**', 'config/schema.json'] },
+  {
+    ignores: [
+      'dist/**',
+      'node_modules/**',
+      'coverage/**',
+      '.peers/**',
+      'config/schema.json',
+      'src/core/meta-validators.ts',
+    ],
+  },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

@@ -26,14 +26,10 @@ import {
   type FeatureProblem,
 } from '../core/feature-index.js';
 import { composeName } from '../core/naming.js';
-import type { SchemaDialect } from '../core/schema-compiler.js';
 import type { Pool } from '../downstream/pool.js';
 import { raceTimeout } from '../core/timers.js';
 import { systemTimers } from '../wire/timers.js';
 import type { ServerSource } from './servers.js';
-
-/** When the schema compiler's meta-schemas are compiled, after construction (see `warm`). */
-const WARM_AFTER_MS = 50;
 
 /** Where changes are announced (the upstream's list-change bus). */
 export interface ListChanges {
@@ -215,22 +211,6 @@ export function createCatalogs(deps: CatalogsDeps): Catalogs {
       tool: '',
     });
   }
-
-  /**
-   * T12's first schema check compiles Ajv's meta-schemas (~100 ms for 2020-12, ~25 ms for
-   * draft-07 here): done while the downstreams spawn, one dialect per turn of the event loop,
-   * instead of on the path to the first tools/list (docs/performance-log.md, cold start).
-   */
-  const dialects: SchemaDialect[] = ['2020-12', 'draft-07'];
-  const warm = (): void => {
-    const dialect = dialects.shift();
-    if (dialect === undefined || stopped) return;
-    tools.compiler.warm(dialect);
-    setImmediate(warm);
-  };
-  // After a host's opening message had its turn (answering it first is what keeps a host on the
-  // 2026 protocol), still well before a downstream's first listing arrives.
-  setTimeout(warm, WARM_AFTER_MS).unref();
 
   return {
     tools: () => tools,

@@ -5,14 +5,17 @@
  * The dialect comes from the schema's `$schema`: draft-07/06/04 → Ajv's draft-07 class, 2019-09 →
  * `Ajv2019`, 2020-12 or none → `Ajv2020` (MCP's default dialect). Each distinct schema is checked
  * once per catalog build and compiled by Ajv at most once (on its tool's first call; a rebuild
- * reuses what the previous build checked and compiled), never per call. Ajv is pure JavaScript:
- * no I/O, and its logger is off so nothing reaches the console.
+ * reuses what the previous build checked and compiled), never per call. The check runs Ajv's
+ * meta-schema validators compiled ahead of time (`meta-validators.ts`): compiling them at the
+ * first listing cost a starting gateway ~60–100 ms of CPU. Ajv is pure JavaScript: no I/O, and
+ * its logger is off so nothing reaches the console.
  */
-import { Ajv, type Options, type ValidateFunction } from 'ajv';
+import { Ajv, type ErrorObject, type Options, type ValidateFunction } from 'ajv';
 import { Ajv2019 } from 'ajv/dist/2019.js';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 import { isRecord } from './json.js';
+import { META_VALIDATORS } from './meta-validators.js';
 
 /** The JSON Schema dialects the catalog compiles (T12). */
 export type SchemaDialect = 'draft-07' | '2019-09' | '2020-12';
@@ -40,13 +43,6 @@ export interface SchemaCompiler {
   validator(schema: Record<string, unknown>): ValidateFunction | string;
   /** How many schemas this compiler has compiled itself (not reused from the previous one). */
   readonly compiledCount: number;
-  /**
-   * Builds `dialect`'s Ajv instance and compiles its meta-schema now rather than in the first
-   * {@link check} (~100 ms for 2020-12 on a 2-core machine). For start-up: done while the
-   * downstreams spawn, it is off the path to the first tools/list. Later compilers built with
-   * this one as `previous` share the instances. Never throws.
-   */
-  warm(dialect: SchemaDialect): void;
 }
 
 // ajv-formats is CommonJS with `module.exports = plugin`: under NodeNext the default import is
@@ -57,7 +53,7 @@ const AJV_OPTIONS: Options = {
   strict: false,
   allErrors: true,
   validateFormats: true,
-  // check() already ran the meta-schema; compile() need not run it again.
+  // check() already ran the meta-schema; compile() need not run it again (nor compile it).
   validateSchema: false,
   // Core must not write to the console (stdout is the stdio protocol channel).
   logger: false,
@@ -209,14 +205,10 @@ export function createSchemaCompiler(previous?: SchemaCompiler): SchemaCompiler 
       cache.set(key, known);
       return known;
     }
-    const ajv = ajvFor(dialect);
+    const meta = META_VALIDATORS[dialect];
     let verdict: SchemaCheck = { ok: true, dialect };
-    if (!ajv.validateSchema(body)) {
-      verdict = {
-        ok: false,
-        dialect,
-        error: `schema is invalid: ${ajv.errorsText(ajv.errors, { dataVar: 'schema' })}`,
-      };
+    if (!meta(body)) {
+      verdict = { ok: false, dialect, error: `schema is invalid: ${errorsText(meta.errors)}` };
     } else {
       const problem = staticProblem(body);
       if (problem) verdict = { ok: false, dialect, error: problem };
@@ -243,23 +235,20 @@ export function createSchemaCompiler(previous?: SchemaCompiler): SchemaCompiler 
     compiledCount++;
     return entry.compiled;
   };
-  const warm = (dialect: SchemaDialect): void => {
-    try {
-      // Synchronous for a plain schema; Ajv's type also allows a promise (async schemas).
-      void ajvFor(dialect).validateSchema({});
-    } catch {
-      // Only a head start: the first check builds it again and reports any problem.
-    }
-  };
   return {
     check: (schema) => entryFor(schema).verdict,
     validator,
-    warm,
     get compiledCount() {
       return compiledCount;
     },
     [STATE]: { instances, cache } satisfies CompilerState,
   } as SchemaCompiler;
+}
+
+/** Ajv's `errorsText` with `dataVar: "schema"`, for a validator that has no Ajv instance. */
+function errorsText(errors: readonly ErrorObject[] | null | undefined): string {
+  if (!errors || errors.length === 0) return 'No errors';
+  return errors.map((error) => `schema${error.instancePath} ${error.message ?? ''}`).join(', ');
 }
 
 function errorMessage(error: unknown): string {
