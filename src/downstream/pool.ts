@@ -299,10 +299,13 @@ export class Pool {
 
   /**
    * P1: connects every server in parallel. Resolves once each has become ready or failed its
-   * first attempt (failed ones retry in the background; this never waits on a backoff).
+   * first attempt (failed ones retry in the background; this never waits on a backoff). A
+   * server not ready by then is reported, unless the pool closed meanwhile: a host that leaves
+   * while one server is still starting ended every server, and none of them failed.
    */
   async start(): Promise<void> {
     await Promise.all([...this.#entries.values()].map((entry) => this.#startOnce(entry)));
+    if (this.#closing) return;
     const down = this.snapshot().filter((s) => s.state !== 'ready');
     for (const s of down)
       this.#logger.error({ server: s.name, error: s.lastError }, 'downstream failed to start');

@@ -110,6 +110,43 @@ describe('Pool', () => {
     await pool.close({ graceMs: 0 });
   });
 
+  it('P1, P5: a server still starting when the pool closes is not reported as failed to start', async () => {
+    const probe = { started: 0, cancelled: 0 };
+    // Never answers initialize: its first attempt ends only when the pool closes.
+    const silent = (): Connectable => ({
+      connect: async (transport) => {
+        transport.onmessage = () => undefined;
+        await transport.start();
+      },
+    });
+    const { pool, lines } = setup([config('good'), config('stuck')], {
+      good: () => memServer(probe),
+      stuck: silent,
+    });
+    const started = pool.start();
+    await settle();
+    expect(pool.snapshot().map((s) => [s.name, s.state])).toEqual([
+      ['good', 'ready'],
+      ['stuck', 'connecting'],
+    ]);
+    await pool.close({ graceMs: 0 });
+    // The stuck attempt ends at its startup bound at the latest.
+    await vi.advanceTimersByTimeAsync(120_000);
+    await started;
+    expect(lines.filter((line) => line['msg'] === 'downstream failed to start')).toEqual([]);
+    // Without a shutdown, a server whose first attempt failed is reported (the test has teeth).
+    const failing = setup([config('bad')], {
+      bad: () => {
+        throw new Error('spawn missing-server ENOENT');
+      },
+    });
+    await failing.pool.start();
+    expect(failing.lines.filter((line) => line['msg'] === 'downstream failed to start')).toEqual([
+      expect.objectContaining({ server: 'bad', level: 50 }),
+    ]);
+    await failing.pool.close({ graceMs: 0 });
+  });
+
   it('P3: a call that outlives timeout_ms fails with timeout', async () => {
     const probe = { started: 0, cancelled: 0 };
     const { pool } = setup([config('s', { timeoutMs: 1000 })], { s: () => memServer(probe) });
