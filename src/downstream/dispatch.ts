@@ -20,6 +20,7 @@ import type { Connection } from './connection.js';
 import type { CallSlots } from './slots.js';
 import type { Timers } from '../core/timers.js';
 import { LOGIN_INSTRUCTION } from '../core/instructions.js';
+import { isLoginRequired } from './start-errors.js';
 
 /** Per-call options of `Pool.callTool`. */
 export interface CallOptions {
@@ -87,6 +88,23 @@ function unavailable(target: DispatchTarget, tool: string, why: string): Result 
       ...(target.connection.loginRequired ? { reason: 'login_required' } : {}),
     },
     ...(target.connection.loginRequired ? { instruction: LOGIN_INSTRUCTION } : {}),
+  });
+}
+
+/**
+ * D2, D3: a request the server refused for want of a (wider) login while the connection stays
+ * up: its 403 `insufficient_scope` step-up asked for a scope the stored login lacks, and the
+ * gateway never starts a login on its own. Answered as a missing login is (`reason:
+ * login_required`), so that app/logins.ts asks a caller with its own identity to log in with the
+ * wider scope (kept in the store by oauth-login.ts), and the call runs again.
+ */
+function withLoginReason(classified: Result, target: DispatchTarget, error: unknown): Result {
+  if (classified.success || !isLoginRequired(error)) return classified;
+  const message = error instanceof Error ? error.message : String(error);
+  return failure('downstream_unavailable', message, {
+    meta: classified.meta,
+    errorData: { state: target.connection.state, reason: 'login_required' },
+    instruction: LOGIN_INSTRUCTION,
   });
 }
 
@@ -242,7 +260,7 @@ async function run(
       // P3: the SDK rejects an abort with the timeout code; only our caller's signal tells them apart.
       aborted: options.signal?.aborted ?? false,
     });
-    return withRetryAfter(classified, target);
+    return withRetryAfter(withLoginReason(classified, target, error), target);
   } finally {
     // A call dropped from the queue for another reason must not leave its deadline timer behind.
     queued?.stop();
@@ -339,6 +357,6 @@ export async function dispatchRequest(
       { method, subject, errorType: classified.errorType, error: classified.error },
       `${method} failed`,
     );
-    return withRetryAfter(classified, target);
+    return withRetryAfter(withLoginReason(classified, target, error), target);
   }
 }

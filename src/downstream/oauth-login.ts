@@ -388,6 +388,10 @@ export async function runLogin(target: LoginTarget, options: LoginOptions): Prom
     // client meeting it at a call would read it; a step-up the gateway met is added.
     const challenge = await challengeOf(target.url, options.fetch ?? fetch);
     const scope = computeScopeUnion(target.auth.scopes?.join(' ') ?? challenge.scope, previous?.stepUpScope);
+    // RFC 7591 §2: an authorization server may hold a client to the scope it registered with
+    // (oidc-provider does: `invalid_scope`). A wider scope, as a step-up asks, registers anew.
+    if (target.auth.clientId === undefined && !registeredFor(registeredScope(previous?.client), scope))
+      provider.invalidateCredentials('client');
     // Both legs find the server's metadata where its challenge said (SEP-2352 binds them).
     const server = {
       serverUrl: target.url,
@@ -421,6 +425,19 @@ export async function runLogin(target: LoginTarget, options: LoginOptions): Prom
     came.catch(() => undefined);
     await redirect.close();
   }
+}
+
+/** The scope a dynamically registered client was registered with, when its registration said. */
+function registeredScope(client: StoredOAuthClientInformation | undefined): string | undefined {
+  const scope = (client as { scope?: unknown } | undefined)?.scope;
+  return typeof scope === 'string' ? scope : undefined;
+}
+
+/** Whether a client registered with `registered` (unknown: assume so) may ask for `wanted`. */
+function registeredFor(registered: string | undefined, wanted: string | undefined): boolean {
+  if (registered === undefined || wanted === undefined) return true;
+  const has = new Set(registered.split(' '));
+  return wanted.split(' ').every((scope) => scope === '' || has.has(scope));
 }
 
 function describe(text: string | null): string {

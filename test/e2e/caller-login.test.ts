@@ -24,6 +24,7 @@ const FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', 
 const ALICE: AuthClient = { id: 'alice-host', secret: 'alice-host-secret-0123456789', scope: 'mcp' };
 const BOB: AuthClient = { id: 'bob-host', secret: 'bob-host-secret-0123456789', scope: 'mcp' };
 const CAROL: AuthClient = { id: 'carol-host', secret: 'carol-host-secret-0123456789', scope: 'mcp' };
+const DAVE: AuthClient = { id: 'dave-host', secret: 'dave-host-secret-0123456789', scope: 'mcp' };
 
 let as: AuthServer;
 let browser: Browser;
@@ -53,7 +54,8 @@ beforeAll(async () => {
   as = await startAuthServer({
     resources: ['urn:unused'],
     accept: (resource) => /^http:\/\/127\.0\.0\.1:\d+\/mcp$/.test(resource),
-    clients: [ALICE, BOB, CAROL],
+    clients: [ALICE, BOB, CAROL, DAVE],
+    scopes: ['counter.admin'],
     people: true,
   });
   browser = await chromium.launch({ executablePath: CHROMIUM, args: FLAGS });
@@ -65,6 +67,11 @@ beforeAll(async () => {
         '  auth:',
         `    issuer: ${as.issuer}`,
         '    required_scopes: [mcp]',
+        // I4 at B: adding needs a scope no first login asks for (a step-up, D3).
+        'access:',
+        "  - principals: ['*']",
+        "    allow: ['*']",
+        "    scopes: { 'c_add': 'counter.admin' }",
         'servers:',
         fixtureEntry('c', 'counter'),
       ].join('\n'),
@@ -141,6 +148,33 @@ describe('each caller logs in to a downstream for itself', () => {
     expect(Object.keys(logins ?? {}).sort()).toEqual(['alice-host', 'bob-host', 'local']);
     for (const login of Object.values(logins ?? {}))
       expect(a.stderr()).not.toContain(login.tokens?.access_token as string);
+  }, 120_000);
+
+  it('D3: a step-up (403 insufficient_scope) during a caller’s call asks that caller to log in again with the wider scope, then the call goes through', async () => {
+    const davePages: string[] = [];
+    const dave = modernHost(person('dave', davePages), stops, { elicitation: {} });
+    await dave.connect(
+      new StreamableHTTPClientTransport(new URL(a.url), { requestInit: await bearer(DAVE) }),
+    );
+    const first = await dave.callTool({ name: 'b_c_hit', arguments: {} }, { timeout: 60_000 });
+    expect(envelope(first).error_type, JSON.stringify(first)).toBeUndefined();
+    expect(davePages).toHaveLength(1);
+    // B wants `counter.admin` for c_add; Dave's first login asked for what B's 401 named (mcp).
+    const added = await dave.callTool({ name: 'b_c_add', arguments: { a: 1, b: 2 } }, { timeout: 60_000 });
+    expect(envelope(added), JSON.stringify(added)).toMatchObject({ results: { sum: 3 } });
+    expect(davePages).toEqual([
+      expect.stringContaining('Logged in to b'),
+      expect.stringContaining('Logged in to b'),
+    ]);
+    const login = (
+      JSON.parse(readFileSync(store, 'utf8')) as {
+        logins: Record<string, Record<string, { tokens?: { scope?: string }; stepUpScope?: string }>>;
+      }
+    ).logins['b']?.['dave-host'];
+    expect(login?.tokens?.scope?.split(' ')).toEqual(expect.arrayContaining(['mcp', 'counter.admin']));
+    expect(login?.stepUpScope).toBeUndefined();
+    // Nobody else's login changed: Alice still has hers, without the wider scope.
+    await expect.poll(() => callsBy('dave')).toBe(2);
   }, 120_000);
 
   it('D3, R4: a host that cannot open a login page gets the failure naming the operator’s command', async () => {
