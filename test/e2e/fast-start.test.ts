@@ -194,6 +194,33 @@ describe('a gateway whose servers are slow to start', { timeout: 60_000 }, () =>
     },
   );
 
+  it('P1, P5: a host that leaves while one server is still starting gets no error lines for servers the shutdown ended', async () => {
+    const { file } = gated(1, [fixtureEntry('ok', 'echo', { protocol: 'legacy' })]);
+    const host = raw(file, ['--log-level', 'info']);
+    host.send({
+      id: 1,
+      method: 'initialize',
+      params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
+    });
+    await host.next(id(1));
+    host.send({ method: 'notifications/initialized' });
+    await expect.poll(host.stderr, { timeout: 15_000 }).toContain('"msg":"downstream ready"');
+    const gateway = running.at(-1) as ChildProcessWithoutNullStreams;
+    const exited = once(gateway, 'exit');
+    gateway.stdin.end();
+    expect(((await exited) as [number | null])[0]).toBe(0);
+    const lines = host
+      .stderr()
+      .split('\n')
+      .filter((line) => line.startsWith('{'));
+    const messages = lines.map((line) => (JSON.parse(line) as { msg?: string }).msg);
+    expect(messages).toContain('shut down cleanly');
+    // Before: "downstream failed to start" at error level for both servers, the ready one
+    // included, and "first connection round over" with 0 of 2 ready.
+    expect(messages.filter((msg) => msg === 'downstream failed to start')).toEqual([]);
+    expect(messages.filter((msg) => msg === 'first connection round over')).toEqual([]);
+  });
+
   it('P1, P5: a host that leaves while the gateway loads leaves no server behind, spawned ahead as they were', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'mcp-normalizer-pids-'));
     const pids = join(dir, 'pids');

@@ -105,7 +105,9 @@ export async function run(args: readonly string[], io: CliIO, front?: StdioFront
     startedAt: performance.timeOrigin,
     headStart,
   });
+  let stopping = false;
   const stop = async (graceMs: number): Promise<void> => {
+    stopping = true;
     await proxy.stop({ graceMs });
     await stopTracing();
   };
@@ -150,8 +152,10 @@ export async function run(args: readonly string[], io: CliIO, front?: StdioFront
     });
     installReload({ proxy, file, logger, watchFile: values['watch'] === true });
     logger.info({ file }, 'serving MCP on stdio');
-    // Over stdio nothing waits for the servers (P1): the log says when the first round is over.
+    // Over stdio nothing waits for the servers (P1): the log says when the first round is over
+    // (not when a shutdown ended it: every server would then count as not ready).
     void started.then(() => {
+      if (stopping) return;
       const servers = proxy.servers();
       logger.info(
         {
