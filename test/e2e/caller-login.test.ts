@@ -166,14 +166,17 @@ describe('each caller logs in to a downstream for itself', () => {
       expect.stringContaining('Logged in to b'),
       expect.stringContaining('Logged in to b'),
     ]);
-    const login = (
+    const logins = (
       JSON.parse(readFileSync(store, 'utf8')) as {
         logins: Record<string, Record<string, { tokens?: { scope?: string }; stepUpScope?: string }>>;
       }
-    ).logins['b']?.['dave-host'];
+    ).logins['b'];
+    const login = logins?.['dave-host'];
     expect(login?.tokens?.scope?.split(' ')).toEqual(expect.arrayContaining(['mcp', 'counter.admin']));
     expect(login?.stepUpScope).toBeUndefined();
-    // Nobody else's login changed: Alice still has hers, without the wider scope.
+    // The wider login is Dave's alone: the operator's is as it was.
+    expect(logins?.['local']?.tokens?.scope?.split(' ')).not.toContain('counter.admin');
+    // B saw both calls as Dave's.
     await expect.poll(() => callsBy('dave')).toBe(2);
   }, 120_000);
 
