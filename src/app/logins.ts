@@ -16,6 +16,7 @@ import type { OAuthLoginConfig, RemoteTransportConfig, ServerConfig } from '../c
 import { hostCanAnswer, type Caller, type ClientAsk } from '../core/input.js';
 import { LOGIN_INSTRUCTION } from '../core/instructions.js';
 import { failure, type Result } from '../core/result.js';
+import { isRecord } from '../core/json.js';
 import {
   callbackAnswer,
   runLogin,
@@ -137,9 +138,14 @@ export function needsLogin(result: Result): boolean {
   return !result.success && result.errorData?.['reason'] === 'login_required';
 }
 
+/** D3: the logins one call may ask for: the caller's first, and a step-up right after it. */
+const LOGINS_PER_CALL = 2;
+
 /**
  * D3: the caller's login to `server`, asked of its host, then `again()` (the call once more);
- * or the failure saying why not.
+ * or the failure saying why not. A call refused again for want of a login right after one (the
+ * server's step-up: the first login asked only for what its 401 named) takes one more login, as
+ * a call on a login that lacks a scope does from the start.
  */
 export async function loginThenCall<R>(
   logins: Logins,
@@ -148,6 +154,7 @@ export async function loginThenCall<R>(
   caller: Caller | undefined,
   refused: Result,
   again: () => Promise<R | Result>,
+  rounds = LOGINS_PER_CALL,
 ): Promise<R | Result> {
   const probe: ClientAsk = { method: 'elicitation/create', params: { mode: 'url' } };
   if (!logins.ready() || caller === undefined || !hostCanAnswer(caller.capabilities, probe))
@@ -182,7 +189,15 @@ export async function loginThenCall<R>(
   } catch (error) {
     return loginFailure(refused, server.name, principal, `the login failed: ${reason(error)}`);
   }
-  return again();
+  const result = await again();
+  if (rounds > 1 && refusedForLogin(result))
+    return loginThenCall(logins, server, principal, caller, result, again, rounds - 1);
+  return result;
+}
+
+/** Whether `value` (a call's answer, whatever its kind) is a {@link needsLogin} refusal. */
+function refusedForLogin(value: unknown): value is Result {
+  return isRecord(value) && value['success'] === false && needsLogin(value as unknown as Result);
 }
 
 function reason(error: unknown): string {

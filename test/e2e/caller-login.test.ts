@@ -25,6 +25,7 @@ const ALICE: AuthClient = { id: 'alice-host', secret: 'alice-host-secret-0123456
 const BOB: AuthClient = { id: 'bob-host', secret: 'bob-host-secret-0123456789', scope: 'mcp' };
 const CAROL: AuthClient = { id: 'carol-host', secret: 'carol-host-secret-0123456789', scope: 'mcp' };
 const DAVE: AuthClient = { id: 'dave-host', secret: 'dave-host-secret-0123456789', scope: 'mcp' };
+const ERIN: AuthClient = { id: 'erin-host', secret: 'erin-host-secret-0123456789', scope: 'mcp' };
 
 let as: AuthServer;
 let browser: Browser;
@@ -54,7 +55,7 @@ beforeAll(async () => {
   as = await startAuthServer({
     resources: ['urn:unused'],
     accept: (resource) => /^http:\/\/127\.0\.0\.1:\d+\/mcp$/.test(resource),
-    clients: [ALICE, BOB, CAROL, DAVE],
+    clients: [ALICE, BOB, CAROL, DAVE, ERIN],
     scopes: ['counter.admin'],
     people: true,
   });
@@ -178,6 +179,23 @@ describe('each caller logs in to a downstream for itself', () => {
     expect(logins?.['local']?.tokens?.scope?.split(' ')).not.toContain('counter.admin');
     // B saw both calls as Dave's.
     await expect.poll(() => callsBy('dave')).toBe(2);
+  }, 120_000);
+
+  it('D3: a 2025 host whose first call needs the wider scope gets both logins within that one call', async () => {
+    const erinPages: string[] = [];
+    const erin = legacyHost({ elicitation: { form: {}, url: {} } }, person('erin', erinPages), stops);
+    await erin.connect(new LegacyHttpTransport(new URL(a.url), { requestInit: await bearer(ERIN) }));
+    const added = await erin.callTool({ name: 'b_c_add', arguments: { a: 2, b: 5 } }, undefined, {
+      timeout: 60_000,
+    });
+    expect(envelope(added), JSON.stringify(added)).toMatchObject({ results: { sum: 7 } });
+    // The first login (none yet) asked for what B's 401 named; B then wanted counter.admin, and
+    // the same call asked again (before: it failed with login_required after the first).
+    expect(erinPages).toEqual([
+      expect.stringContaining('Logged in to b'),
+      expect.stringContaining('Logged in to b'),
+    ]);
+    await expect.poll(() => callsBy('erin')).toBe(1);
   }, 120_000);
 
   it('D3, R4: a host that cannot open a login page gets the failure naming the operator’s command', async () => {
