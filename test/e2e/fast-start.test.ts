@@ -93,6 +93,13 @@ function raw(
   };
 }
 
+/** A 2025 host's `initialize` params, as every raw exchange here sends them. */
+const INITIALIZE_PARAMS = {
+  protocolVersion: '2025-06-18',
+  capabilities: {},
+  clientInfo: { name: 'raw', version: '1' },
+};
+
 const id = (n: number) => (message: Record<string, unknown>) => message['id'] === n;
 const names = (message: Record<string, unknown>): string[] =>
   ((message['result'] as { tools: { name: string }[] }).tools ?? []).map((tool) => tool.name);
@@ -116,7 +123,7 @@ describe('a gateway whose servers are slow to start', { timeout: 60_000 }, () =>
     host.send({
       id: 2,
       method: 'initialize',
-      params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
+      params: INITIALIZE_PARAMS,
     });
     expect((await host.next(id(2)))['result']).toMatchObject({ serverInfo: { name: 'mcp-normalizer' } });
     host.send({ method: 'notifications/initialized' });
@@ -149,11 +156,7 @@ describe('a gateway whose servers are slow to start', { timeout: 60_000 }, () =>
         host.send({
           id: 1,
           method,
-          params: {
-            protocolVersion: '2025-06-18',
-            capabilities: {},
-            clientInfo: { name: 'raw', version: '1' },
-          },
+          params: INITIALIZE_PARAMS,
         });
         host.send({ method: 'notifications/initialized' });
         host.send({ id: 2, method: 'tools/list' });
@@ -200,7 +203,7 @@ describe('a gateway whose servers are slow to start', { timeout: 60_000 }, () =>
     host.send({
       id: 1,
       method: 'initialize',
-      params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
+      params: INITIALIZE_PARAMS,
     });
     await host.next(id(1));
     host.send({ method: 'notifications/initialized' });
@@ -274,7 +277,7 @@ describe(
         jsonrpc: '2.0',
         id: 1,
         method: 'initialize',
-        params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } },
+        params: INITIALIZE_PARAMS,
       };
       child.stdin.write(`${JSON.stringify(initialize)}\n`);
       writeFileSync(gate, '');
