@@ -6,6 +6,7 @@
  * - spawn → the answer to `server/discover` (Claude Code waits ~2.6 s, then falls back to
  *   `initialize` and the 2025 protocol);
  * - spawn → the answer to `initialize`;
+ * - a `server/discover` written 300 ms after the spawn, while the gateway loads → its answer;
  * - spawn → a working server's tool listed and called, beside one that never starts: two Node
  *   servers on the SDK (the echo fixture; each takes ~0.5 s of CPU to load, on the gateway's
  *   cores), and a hand-written server beside a silent process (2025 and 2026 hosts), which leaves
@@ -53,10 +54,14 @@ const ENVELOPE = {
   'io.modelcontextprotocol/clientCapabilities': {},
 };
 
-/** Spawns `serve` on `file`, sends `requests` in order (each after the previous answer), times each answer. */
+/**
+ * Spawns `serve` on `file`, sends `requests` in order (each after the previous answer), times each
+ * answer from the spawn. `firstAfterMs`: the first request is written that long after the spawn.
+ */
 async function timeAnswers(
   file: string,
   requests: { method: string; params: Record<string, unknown>; until?: (result: unknown) => boolean }[],
+  firstAfterMs = 0,
 ): Promise<number[]> {
   const began = performance.now();
   const child = spawn(process.execPath, [CLI, 'serve', '--config', file], {
@@ -82,6 +87,7 @@ async function timeAnswers(
       return new Promise((resolve) => waiting.set(mine, resolve));
     };
     const deadline = began + RUN_BOUND_MS;
+    if (firstAfterMs > 0) await new Promise((resolve) => setTimeout(resolve, firstAfterMs));
     for (const request of requests) {
       for (;;) {
         if (performance.now() > deadline) throw new Error(`no answer to ${request.method} in time`);
@@ -146,10 +152,14 @@ const stuckSdk = config([echoEntry('stuck', 'never'), echoEntry('ok', { sleep: 0
 const stuckRaw = config([silentEntry('stuck'), rawEntry('ok')]);
 const discover: number[] = [];
 const initialize: number[] = [];
+/** A host that writes its opening while the gateway loads (P1: the front answers between steps). */
+const LATE_MS = 300;
+const lateDiscover: number[] = [];
 const callable = { sdk2025: [] as number[], raw2025: [] as number[], raw2026: [] as number[] };
 for (let run = 0; run < RUNS; run++) {
   discover.push(...(await timeAnswers(slow, [DISCOVER])));
   initialize.push(...(await timeAnswers(slow, [INITIALIZE])));
+  lateDiscover.push(...(await timeAnswers(slow, [DISCOVER], LATE_MS)).map((ms) => ms - LATE_MS));
   callable.sdk2025.push(await timeCallable(stuckSdk, 'ok_echo', '2025'));
   callable.raw2025.push(await timeCallable(stuckRaw, 'ok_echo', '2025'));
   callable.raw2026.push(await timeCallable(stuckRaw, 'ok_echo', '2026'));
@@ -162,6 +172,7 @@ process.stdout.write(
     serverStartMs: 3000,
     spawnToDiscoverMs: median(discover),
     spawnToInitializeMs: median(initialize),
+    [`discoverWritten${LATE_MS}msAfterSpawnAnsweredAfterMs`]: median(lateDiscover),
     workingServerCalledMs: {
       sdkServers2025: median(callable.sdk2025),
       handWritten2025: median(callable.raw2025),
@@ -170,6 +181,7 @@ process.stdout.write(
     all: {
       discover: discover.map(Math.round),
       initialize: initialize.map(Math.round),
+      lateDiscover: lateDiscover.map(Math.round),
       callable: Object.fromEntries(Object.entries(callable).map(([k, v]) => [k, v.map(Math.round)])),
     },
   })}\n`,

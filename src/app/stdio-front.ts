@@ -117,6 +117,39 @@ export function openingAnswer(
   return undefined;
 }
 
+const immediate = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+
+/**
+ * One turn of the event loop: input that is ready (the front's stdin) is read before it resolves.
+ * Two immediates: one queued while the loop runs a poll callback (a file read's completion, as
+ * when a step ends) runs before the loop polls again; the second runs after it has.
+ */
+async function turn(): Promise<void> {
+  await immediate();
+  await immediate();
+}
+
+/**
+ * P1: runs `steps` (dynamic imports, in the order their graphs build on one another) with a turn
+ * of the event loop before each, until the front has seen the opening; then returns, and the
+ * caller loads the rest in one go. Node 22 and later load and evaluate a dynamic import's whole
+ * graph without turning the event loop (`serve`'s takes ~0.55 s on a small machine), so the front
+ * could read stdin only after it; Node 20 turned it between files. A host that wrote its opening
+ * before the gateway started is answered in the first turn; one that writes it later, within a
+ * step (the longest ~0.14 s) of it.
+ * @example await loadInTurns([() => import('./a.js'), () => import('./b.js')], front);
+ */
+export async function loadInTurns(
+  steps: readonly (() => Promise<unknown>)[],
+  front: Pick<StdioFront, 'openingSeen'>,
+): Promise<void> {
+  for (const step of steps) {
+    await turn();
+    if (front.openingSeen) return;
+    await step();
+  }
+}
+
 /**
  * Starts holding `stdin` and answers a recognised opening on `stdout`.
  * @example const front = openStdioFront(); ...; await proxy.serveStdio({ front });
@@ -171,6 +204,9 @@ export function openStdioFront(
   return {
     get answeredAtMs() {
       return answeredAtMs;
+    },
+    get openingSeen() {
+      return looked;
     },
     input(): Readable {
       if (taken) throw new Error('the stdio front was already taken over');

@@ -6,7 +6,7 @@
  * 3 invalid config, 4 runtime failure.
  */
 import module from 'node:module';
-import { openStdioFront } from '../app/stdio-front.js';
+import { loadInTurns, openStdioFront } from '../app/stdio-front.js';
 import { packageVersion } from '../app/version.js';
 import type { StdioFront } from '../app/stdio-front.js';
 import type { CliIO } from './errors.js';
@@ -37,6 +37,18 @@ const COMMANDS: Readonly<Record<string, { summary: string; load: () => Promise<C
     load: async () => ({ run: (await import('./commands/login.js')).runLogout }),
   },
 };
+
+/**
+ * P1: what `serve`'s own module needs, in steps that each add a part of it (zod and the config's
+ * schema; yaml and its loader; pino), for the stdio front to answer between them
+ * (app/stdio-front.ts {@link loadInTurns}). `serve` loads the rest the same way once it has
+ * spawned its head start.
+ */
+const SERVE_STEPS: readonly (() => Promise<unknown>)[] = [
+  () => import('../config/schema.js'),
+  () => import('../config/load.js'),
+  () => import('../log/logger.js'),
+];
 
 const USAGE = `Usage: mcp-normalizer <command> [options]
 
@@ -79,6 +91,7 @@ export async function main(
       EXIT.usage,
     );
   }
+  if (front !== undefined) await loadInTurns(SERVE_STEPS, front);
   return (await command.load()).run(rest, io, front);
 }
 

@@ -72,6 +72,8 @@ export interface StdioFront {
   answered(id: string | number): boolean;
   /** When the front answered (`performance.now()`), if it did. */
   readonly answeredAtMs: number | undefined;
+  /** The opening was looked at (answered, or left to the server), or stdin ended first. */
+  readonly openingSeen: boolean;
 }
 
 /** A running stdio endpoint. */

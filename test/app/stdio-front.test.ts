@@ -4,11 +4,16 @@
  * the server reads every byte again and the opening is answered once. In-memory streams; the
  * process-level path (the CLI's own front) is in test/e2e/fast-start.test.ts.
  */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import { createConnection, createServer, type Socket } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/server';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createProxy } from '../../src/app/proxy.js';
-import { openingAnswer, openStdioFront } from '../../src/app/stdio-front.js';
+import { loadInTurns, openingAnswer, openStdioFront } from '../../src/app/stdio-front.js';
 import { PACKAGE_NAME, packageVersion } from '../../src/app/version.js';
 import { LEGACY_PROTOCOL_VERSIONS } from '../../src/upstream/capabilities.js';
 import type { StdioFront } from '../../src/upstream/stdio.js';
@@ -241,5 +246,102 @@ describe('the stdio front', () => {
     await answerOf(lines, 2);
     await handle.ended;
     expect(lines.map((line) => line['id'])).toEqual([1, 2]);
+  });
+});
+
+/** Two ends of a Unix socket on loopback: bytes written to `write` are read from `read`. */
+async function socketPair(): Promise<{ read: Socket; write: Socket; close(): void }> {
+  const dir = mkdtempSync(join(tmpdir(), 'mcp-normalizer-front-'));
+  const path = join(dir, 's');
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(path, resolve));
+  const accepted = new Promise<Socket>((resolve) => server.once('connection', resolve));
+  const write = createConnection(path);
+  await new Promise<void>((resolve) => write.once('connect', resolve));
+  const read = await accepted;
+  return {
+    read,
+    write,
+    close() {
+      read.destroy();
+      write.destroy();
+      server.close();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+describe('loading in turns (the front answers between steps)', () => {
+  /** A front on in-memory streams, and `steps` that record that they ran (`act` runs in the step). */
+  function setup(act: Partial<Record<number, (stdin: PassThrough) => void>> = {}) {
+    const stdin = new PassThrough();
+    const stdout = new PassThrough();
+    const front = openStdioFront(stdin, stdout, SERVER_INFO);
+    const ran: number[] = [];
+    const steps = [0, 1, 2].map((n) => async () => {
+      ran.push(n);
+      act[n]?.(stdin);
+    });
+    return { stdin, stdout, front, ran, steps };
+  }
+  const opening = `${JSON.stringify(discover(1))}\n`;
+
+  it('P1: an opening already written is answered before any step loads, and no step runs', async () => {
+    const { stdin, front, ran, steps } = setup();
+    stdin.write(opening);
+    await loadInTurns(steps, front);
+    expect(ran).toEqual([]);
+    expect(front.answeredAtMs).toBeDefined();
+  });
+
+  it('P1: an opening that arrives during a step is answered at the next turn; the later steps are left to the caller', async () => {
+    // The bytes come in as I/O does, in a later turn of the loop than the step that is running.
+    const { front, ran, steps, stdout } = setup({ 1: (stdin) => setImmediate(() => stdin.write(opening)) });
+    await loadInTurns(steps, front);
+    expect(ran).toEqual([0, 1]);
+    expect(front.openingSeen).toBe(true);
+    expect(JSON.parse(String(stdout.read()))).toEqual(openingAnswer(discover(1), SERVER_INFO));
+  });
+
+  it('P1: an opening that became readable while a step ended in a poll callback is read before the next step', async () => {
+    // A real socket pair: the bytes reach the front through the kernel and the loop's poll, as a
+    // host's do. The step ends in a file read's completion (a poll callback) and the opening
+    // becomes readable after that poll: an immediate queued there runs before the next poll.
+    const pair = await socketPair();
+    const front = openStdioFront(pair.read, new PassThrough(), SERVER_INFO);
+    const ran: number[] = [];
+    const steps = [0, 1].map((n) => async () => {
+      ran.push(n);
+      if (n > 0) return;
+      await readFile(import.meta.filename);
+      pair.write.write(opening);
+    });
+    try {
+      await loadInTurns(steps, front);
+      expect(ran).toEqual([0]);
+      expect(front.answeredAtMs).toBeDefined();
+    } finally {
+      pair.close();
+    }
+  });
+
+  it('P1: with no opening yet, every step runs, in order', async () => {
+    const { front, ran, steps } = setup();
+    await loadInTurns(steps, front);
+    expect(ran).toEqual([0, 1, 2]);
+    expect(front.openingSeen).toBe(false);
+  });
+
+  it('P1: an opening the front leaves to the server, or an input that ends, also ends the steps', async () => {
+    const left = setup({
+      0: (stdin) =>
+        setImmediate(() => stdin.write(`${JSON.stringify(initialize(1, { _meta: ENVELOPE }))}\n`)),
+    });
+    await loadInTurns(left.steps, left.front);
+    expect(left.ran).toEqual([0]);
+    expect(left.front.answeredAtMs).toBeUndefined();
+    const ended = setup({ 0: (stdin) => setImmediate(() => stdin.end()) });
+    await loadInTurns(ended.steps, ended.front);
+    expect(ended.ran).toEqual([0]);
   });
 });

@@ -4,6 +4,7 @@
  */
 import type { StdioFront } from '../../app/stdio-front.js';
 import { startEarly } from '../../app/head-start.js';
+import { loadInTurns } from '../../app/stdio-front.js';
 import type { CliIO } from '../common.js';
 import {
   checkProfile,
@@ -52,6 +53,13 @@ const OPTIONS = {
   help: { type: 'boolean', short: 'h' },
 } as const;
 
+/** P1: the larger parts of what `serve` loads after its head start (app/stdio-front.ts `loadInTurns`). */
+const REST_STEPS: readonly (() => Promise<unknown>)[] = [
+  () => import('../../app/catalogs.js'),
+  () => import('../../app/calls.js'),
+  () => import('../../app/proxy.js'),
+];
+
 /** Runs `serve`; resolves only if startup fails (a running server exits through the shutdown). */
 export async function run(args: readonly string[], io: CliIO, front?: StdioFront): Promise<number> {
   const { values } = parseCommandArgs('serve', args, OPTIONS);
@@ -73,6 +81,9 @@ export async function run(args: readonly string[], io: CliIO, front?: StdioFront
   const headStart = startEarly(config.servers);
   let loaded;
   try {
+    // P1: over stdio, in steps while the front has not seen the opening (the pool with the SDK's
+    // client, the calls with its server, the proxy), then the rest.
+    if (front !== undefined) await loadInTurns(REST_STEPS, front);
     loaded = await Promise.all([
       import('../../app/proxy.js'),
       import('../../app/shutdown.js'),
