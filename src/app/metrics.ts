@@ -8,18 +8,20 @@
  * request, a forwarded notification), off the answer's path (see `Pending`); gauges are read from
  * the pool when scraped.
  *
- * prom-client is loaded {@link LOAD_AFTER_MS} after the metrics are made, or at the first scrape
- * if that comes sooner (P1: its ~55 ms of loading stay out of the gateway's first second, when
- * the first lists are answered); counts made meanwhile wait in `Pending`, so none is lost. The
- * process metrics (`process_*`, `nodejs_*`) start from that moment.
+ * prom-client is loaded once the start is over ({@link Metrics.startOver}: the pool's first
+ * connection round), at the first scrape, or {@link LOAD_AFTER_MS} after the metrics are made,
+ * whichever comes first (P1: its ~60 ms of loading, a synchronous CommonJS graph, stay out of the
+ * host's first exchanges, while the servers still load on the same cores and 60 ms of CPU
+ * stretch to ~250 ms). Counts made meanwhile wait in `Pending`, so none is lost. The process
+ * metrics (`process_*`, `nodejs_*`) start from that moment.
  */
 import type { Era } from '../core/options.js';
 import type { Counter, Histogram, Registry } from 'prom-client';
 import type { Result } from '../core/result.js';
 import type { Pool, ServerSnapshot } from '../downstream/pool.js';
 
-/** When prom-client is loaded, after the metrics are made (or at the first scrape). */
-const LOAD_AFTER_MS = 1500;
+/** When prom-client is loaded at the latest, after the metrics are made (a server still starting). */
+const LOAD_AFTER_MS = 10_000;
 /** How long counts wait before they are recorded into prom-client (see `Pending`). */
 const FLUSH_AFTER_MS = 100;
 /** Counts that may wait; past this many, they are recorded after the current I/O. */
@@ -41,6 +43,8 @@ export interface Metrics {
   forwarded(kind: ForwardedKind): void;
   /** The Prometheus text exposition (for `GET /metrics`). */
   scrape(): Promise<{ contentType: string; body: string }>;
+  /** P1: the start is over (every server ready or failed once): prom-client may load now. */
+  startOver(): void;
 }
 
 /** What the scrape reads at scrape time. */
@@ -109,6 +113,9 @@ export function createMetrics(sources: MetricsSources): Metrics {
       const { registry } = await load();
       pending.flush();
       return { contentType: registry.contentType, body: await registry.metrics() };
+    },
+    startOver() {
+      void load();
     },
   };
 }
@@ -228,7 +235,7 @@ type Labels = Record<string, string>;
  * host's next request (measured in docs/performance-log.md). So counts are summed here per label
  * set (a string key and an increment) and recorded together {@link FLUSH_AFTER_MS} later, after
  * the current I/O once {@link MAX_WAITING} wait, and before every scrape: a reader never misses
- * a count.
+ * a count. Before prom-client is loaded they wait for its load, which records them.
  */
 class Pending {
   /** Where counts go; until prom-client is loaded they wait here ({@link Pending.flush} asks for it). */
@@ -258,7 +265,10 @@ class Pending {
     this.#added();
   }
 
-  /** Records everything waiting into prom-client now (once it is loaded: until then, asks for it). */
+  /**
+   * Records everything waiting into prom-client now; until it is loaded, asks for it (a scrape,
+   * or {@link MAX_WAITING} counts waiting).
+   */
   flush(): void {
     if (this.#timer !== undefined) clearTimeout(this.#timer);
     if (this.#soon !== undefined) clearImmediate(this.#soon);
@@ -284,7 +294,9 @@ class Pending {
   #added(): void {
     this.#waiting += 1;
     if (this.#waiting >= MAX_WAITING) this.#soon ??= setImmediate(() => this.flush()).unref();
-    else this.#timer ??= setTimeout(() => this.flush(), FLUSH_AFTER_MS).unref();
+    // P1: before prom-client is loaded, counts wait for its load (which ends with a flush), so
+    // that the host's first requests do not bring it forward into the first exchanges.
+    else if (this.sink !== undefined) this.#timer ??= setTimeout(() => this.flush(), FLUSH_AFTER_MS).unref();
   }
 }
 

@@ -334,6 +334,7 @@ export function createProxy(config: Config, options: ProxyOptions): Proxy {
       started ??= pool.start().finally(() => {
         firstRoundDone = true;
         if (!stopping) catalogs.rebuild();
+        metrics.startOver();
       });
       return started;
     },

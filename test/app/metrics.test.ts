@@ -53,14 +53,17 @@ describe('metrics', () => {
     expect(line(body, 'mcp_normalizer_notifications_forwarded_total{kind="progress"}')).toMatch(/ 1$/);
   });
 
-  it('O1, P1: prom-client loads after the start, and the counts made before it are all there', async () => {
+  it('O1, P1: prom-client loads when the start is over, not at the first counts, and the counts made before it are all there', async () => {
     vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'setImmediate', 'clearImmediate'] });
     const m = metrics();
     expect(vi.getTimerCount()).toBe(1);
     m.request('legacy', 'initialize');
     m.callEnded('s', 'echo', ok('x', { meta: { server: 's', tool: 'echo', elapsedMs: 5 } }));
-    // The counts' flush comes first and finds no prom-client yet: the counts stay, and it is asked for.
-    vi.advanceTimersByTime(100);
+    // The host's first requests do not bring the load forward: the counts wait for it.
+    vi.advanceTimersByTime(5000);
+    expect(vi.getTimerCount()).toBe(1);
+    // The start is over: prom-client is asked for, and nothing is left waiting on a timer.
+    m.startOver();
     expect(vi.getTimerCount()).toBe(0);
     vi.useRealTimers();
     const { body } = await m.scrape();
@@ -69,6 +72,16 @@ describe('metrics', () => {
     );
     expect(line(body, 'mcp_normalizer_tool_calls_total{server="s",tool="echo",outcome="ok"}')).toMatch(/ 1$/);
     expect(body).toMatch(/^process_cpu_seconds_total /m);
+  });
+
+  it('O1, P1: with a server still starting, prom-client loads 10 s after the metrics were made', () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'setImmediate', 'clearImmediate'] });
+    const m = metrics();
+    m.request('legacy', 'initialize');
+    vi.advanceTimersByTime(9999);
+    expect(vi.getTimerCount()).toBe(1);
+    vi.advanceTimersByTime(1);
+    expect(vi.getTimerCount()).toBe(0);
   });
 
   it('O1: counts recorded off the path are applied once, by the next flush or the next scrape, never twice', async () => {
