@@ -8,9 +8,9 @@
  * request, a forwarded notification), off the answer's path (see `Pending`); gauges are read from
  * the pool when scraped.
  *
- * prom-client is loaded once the start is over ({@link Metrics.startOver}: the pool's first
- * connection round), at the first scrape, or {@link LOAD_AFTER_MS} after the metrics are made,
- * whichever comes first (P1: its ~60 ms of loading, a synchronous CommonJS graph, stay out of the
+ * prom-client is loaded {@link SETTLE_MS} after the start is over ({@link Metrics.startOver}: the
+ * pool's first connection round), at the first scrape, or {@link LOAD_AFTER_MS} after the metrics
+ * are made, whichever comes first (P1: its ~60 ms of loading, a synchronous CommonJS graph, stay out of the
  * host's first exchanges, while the servers still load on the same cores and 60 ms of CPU
  * stretch to ~250 ms). Counts made meanwhile wait in `Pending`, so none is lost. The process
  * metrics (`process_*`, `nodejs_*`) start from that moment.
@@ -22,6 +22,11 @@ import type { Pool, ServerSnapshot } from '../downstream/pool.js';
 
 /** When prom-client is loaded at the latest, after the metrics are made (a server still starting). */
 const LOAD_AFTER_MS = 10_000;
+/**
+ * How long after the start is over prom-client is loaded: past the hosts' lists that the last
+ * servers' tools bring, and past the end of a one-shot command (`tools`, `call`), which needs none.
+ */
+const SETTLE_MS = 1000;
 /** How long counts wait before they are recorded into prom-client (see `Pending`). */
 const FLUSH_AFTER_MS = 100;
 /** Counts that may wait; past this many, they are recorded after the current I/O. */
@@ -43,7 +48,7 @@ export interface Metrics {
   forwarded(kind: ForwardedKind): void;
   /** The Prometheus text exposition (for `GET /metrics`). */
   scrape(): Promise<{ contentType: string; body: string }>;
-  /** P1: the start is over (every server ready or failed once): prom-client may load now. */
+  /** P1: the start is over (every server ready or failed once): prom-client loads soon after. */
   startOver(): void;
 }
 
@@ -82,7 +87,7 @@ const METHODS = new Set([
 export function createMetrics(sources: MetricsSources): Metrics {
   let loading: Promise<Sink> | undefined;
   const pending = new Pending(() => void load());
-  const later = setTimeout(() => void load(), LOAD_AFTER_MS).unref();
+  let later = setTimeout(() => void load(), LOAD_AFTER_MS).unref();
   const load = (): Promise<Sink> => {
     clearTimeout(later);
     return (loading ??= import('prom-client').then((prom) => {
@@ -115,7 +120,9 @@ export function createMetrics(sources: MetricsSources): Metrics {
       return { contentType: registry.contentType, body: await registry.metrics() };
     },
     startOver() {
-      void load();
+      if (loading !== undefined) return;
+      clearTimeout(later);
+      later = setTimeout(() => void load(), SETTLE_MS).unref();
     },
   };
 }
