@@ -10,9 +10,9 @@
  *
  * prom-client is loaded {@link SETTLE_MS} after the start is over ({@link Metrics.startOver}: the
  * pool's first connection round), at the first scrape, or {@link LOAD_AFTER_MS} after the metrics
- * are made, whichever comes first (P1: its ~60 ms of loading, a synchronous CommonJS graph, stay out of the
- * host's first exchanges, while the servers still load on the same cores and 60 ms of CPU
- * stretch to ~250 ms). Counts made meanwhile wait in `Pending`, so none is lost. The process
+ * are made, whichever comes first (P1: its ~60 ms of loading, a synchronous CommonJS graph, stay
+ * out of the host's first exchanges, while the servers still load on the same cores and 60 ms of
+ * CPU stretch to ~250 ms). Counts made meanwhile wait in `Pending`, so none is lost. The process
  * metrics (`process_*`, `nodejs_*`) start from that moment.
  */
 import type { Era } from '../core/options.js';
