@@ -197,7 +197,7 @@ export async function loginThenCall<R>(
 
 /** Whether `value` (a call's answer, whatever its kind) is a {@link needsLogin} refusal. */
 function refusedForLogin(value: unknown): value is Result {
-  return isRecord(value) && value['success'] === false && needsLogin(value as unknown as Result);
+  return isRecord(value) && needsLogin(value as unknown as Result);
 }
 
 function reason(error: unknown): string {
