@@ -87,7 +87,7 @@ export function spawnChild(spec: SpawnSpec): ChildProcess {
     running.add(pid);
     // 'close', not 'exit': what a wrapper started may still hold the pipes after the wrapper exited.
     child.once('close', () => running.delete(pid));
-    if (!exitHooked) process.once('exit', killLeftBehind);
+    if (!exitHooked) hookExit();
     exitHooked = true;
   }
   return child;
@@ -95,13 +95,34 @@ export function spawnChild(spec: SpawnSpec): ChildProcess {
 
 /**
  * The children still running. However this process ends (a clean stop has ended them already;
- * an uncaught error or `process.exit` has not), none is left behind: a server that ignores its
- * stdin closing would otherwise run on as an orphan, in its own process group.
+ * an uncaught error, `process.exit` or a signal has not), none is left behind: a server that
+ * ignores its stdin closing would otherwise run on as an orphan, in its own process group.
  */
 const running = new Set<number>();
 let exitHooked = false;
 function killLeftBehind(): void {
   for (const pid of running) signalProcessTree(pid, 'SIGKILL');
+}
+
+/** The signals whose default action ends the process without its 'exit' event. */
+const ENDING_SIGNALS: readonly NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP'];
+
+function hookExit(): void {
+  process.once('exit', killLeftBehind);
+  for (const signal of ENDING_SIGNALS) process.on(signal, endBySignal);
+}
+
+/**
+ * A signal that nothing else in the process handles (a one-shot command, or `serve` before its
+ * shutdown is installed, P5) would end it by the default action, past the 'exit' event: the
+ * children are killed first, then the process ends by the same signal, as it would have. When
+ * another listener handles the signal (the shutdown, the reload's SIGHUP), it is left to it.
+ */
+function endBySignal(signal: NodeJS.Signals): void {
+  if (process.listenerCount(signal) > 1) return;
+  killLeftBehind();
+  for (const ending of ENDING_SIGNALS) process.off(ending, endBySignal);
+  process.kill(process.pid, signal);
 }
 
 /**
