@@ -7,11 +7,14 @@
  *
  * The front holds stdin from the first byte. When the first line is a well-formed opening
  * (`server/discover` with the 2026-07-28 envelope, or a plain 2025 `initialize`), it answers it
- * at once from capabilities.ts, exactly as the server will; anything else waits. When the server
- * is up, it takes the input from the front's {@link StdioFront.input}: every byte again, the
- * opening included, so that the SDK sees the connection from its start and pins its era as
- * usual; its own answer to the opening is dropped ({@link StdioFront.answered}). The front never
- * answers what it cannot answer exactly: an opening it does not recognise is left to the server.
+ * at once from capabilities.ts, exactly as the server will; anything else waits. After a 2025
+ * opening it also answers each plain `ping` (`{}`), which hosts send right after the handshake
+ * (Gemini CLI's `mcp list` waits for its answer). When the server is up, it takes the input from
+ * the front's {@link StdioFront.input}: every byte again, the opening and the pings included, so
+ * that the SDK sees the connection from its start, pins its era and counts every request as
+ * usual; its own answers to what the front answered are dropped ({@link StdioFront.answered}).
+ * The front never answers what it cannot answer exactly: anything it does not recognise is left
+ * to the server.
  */
 import { PassThrough, type Readable, type Writable } from 'node:stream';
 import type { StdioFront } from '../upstream/stdio.js';
@@ -25,8 +28,8 @@ import { PACKAGE_NAME, packageVersion } from './version.js';
 
 export type { StdioFront };
 
-/** The longest first line the front reads; a longer opening waits for the server. */
-const MAX_OPENING_BYTES = 64 * 1024;
+/** The longest line the front reads (the opening, a ping); a longer one waits for the server. */
+const MAX_LINE_BYTES = 64 * 1024;
 /** Input held before the server takes it; past this, stdin is paused (the host waits). */
 const MAX_HELD_BYTES = 16 * 1024 * 1024;
 
@@ -117,6 +120,29 @@ export function openingAnswer(
   return undefined;
 }
 
+/**
+ * The id of `message` when it is a 2025 `ping` the front answers (no params, or empty ones; the
+ * server answers `{}` to it in every 2025 revision); undefined for anything else.
+ */
+export function pingId(message: unknown): string | number | undefined {
+  if (!isObject(message) || message['jsonrpc'] !== '2.0' || message['method'] !== 'ping') return undefined;
+  const id = message['id'];
+  if (!(typeof id === 'string' || (typeof id === 'number' && Number.isSafeInteger(id)))) return undefined;
+  const params = message['params'];
+  if (params !== undefined && !(isObject(params) && Object.keys(params).length === 0)) return undefined;
+  const known = ['jsonrpc', 'id', 'method', 'params'];
+  return Object.keys(message).every((key) => known.includes(key)) ? id : undefined;
+}
+
+/** A line of input as JSON, or undefined when it is not JSON. */
+function parsed(line: Buffer): unknown {
+  try {
+    return JSON.parse(line.toString('utf8'));
+  } catch {
+    return undefined;
+  }
+}
+
 const immediate = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
 /**
@@ -163,31 +189,54 @@ export function openStdioFront(
   let heldBytes = 0;
   let looked = false;
   let ended = false;
-  let answeredId: string | number | undefined;
+  let openingId: string | number | undefined;
   let answeredAtMs: number | undefined;
+  /** The ids of the pings the front answered, each as often as it did. */
+  const pings = new Map<string | number, number>();
+  /** After a 2025 opening: the input after the last whole line, read for pings; else undefined. */
+  let unread: Buffer | undefined;
 
+  const write = (answer: Json): void => {
+    stdout.write(`${JSON.stringify(answer)}\n`, () => undefined);
+  };
+  const readPings = (): void => {
+    while (unread !== undefined) {
+      const end = unread.indexOf(0x0a);
+      if (end < 0) break;
+      const line = unread.subarray(0, end);
+      unread = unread.subarray(end + 1);
+      const id = line.length <= MAX_LINE_BYTES ? pingId(parsed(line)) : undefined;
+      if (id === undefined) continue;
+      pings.set(id, (pings.get(id) ?? 0) + 1);
+      write({ jsonrpc: '2.0', id, result: {} });
+    }
+    // A line too long to be a ping ends the reading: the rest waits for the server.
+    if (unread !== undefined && unread.length > MAX_LINE_BYTES) unread = undefined;
+  };
   const lookAtOpening = (): void => {
     const joined = Buffer.concat(held);
     const end = joined.indexOf(0x0a);
-    if (end < 0 && joined.length < MAX_OPENING_BYTES && !ended) return;
+    if (end < 0 && joined.length < MAX_LINE_BYTES && !ended) return;
     looked = true;
-    if (end < 0 || end > MAX_OPENING_BYTES) return;
-    let message: unknown;
-    try {
-      message = JSON.parse(joined.subarray(0, end).toString('utf8'));
-    } catch {
-      return;
-    }
+    if (end < 0 || end > MAX_LINE_BYTES) return;
+    const message = parsed(joined.subarray(0, end));
     const answer = openingAnswer(message, serverInfo);
     if (answer === undefined) return;
-    answeredId = answer['id'] as string | number;
+    openingId = answer['id'] as string | number;
     answeredAtMs = performance.now();
-    stdout.write(`${JSON.stringify(answer)}\n`, () => undefined);
+    write(answer);
+    if ((message as Json)['method'] !== 'initialize') return;
+    unread = joined.subarray(end + 1);
+    readPings();
   };
   const onData = (chunk: Buffer): void => {
     held.push(chunk);
     heldBytes += chunk.length;
     if (!looked) lookAtOpening();
+    else if (unread !== undefined) {
+      unread = unread.length === 0 ? chunk : Buffer.concat([unread, chunk]);
+      readPings();
+    }
     if (heldBytes > MAX_HELD_BYTES) stdin.pause();
   };
   const onEnd = (): void => {
@@ -224,9 +273,16 @@ export function openStdioFront(
       });
       return input;
     },
-    answered(id: string | number): boolean {
-      if (answeredId === undefined || id !== answeredId) return false;
-      answeredId = undefined;
+    answered(id: string | number, result: unknown): boolean {
+      if (openingId !== undefined && id === openingId) {
+        openingId = undefined;
+        return true;
+      }
+      // A ping's answer is `{}`: any answer that is not (a request that reused the id) is sent.
+      const count = pings.get(id);
+      if (count === undefined || !isObject(result) || Object.keys(result).length > 0) return false;
+      if (count === 1) pings.delete(id);
+      else pings.set(id, count - 1);
       return true;
     },
   };

@@ -68,8 +68,11 @@ export interface StdioOptions {
 export interface StdioFront {
   /** Every byte read so far, then the rest of stdin; taken once. */
   input(): Readable;
-  /** True, once, for the id of the request the front answered: the server's answer is dropped. */
-  answered(id: string | number): boolean;
+  /**
+   * True, once per answer the front gave, for the server's own answer to that request (the
+   * opening's by its id; a ping's by its id and its empty `result`): that answer is dropped.
+   */
+  answered(id: string | number, result: unknown): boolean;
   /** When the front answered (`performance.now()`), if it did. */
   readonly answeredAtMs: number | undefined;
   /** The opening was looked at (answered, or left to the server), or stdin ended first. */
@@ -137,10 +140,11 @@ class StdioServerTransport extends StreamTransport {
 
   /** Writes `message`, a response right after a notification a moment later (P9), in order. */
   override send(message: JSONRPCMessage): Promise<void> {
-    // E1: the opening the front answered is answered once.
+    // E1: what the front answered (the opening, pings) is answered once.
     const front = this.#front;
     if (front !== undefined && isResponse(message) && 'id' in message && message.id !== undefined) {
-      if (front.answered(message.id)) return Promise.resolve();
+      if (front.answered(message.id, 'result' in message ? message.result : undefined))
+        return Promise.resolve();
     }
     if (this.#waiting === 0 && this.#pause(message) <= 0) return this.#write(message);
     this.#waiting += 1;

@@ -13,7 +13,7 @@ import { PassThrough } from 'node:stream';
 import { LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/server';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createProxy } from '../../src/app/proxy.js';
-import { loadInTurns, openingAnswer, openStdioFront } from '../../src/app/stdio-front.js';
+import { loadInTurns, openingAnswer, openStdioFront, pingId } from '../../src/app/stdio-front.js';
 import { PACKAGE_NAME, packageVersion } from '../../src/app/version.js';
 import { LEGACY_PROTOCOL_VERSIONS } from '../../src/upstream/capabilities.js';
 import type { StdioFront } from '../../src/upstream/stdio.js';
@@ -146,6 +146,32 @@ const LEFT: [string, unknown][] = [
   ['an array', [initialize(1)]],
 ];
 
+const ping = (id: unknown, rest: Record<string, unknown> = {}) => ({
+  jsonrpc: '2.0',
+  id,
+  method: 'ping',
+  ...rest,
+});
+
+/** Pings the front answers after a 2025 opening. */
+const PINGS_ANSWERED: [string, Record<string, unknown>][] = [
+  ['a ping', ping(2)],
+  ['a ping with a string id', ping('p')],
+  ['a ping with empty params', ping(3, { params: {} })],
+];
+
+/** Pings the front leaves to the server. */
+const PINGS_LEFT: [string, unknown][] = [
+  ['a ping with a progress token', ping(2, { params: { _meta: { progressToken: 1 } } })],
+  ['a ping with the 2026 envelope', ping(2, { params: { _meta: ENVELOPE } })],
+  ['a ping with params that are no object', ping(2, { params: [] })],
+  ['a ping with id 1.5', ping(1.5)],
+  ['a ping with id null', ping(null)],
+  ['a ping notification', { jsonrpc: '2.0', method: 'ping' }],
+  ['a ping with a field JSON-RPC does not have', ping(2, { extra: 1 })],
+  ['a ping of JSON-RPC 1.0', { ...ping(2), jsonrpc: '1.0' }],
+];
+
 /** The gateway served on in-memory stdio; `front` when given; `lines` is every line written. */
 async function gateway(front?: (stdin: PassThrough, stdout: PassThrough) => StdioFront) {
   const { logger } = captureLogger();
@@ -219,6 +245,121 @@ describe('the stdio front', () => {
     expect((lines[1]?.['result'] as { tools: { name: string }[] }).tools.map((t) => t.name)).toEqual([
       'e_echo',
     ]);
+  });
+
+  it.each(PINGS_ANSWERED)(
+    'E1: answers %s after a 2025 opening exactly as the server does',
+    async (_n, message) => {
+      const id = pingId(message);
+      expect(id).toBe(message['id']);
+      const { stdin, lines, serve } = await gateway();
+      await serve();
+      stdin.write(`${JSON.stringify(initialize(1))}\n`);
+      stdin.write(`${JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' })}\n`);
+      stdin.write(`${JSON.stringify(message)}\n`);
+      await answerOf(lines, id);
+      expect(lines.find((line) => line['id'] === id)).toEqual({ jsonrpc: '2.0', id, result: {} });
+    },
+  );
+
+  it.each(PINGS_LEFT)('E1: leaves %s to the server', (_name, message) => {
+    expect(pingId(message)).toBeUndefined();
+  });
+
+  it('E1: after a 2025 opening, answers each ping before the server is up; the server answers the rest, and each ping once', async () => {
+    const { stdin, lines, serve } = await gateway((input, output) =>
+      openStdioFront(input, output, SERVER_INFO),
+    );
+    stdin.write(`${JSON.stringify(initialize(1))}\n`);
+    stdin.write(`${JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' })}\n`);
+    // Split mid-line, and two lines in one chunk.
+    const first = `${JSON.stringify(ping(2))}\n`;
+    stdin.write(first.slice(0, 9));
+    stdin.write(
+      `${first.slice(9)}${JSON.stringify({ jsonrpc: '2.0', id: 3, method: 'tools/list' })}\n${JSON.stringify(ping('p'))}\n`,
+    );
+    await answerOf(lines, 'p');
+    expect(lines).toEqual([
+      openingAnswer(initialize(1), SERVER_INFO),
+      { jsonrpc: '2.0', id: 2, result: {} },
+      { jsonrpc: '2.0', id: 'p', result: {} },
+    ]);
+    await serve();
+    await answerOf(lines, 3);
+    stdin.write(`${JSON.stringify(ping(4))}\n`);
+    await answerOf(lines, 4);
+    expect(lines.map((line) => line['id'])).toEqual([1, 2, 'p', 3, 4]);
+  });
+
+  it('E1: a request that reuses the id of a ping the front answered gets its own answer', async () => {
+    const { stdin, lines, serve } = await gateway((input, output) =>
+      openStdioFront(input, output, SERVER_INFO),
+    );
+    stdin.write(`${JSON.stringify(initialize(1))}\n`);
+    stdin.write(`${JSON.stringify(ping(2))}\n`);
+    await answerOf(lines, 2);
+    stdin.write(`${JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/list' })}\n`);
+    await serve();
+    await expect.poll(() => lines.length, { timeout: 5_000 }).toBe(3);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(lines).toHaveLength(3);
+    expect(lines[1]).toEqual({ jsonrpc: '2.0', id: 2, result: {} });
+    expect((lines[2]?.['result'] as { tools: { name: string }[] }).tools.map((t) => t.name)).toEqual([
+      'e_echo',
+    ]);
+  });
+
+  it("E1: the server's answer to a ping the front answered is dropped only when it is `{}`, once per ping", async () => {
+    const stdin = new PassThrough();
+    const front = openStdioFront(stdin, new PassThrough(), SERVER_INFO);
+    stdin.write(`${JSON.stringify(initialize(1))}\n${JSON.stringify(ping(2))}\n${JSON.stringify(ping(2))}\n`);
+    await new Promise((resolve) => setImmediate(resolve));
+    // Answered in whatever order the server writes them: another request that reused the id first.
+    expect(front.answered(2, { tools: [] })).toBe(false);
+    expect(front.answered(2, {})).toBe(true);
+    expect(front.answered(2, {})).toBe(true);
+    expect(front.answered(2, {})).toBe(false);
+    expect(front.answered(1, { protocolVersion: '2025-06-18' })).toBe(true);
+    expect(front.answered(1, { protocolVersion: '2025-06-18' })).toBe(false);
+  });
+
+  it('E1: pings after a 2026 opening, or after a line longer than it reads, wait for the server, which answers each once', async () => {
+    const long = `${JSON.stringify({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 9, reason: 'x'.repeat(70_000) } })}\n`;
+    for (const [opening, before] of [
+      [discover(1), []],
+      // A long line held in parts: past 64 KiB without its end, the front stops reading.
+      [initialize(1), [long.slice(0, 66_000), long.slice(66_000)]],
+    ] as const) {
+      const { stdin, lines, serve } = await gateway((input, output) =>
+        openStdioFront(input, output, SERVER_INFO),
+      );
+      stdin.write(`${JSON.stringify(opening)}\n`);
+      for (const part of before) stdin.write(part);
+      stdin.write(`${JSON.stringify(ping(2))}\n`);
+      await answerOf(lines, 1);
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(lines.map((line) => line['id'])).toEqual([1]);
+      await serve();
+      await answerOf(lines, 2);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      expect(lines.map((line) => line['id'])).toEqual([1, 2]);
+    }
+  });
+
+  it('E1: a long line held whole is passed over, and the pings after it are answered', async () => {
+    const { stdin, lines, serve } = await gateway((input, output) =>
+      openStdioFront(input, output, SERVER_INFO),
+    );
+    stdin.write(`${JSON.stringify(initialize(1))}\n`);
+    const reason = 'x'.repeat(70_000);
+    stdin.write(
+      `${JSON.stringify({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 9, reason } })}\n${JSON.stringify(ping(2))}\n`,
+    );
+    await answerOf(lines, 2);
+    await serve();
+    stdin.write(`${JSON.stringify(ping(3))}\n`);
+    await answerOf(lines, 3);
+    expect(lines.map((line) => line['id'])).toEqual([1, 2, 3]);
   });
 
   it('E1: an opening it leaves is answered by the server, once', async () => {
