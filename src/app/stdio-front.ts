@@ -150,7 +150,7 @@ const immediate = (): Promise<void> => new Promise((resolve) => setImmediate(res
  * Two immediates: one queued while the loop runs a poll callback (a file read's completion, as
  * when a step ends) runs before the loop polls again; the second runs after it has.
  */
-async function turn(): Promise<void> {
+export async function turn(): Promise<void> {
   await immediate();
   await immediate();
 }
@@ -189,45 +189,70 @@ export function openStdioFront(
   let heldBytes = 0;
   let looked = false;
   let ended = false;
+  let taken = false;
   let openingId: string | number | undefined;
   let answeredAtMs: number | undefined;
+  /** After a 2025 opening the front answered: pings are answered too. */
+  let answersPings = false;
   /** The ids of the pings the front answered, each as often as it did. */
   const pings = new Map<string | number, number>();
-  /** After a 2025 opening: the input after the last whole line, read for pings; else undefined. */
+  /** Something held waits for the server: a request not answered here, or a line it cannot read. */
+  let waiting = false;
+  /** Once the opening was looked at: the input after the last whole line; undefined once unread. */
   let unread: Buffer | undefined;
+  let hostHasLeft = false;
+  let left: () => void = () => undefined;
+  const hostLeft = new Promise<void>((resolve) => (left = resolve));
 
   const write = (answer: Json): void => {
     stdout.write(`${JSON.stringify(answer)}\n`, () => undefined);
   };
-  const readPings = (): void => {
+  /** Whether `line` needs nothing from the server: empty, or a notification. */
+  const needsNoAnswer = (line: Buffer): boolean => {
+    if (line.length === 0 || (line.length === 1 && line[0] === 0x0d)) return true;
+    const message = parsed(line);
+    return isObject(message) && typeof message['method'] === 'string' && !('id' in message);
+  };
+  const readLines = (): void => {
     while (unread !== undefined) {
       const end = unread.indexOf(0x0a);
       if (end < 0) break;
       const line = unread.subarray(0, end);
       unread = unread.subarray(end + 1);
-      const id = line.length <= MAX_LINE_BYTES ? pingId(parsed(line)) : undefined;
-      if (id === undefined) continue;
-      pings.set(id, (pings.get(id) ?? 0) + 1);
-      write({ jsonrpc: '2.0', id, result: {} });
+      const id = answersPings && line.length <= MAX_LINE_BYTES ? pingId(parsed(line)) : undefined;
+      if (id !== undefined) {
+        pings.set(id, (pings.get(id) ?? 0) + 1);
+        write({ jsonrpc: '2.0', id, result: {} });
+      } else if (line.length > MAX_LINE_BYTES || !needsNoAnswer(line)) waiting = true;
+      // Nothing more to learn: no ping to answer, and the server has work anyway.
+      if (waiting && !answersPings) unread = undefined;
     }
-    // A line too long to be a ping ends the reading: the rest waits for the server.
-    if (unread !== undefined && unread.length > MAX_LINE_BYTES) unread = undefined;
+    // A line too long to read ends the reading: the rest waits for the server.
+    if (unread !== undefined && unread.length > MAX_LINE_BYTES) {
+      waiting = true;
+      unread = undefined;
+    }
   };
   const lookAtOpening = (): void => {
     const joined = Buffer.concat(held);
     const end = joined.indexOf(0x0a);
     if (end < 0 && joined.length < MAX_LINE_BYTES && !ended) return;
     looked = true;
-    if (end < 0 || end > MAX_LINE_BYTES) return;
-    const message = parsed(joined.subarray(0, end));
+    if (end < 0 || end > MAX_LINE_BYTES) {
+      waiting = joined.length > 0;
+      return;
+    }
+    const line = joined.subarray(0, end);
+    const message = parsed(line);
     const answer = openingAnswer(message, serverInfo);
-    if (answer === undefined) return;
-    openingId = answer['id'] as string | number;
-    answeredAtMs = performance.now();
-    write(answer);
-    if ((message as Json)['method'] !== 'initialize') return;
+    if (answer !== undefined) {
+      openingId = answer['id'] as string | number;
+      answeredAtMs = performance.now();
+      write(answer);
+      answersPings = (message as Json)['method'] === 'initialize';
+    } else if (!needsNoAnswer(line)) waiting = true;
     unread = joined.subarray(end + 1);
-    readPings();
+    readLines();
   };
   const onData = (chunk: Buffer): void => {
     held.push(chunk);
@@ -235,20 +260,24 @@ export function openStdioFront(
     if (!looked) lookAtOpening();
     else if (unread !== undefined) {
       unread = unread.length === 0 ? chunk : Buffer.concat([unread, chunk]);
-      readPings();
+      readLines();
     }
     if (heldBytes > MAX_HELD_BYTES) stdin.pause();
   };
   const onEnd = (): void => {
     ended = true;
     if (!looked) lookAtOpening();
+    // P5: the host is gone; an unfinished last line counts as something the server must see.
+    if (unread !== undefined && unread.length > 0) waiting = true;
+    if (waiting || taken) return;
+    hostHasLeft = true;
+    left();
   };
   // A write error before the server takes over means the host is gone; its end of stdin says so.
   const onWriteError = (): void => undefined;
   stdin.on('data', onData);
   stdin.once('end', onEnd);
   stdout.on('error', onWriteError);
-  let taken = false;
 
   return {
     get answeredAtMs() {
@@ -256,6 +285,10 @@ export function openStdioFront(
     },
     get openingSeen() {
       return looked;
+    },
+    hostLeft,
+    get hostHasLeft() {
+      return hostHasLeft;
     },
     input(): Readable {
       if (taken) throw new Error('the stdio front was already taken over');

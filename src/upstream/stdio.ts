@@ -39,6 +39,12 @@ const INVALID_REQUEST = -32600;
  */
 export const RESPONSE_AFTER_NOTIFICATION_MS = 5;
 
+/**
+ * P5: how long closing waits for the answers to requests already read (input that ended right
+ * after them, as a pipe's does, starts the shutdown before the SDK has dispatched them).
+ */
+export const ANSWERS_BOUND_MS = 2000;
+
 function isNotification(message: JSONRPCMessage): boolean {
   return 'method' in message && !('id' in message);
 }
@@ -77,13 +83,23 @@ export interface StdioFront {
   readonly answeredAtMs: number | undefined;
   /** The opening was looked at (answered, or left to the server), or stdin ended first. */
   readonly openingSeen: boolean;
+  /**
+   * Resolves when the host ended its input before the server took over, having written nothing
+   * that waits for an answer (only what the front answered, and notifications); never otherwise.
+   */
+  readonly hostLeft: Promise<void>;
+  /** {@link hostLeft} has resolved. */
+  readonly hostHasLeft: boolean;
 }
 
 /** A running stdio endpoint. */
 export interface StdioHandle {
   /** Resolves when the input ends (the client closed our stdin or went away). */
   readonly ended: Promise<void>;
-  /** Stops reading stdin and closes the server. */
+  /**
+   * Closes the server once every request read has been answered (at most
+   * {@link ANSWERS_BOUND_MS}), and stops reading stdin.
+   */
   close(): Promise<void>;
 }
 
@@ -104,6 +120,11 @@ class StdioServerTransport extends StreamTransport {
   #tail: Promise<void> = Promise.resolve();
 
   readonly #front: StdioFront | undefined;
+  /** Requests read and not answered yet, by id (an id may be in use twice). */
+  readonly #unanswered = new Map<string | number, number>();
+  #allAnswered: (() => void) | undefined;
+  /** Sees every message read (the O1 count), after the unanswered requests are counted. */
+  observe?: (message: JSONRPCMessage) => void;
 
   constructor(
     stdin: Readable,
@@ -117,6 +138,10 @@ class StdioServerTransport extends StreamTransport {
     this.#stdout = stdout;
     this.#logger = logger;
     this.#front = front;
+    this.inbound = (message) => {
+      this.#read(message);
+      this.observe?.(message);
+    };
   }
 
   /**
@@ -138,8 +163,38 @@ class StdioServerTransport extends StreamTransport {
     if (this.#stdin.listenerCount('data') === 0) this.#stdin.pause();
   }
 
+  #read(message: JSONRPCMessage): void {
+    if ('method' in message && 'id' in message) this.#count(message.id, 1);
+    // A request the host cancelled is never answered.
+    else if ('method' in message && message.method === 'notifications/cancelled') {
+      const id = (message.params as { requestId?: unknown } | undefined)?.requestId;
+      if (typeof id === 'string' || typeof id === 'number') this.#count(id, -1);
+    }
+  }
+
+  #count(id: string | number, by: 1 | -1): void {
+    const count = (this.#unanswered.get(id) ?? 0) + by;
+    if (count > 0) this.#unanswered.set(id, count);
+    else this.#unanswered.delete(id);
+    if (this.#unanswered.size === 0) this.#allAnswered?.();
+  }
+
+  /** Resolves once every request read has been answered (or cancelled), or after `boundMs`. */
+  answered(boundMs: number): Promise<void> {
+    if (this.#unanswered.size === 0) return Promise.resolve();
+    return new Promise<void>((resolve) => {
+      const bound = setTimeout(resolve, boundMs);
+      this.#allAnswered = () => {
+        clearTimeout(bound);
+        resolve();
+      };
+    });
+  }
+
   /** Writes `message`, a response right after a notification a moment later (P9), in order. */
   override send(message: JSONRPCMessage): Promise<void> {
+    if (isResponse(message) && 'id' in message && message.id !== undefined && message.id !== null)
+      this.#count(message.id, -1);
     // E1: what the front answered (the opening, pings) is answered once.
     const front = this.#front;
     if (front !== undefined && isResponse(message) && 'id' in message && message.id !== undefined) {
@@ -217,7 +272,7 @@ export async function serveStdio(
   );
   const onRequest = options.onRequest;
   if (onRequest !== undefined) {
-    transport.inbound = (message) => {
+    transport.observe = (message) => {
       if ('method' in message && 'id' in message)
         onRequest(eraOfRequest(message as unknown as Record<string, unknown>), message.method);
     };
@@ -267,7 +322,11 @@ export async function serveStdio(
   await transport.start();
   return {
     ended,
-    close: () => close(),
+    // P5: what was read before the input ended is answered before the server closes.
+    close: async () => {
+      await transport.answered(ANSWERS_BOUND_MS);
+      await close();
+    },
   };
 }
 

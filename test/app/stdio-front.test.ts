@@ -4,6 +4,7 @@
  * the server reads every byte again and the opening is answered once. In-memory streams; the
  * process-level path (the CLI's own front) is in test/e2e/fast-start.test.ts.
  */
+import { once } from 'node:events';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { createConnection, createServer, type Socket } from 'node:net';
@@ -387,6 +388,77 @@ describe('the stdio front', () => {
     await answerOf(lines, 2);
     await handle.ended;
     expect(lines.map((line) => line['id'])).toEqual([1, 2]);
+  });
+});
+
+const line = (message: unknown): string => `${JSON.stringify(message)}\n`;
+const INITIALIZED = line({ jsonrpc: '2.0', method: 'notifications/initialized' });
+
+/** Input a host wrote and then ended, before the server took over: nothing waits for an answer. */
+const LEFT_WITH_NOTHING_TO_ANSWER: [string, string[]][] = [
+  ['nothing at all', []],
+  [
+    'a 2025 opening, its notification and pings',
+    [line(initialize(1)), INITIALIZED, line(ping(2)), line(ping(3))],
+  ],
+  ['a 2026 opening alone', [line(discover(1))]],
+  ['a 2025 opening and empty lines', [line(initialize(1)), '\n', '\r\n']],
+  ['a notification alone', [INITIALIZED]],
+];
+
+/** Input that waits for the server however early the host left. */
+const LEFT_WITH_A_QUESTION: [string, string[]][] = [
+  [
+    'a request after the opening',
+    [line(initialize(1)), INITIALIZED, line({ jsonrpc: '2.0', id: 2, method: 'tools/list' })],
+  ],
+  [
+    'a request after a 2026 opening',
+    [line(discover(1)), line({ jsonrpc: '2.0', id: 2, method: 'tools/list', params: { _meta: ENVELOPE } })],
+  ],
+  ['an opening left to the server', [line(initialize(1, { _meta: ENVELOPE }))]],
+  ['a line that is not JSON', [line(initialize(1)), 'hello\n']],
+  ['a blank line of spaces', [line(initialize(1)), '   \n']],
+  ['a last line without its end', [line(initialize(1)), '{"jsonrpc":"2.0","id":2,"method":"ping"}']],
+  ['a first line without its end', ['{"jsonrpc":"2.0","id":1']],
+  ['a ping after a 2026 opening', [line(discover(1)), line(ping(2))]],
+  ['a line longer than the front reads', [line(initialize(1)), `${' '.repeat(70_000)}${INITIALIZED}`]],
+];
+
+describe('a host that leaves before the server takes over (P5)', () => {
+  /** Writes `parts`, ends the input, and tells whether the front says the host left. */
+  async function leaves(parts: string[]): Promise<boolean> {
+    const stdin = new PassThrough();
+    const front = openStdioFront(stdin, new PassThrough(), SERVER_INFO);
+    let left = false;
+    void front.hostLeft.then(() => (left = true));
+    for (const part of parts) stdin.write(part);
+    stdin.end();
+    await new Promise((resolve) => setImmediate(resolve));
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(front.hostHasLeft).toBe(left);
+    return left;
+  }
+
+  it.each(LEFT_WITH_NOTHING_TO_ANSWER)('P5: after %s, the front says the host left', async (_name, parts) => {
+    expect(await leaves(parts)).toBe(true);
+  });
+
+  it.each(LEFT_WITH_A_QUESTION)('P5: after %s, the input waits for the server', async (_name, parts) => {
+    expect(await leaves(parts)).toBe(false);
+  });
+
+  it("P5: once the server has taken the input, its end is the server's", async () => {
+    const stdin = new PassThrough();
+    const front = openStdioFront(stdin, new PassThrough(), SERVER_INFO);
+    let left = false;
+    void front.hostLeft.then(() => (left = true));
+    stdin.write(line(initialize(1)));
+    const input = front.input();
+    input.resume();
+    stdin.end();
+    await once(input, 'end');
+    expect([left, front.hostHasLeft]).toEqual([false, false]);
   });
 });
 

@@ -4,7 +4,7 @@
  */
 import type { StdioFront } from '../../app/stdio-front.js';
 import { startEarly } from '../../app/head-start.js';
-import { loadInTurns } from '../../app/stdio-front.js';
+import { loadInTurns, turn } from '../../app/stdio-front.js';
 import type { CliIO } from '../common.js';
 import {
   checkProfile,
@@ -60,7 +60,25 @@ const REST_STEPS: readonly (() => Promise<unknown>)[] = [
   () => import('../../app/proxy.js'),
 ];
 
-/** Runs `serve`; resolves only if startup fails (a running server exits through the shutdown). */
+/** What {@link loadRest} is raced against: the host left with nothing to answer (stdio front). */
+const HOST_LEFT = Symbol('host left');
+
+/** The rest of `serve`: over stdio, in steps while the front has not seen the opening, then in one go. */
+async function loadRest(front: StdioFront | undefined) {
+  if (front !== undefined) await loadInTurns(REST_STEPS, front);
+  return Promise.all([
+    import('../../app/proxy.js'),
+    import('../../app/shutdown.js'),
+    import('../../log/trace.js'),
+    import('../reload.js'),
+    import('../report.js'),
+  ]);
+}
+
+/**
+ * Runs `serve`; resolves only if startup fails, or when a stdio host left before the gateway had
+ * loaded, with nothing to answer (a running server exits through the shutdown).
+ */
 export async function run(args: readonly string[], io: CliIO, front?: StdioFront): Promise<number> {
   const { values } = parseCommandArgs('serve', args, OPTIONS);
   if (values['help'] === true) {
@@ -78,22 +96,30 @@ export async function run(args: readonly string[], io: CliIO, front?: StdioFront
   // P1, the head start: the first stdio servers (one per spare core) spawn now, and load while
   // the rest of the gateway does (this module imports only the config's loader; the rest is
   // imported below).
-  const headStart = startEarly(config.servers);
+  // P5: a host that leaves while the gateway loads, having asked nothing the front did not answer
+  // (a `mcp list` that opens, pings and closes), ends it there: no pool, no server is started.
+  const headStart = startEarly(front?.hostHasLeft === true ? [] : config.servers);
+  const left = front?.hostLeft.then((): typeof HOST_LEFT => HOST_LEFT);
+  // P1: over stdio, the pool with the SDK's client, the calls with its server and the proxy load
+  // in steps while the front has not seen the opening, then the rest in one go.
+  const loading = loadRest(front);
   let loaded;
   try {
-    // P1: over stdio, in steps while the front has not seen the opening (the pool with the SDK's
-    // client, the calls with its server, the proxy), then the rest.
-    if (front !== undefined) await loadInTurns(REST_STEPS, front);
-    loaded = await Promise.all([
-      import('../../app/proxy.js'),
-      import('../../app/shutdown.js'),
-      import('../../log/trace.js'),
-      import('../reload.js'),
-      import('../report.js'),
-    ]);
+    loaded = await (left !== undefined ? Promise.race([loading, left]) : loading);
+    // Node 22 loads without turning the event loop: an end of input may wait for the next turn.
+    if (left !== undefined && loaded !== HOST_LEFT && (await Promise.race([left, turn()])) === HOST_LEFT)
+      loaded = HOST_LEFT;
   } catch (error) {
     headStart.release();
     throw error;
+  }
+  if (loaded === HOST_LEFT) {
+    headStart.release();
+    loading.catch(() => undefined);
+    cliLogger(config, logLevel).info(
+      'the host left while the gateway loaded, with nothing to answer: stopping',
+    );
+    return EXIT.ok;
   }
   const [
     { createProxy },
