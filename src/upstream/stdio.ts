@@ -61,6 +61,8 @@ export interface StdioOptions {
   readonly stdout?: Writable;
   /** @default {@link MAX_STDIO_REQUEST_BYTES} */
   readonly maxRequestBytes?: number;
+  /** @default {@link ANSWERS_BOUND_MS} */
+  readonly answersBoundMs?: number;
   /** O1: each request read, by era and method (`initialize` and `ping` included). */
   readonly onRequest?: (era: Era, method: string) => void;
   /** E1, P1: the front that held stdin while the gateway loaded; its input replaces `stdin`. */
@@ -97,7 +99,7 @@ export interface StdioHandle {
   /** Resolves when the input ends (the client closed our stdin or went away). */
   readonly ended: Promise<void>;
   /**
-   * Closes the server once every request read has been answered (at most
+   * Closes the server once every request read has been answered or cancelled (waiting at most
    * {@link ANSWERS_BOUND_MS}), and stops reading stdin.
    */
   close(): Promise<void>;
@@ -324,7 +326,7 @@ export async function serveStdio(
     ended,
     // P5: what was read before the input ended is answered before the server closes.
     close: async () => {
-      await transport.answered(ANSWERS_BOUND_MS);
+      await transport.answered(options.answersBoundMs ?? ANSWERS_BOUND_MS);
       await close();
     },
   };

@@ -4,6 +4,7 @@
  * The process-level behaviour (stdout hygiene, end of input) is in test/e2e/lifecycle.test.ts.
  */
 import { PassThrough } from 'node:stream';
+import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createProxy } from '../../src/app/proxy.js';
 import { memoryConfig, runtimeConfig } from '../helpers/fixtures.js';
@@ -55,6 +56,20 @@ async function stdioSession(maxRequestBytes: number) {
   expect(await next()).toMatchObject({ id: 0, result: { serverInfo: expect.any(Object) } });
   send(`${JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' })}\n`);
   return { send, next, lines, proxy };
+}
+
+/** A server whose one tool, `wait`, answers only once its call is cancelled (and then not at all). */
+function waitingServer(): McpServer {
+  const server = new McpServer({ name: 'waiting', version: '1.0.0' });
+  server.registerTool(
+    'wait',
+    { description: 'Waits until cancelled.' },
+    (extra) =>
+      new Promise((resolve) =>
+        extra.signal.addEventListener('abort', () => resolve({ content: [{ type: 'text', text: 'late' }] })),
+      ),
+  );
+  return server;
 }
 
 const callLine = (id: number, text: string): string =>
@@ -128,6 +143,46 @@ describe('serveStdio', () => {
     expect(lines.some((line) => typeof line['bytes'] === 'number' && line['requestId'] === undefined)).toBe(
       true,
     );
+  });
+
+  it('P5: closing does not wait for a request the host cancelled (it is never answered); the others are answered', async () => {
+    const { logger } = captureLogger();
+    const proxy = createProxy(runtimeConfig([memoryConfig('w')]), {
+      logger,
+      pool: { transports: new MemoryTransports({ w: waitingServer }) },
+    });
+    stops.push(() => proxy.stop({ graceMs: 0 }));
+    await proxy.start();
+    const stdin = new PassThrough();
+    const stdout = new PassThrough();
+    const ids: unknown[] = [];
+    let buffered = '';
+    stdout.on('data', (chunk: Buffer) => {
+      buffered += chunk.toString('utf8');
+      for (let end = buffered.indexOf('\n'); end !== -1; end = buffered.indexOf('\n')) {
+        ids.push((JSON.parse(buffered.slice(0, end)) as { id?: unknown }).id);
+        buffered = buffered.slice(end + 1);
+      }
+    });
+    // A bound no test outlives: closing must not need it.
+    const handle = await proxy.serveStdio({ stdin, stdout, answersBoundMs: 3_600_000 });
+    const write = (message: Record<string, unknown>) =>
+      stdin.write(`${JSON.stringify({ jsonrpc: '2.0', ...message })}\n`);
+    write({
+      id: 0,
+      method: 'initialize',
+      params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } },
+    });
+    await expect.poll(() => ids).toContain(0);
+    write({ method: 'notifications/initialized' });
+    write({ id: 1, method: 'tools/call', params: { name: 'w_wait', arguments: {} } });
+    write({ id: 2, method: 'ping' });
+    write({ method: 'notifications/cancelled', params: { requestId: 1, reason: 'host gave up' } });
+    stdin.end();
+    await handle.ended;
+    await handle.close();
+    expect(ids).toContain(2);
+    expect(ids).not.toContain(1);
   });
 
   it('O1: every request read on stdio is counted by era and method, initialize, ping and the direct tools/call path included', async () => {
