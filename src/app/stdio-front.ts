@@ -143,6 +143,13 @@ function parsed(line: Buffer): unknown {
   }
 }
 
+/** A line the server reads as nothing (wire/lines.ts): empty, or a lone `\r`. */
+const isBlank = (line: Buffer): boolean => line.length === 0 || (line.length === 1 && line[0] === 0x0d);
+
+/** A JSON-RPC notification: nothing waits for its answer. */
+const isNotification = (message: unknown): boolean =>
+  isObject(message) && typeof message['method'] === 'string' && !('id' in message);
+
 const immediate = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
 /**
@@ -207,23 +214,19 @@ export function openStdioFront(
   const write = (answer: Json): void => {
     stdout.write(`${JSON.stringify(answer)}\n`, () => undefined);
   };
-  /** Whether `line` needs nothing from the server: empty, or a notification. */
-  const needsNoAnswer = (line: Buffer): boolean => {
-    if (line.length === 0 || (line.length === 1 && line[0] === 0x0d)) return true;
-    const message = parsed(line);
-    return isObject(message) && typeof message['method'] === 'string' && !('id' in message);
-  };
   const readLines = (): void => {
     while (unread !== undefined) {
       const end = unread.indexOf(0x0a);
       if (end < 0) break;
       const line = unread.subarray(0, end);
       unread = unread.subarray(end + 1);
-      const id = answersPings && line.length <= MAX_LINE_BYTES ? pingId(parsed(line)) : undefined;
+      if (isBlank(line)) continue;
+      const message = line.length <= MAX_LINE_BYTES ? parsed(line) : undefined;
+      const id = answersPings ? pingId(message) : undefined;
       if (id !== undefined) {
         pings.set(id, (pings.get(id) ?? 0) + 1);
         write({ jsonrpc: '2.0', id, result: {} });
-      } else if (line.length > MAX_LINE_BYTES || !needsNoAnswer(line)) waiting = true;
+      } else if (!isNotification(message)) waiting = true;
       // Nothing more to learn: no ping to answer, and the server has work anyway.
       if (waiting && !answersPings) unread = undefined;
     }
@@ -250,7 +253,7 @@ export function openStdioFront(
       answeredAtMs = performance.now();
       write(answer);
       answersPings = (message as Json)['method'] === 'initialize';
-    } else if (!needsNoAnswer(line)) waiting = true;
+    } else if (!isBlank(line) && !isNotification(message)) waiting = true;
     unread = joined.subarray(end + 1);
     readLines();
   };

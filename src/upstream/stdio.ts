@@ -195,12 +195,10 @@ class StdioServerTransport extends StreamTransport {
 
   /** Writes `message`, a response right after a notification a moment later (P9), in order. */
   override send(message: JSONRPCMessage): Promise<void> {
-    if (isResponse(message) && 'id' in message && message.id !== undefined && message.id !== null)
+    if (isResponse(message) && 'id' in message && message.id !== undefined && message.id !== null) {
       this.#count(message.id, -1);
-    // E1: what the front answered (the opening, pings) is answered once.
-    const front = this.#front;
-    if (front !== undefined && isResponse(message) && 'id' in message && message.id !== undefined) {
-      if (front.answered(message.id, 'result' in message ? message.result : undefined))
+      // E1: what the front answered (the opening, pings) is answered once.
+      if (this.#front?.answered(message.id, 'result' in message ? message.result : undefined))
         return Promise.resolve();
     }
     if (this.#waiting === 0 && this.#pause(message) <= 0) return this.#write(message);

@@ -102,33 +102,14 @@ describe('no child outlives the gateway (P5)', () => {
 
   it('P5: a process that dies of an uncaught error takes with it the children it spawned, even one that ignores its stdin', async () => {
     if (process.platform === 'win32') return;
-    // A stand-in for the gateway: spawns a server that never reads its stdin (so stdin closing
-    // does not end it), prints its pid, then crashes.
-    const script = `
-      import { spawnChild, spawnSpec } from ${JSON.stringify(`${ROOT}/dist/src/downstream/spawn.js`)};
-      const child = spawnChild(spawnSpec({ type: 'stdio', command: process.execPath, args: ['-e', 'setInterval(() => {}, 1e9)'], env: {} }));
-      child.once('spawn', () => { console.log(child.pid); setImmediate(() => { throw new Error('crash'); }); });
-    `;
-    const parent = spawn(process.execPath, ['--input-type=module', '-e', script], {
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let out = '';
-    parent.stdout.on('data', (chunk: Buffer) => (out += chunk.toString('utf8')));
-    const [code] = (await once(parent, 'exit')) as [number | null];
+    const { parent, pid } = standIn(`setImmediate(() => { throw new Error('crash'); });`);
+    // It exits a moment after printing the pid: listen before reading it.
+    const exited = once(parent, 'exit');
+    const child = await pid();
+    expect(child).toBeGreaterThan(0);
+    const [code] = (await exited) as [number | null];
     expect(code).toBe(1);
-    const pid = Number(out.trim());
-    expect(pid).toBeGreaterThan(0);
-    try {
-      // The signal goes as the parent exits; its delivery may take a moment (bounded: 1 s).
-      for (let i = 0; i < 100 && isAlive(pid); i++) await new Promise((resolve) => setTimeout(resolve, 10));
-      expect(isAlive(pid)).toBe(false);
-    } finally {
-      // Should the backstop fail, the test still leaves nothing running (its own process group).
-      try {
-        process.kill(-pid, 'SIGKILL');
-      } catch {
-        // Gone, as it should be.
-      }
-    }
+    // The signal goes as the parent exits; its delivery may take a moment.
+    await expectGone(child);
   });
 });

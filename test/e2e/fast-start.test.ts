@@ -104,6 +104,51 @@ const id = (n: number) => (message: Record<string, unknown>) => message['id'] ==
 const names = (message: Record<string, unknown>): string[] =>
   ((message['result'] as { tools: { name: string }[] }).tools ?? []).map((tool) => tool.name);
 
+/**
+ * A config of two servers that never start; the shell of each writes its pid to a file first
+ * (`exec` keeps that pid: the server itself). `started()` reads the pids written so far.
+ */
+function neverStartingWithPids(): { file: string; started(): number[] } {
+  const pids = join(mkdtempSync(join(tmpdir(), 'mcp-normalizer-pids-')), 'pids');
+  const { command, args } = fixtureServer('echo', ['--start-after=/nonexistent/gate']);
+  const line = `echo $$ >> ${JSON.stringify(pids)}; exec ${[command, ...args].map((a) => JSON.stringify(a)).join(' ')}`;
+  const servers = [0, 1].map((i) => `  s${i}:\n    command: sh\n    args: [-c, ${JSON.stringify(line)}]`);
+  return {
+    file: writeConfig(['servers:', ...servers].join('\n')),
+    started: () => (existsSync(pids) ? readFileSync(pids, 'utf8').trim().split('\n').map(Number) : []),
+  };
+}
+
+/**
+ * `serve` on `file` with `messages` written at once and its input ended, as a pipe does; resolves
+ * at its exit with its code, every message it wrote, and what it logged.
+ */
+async function piped(
+  file: string,
+  messages: Record<string, unknown>[],
+  args: string[] = [],
+): Promise<{ code: number | null; written: Record<string, unknown>[]; stderr: string }> {
+  const gateway = spawn(process.execPath, [CLI, 'serve', '--config', file, ...args], {
+    cwd: ROOT,
+    env: childEnv(),
+  });
+  running.push(gateway);
+  let out = '';
+  let stderr = '';
+  gateway.stdout.on('data', (chunk: Buffer) => (out += chunk.toString('utf8')));
+  gateway.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
+  gateway.stdin.end(
+    messages.map((message) => `${JSON.stringify({ jsonrpc: '2.0', ...message })}\n`).join(''),
+  );
+  const [code] = (await once(gateway, 'exit')) as [number | null];
+  const written = out
+    .trim()
+    .split('\n')
+    .filter((text) => text !== '')
+    .map((text) => JSON.parse(text) as Record<string, unknown>);
+  return { code, written, stderr };
+}
+
 describe('a gateway whose servers are slow to start', { timeout: 60_000 }, () => {
   it('P1/E1: server/discover and initialize are answered while all 8 servers are still starting; tools follow by list_changed (T10)', async () => {
     const { file, open } = gated(8);
@@ -225,101 +270,60 @@ describe('a gateway whose servers are slow to start', { timeout: 60_000 }, () =>
   });
 
   it('P1, P5: a host that leaves while the gateway loads leaves no server behind, spawned ahead as they were', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'mcp-normalizer-pids-'));
-    const pids = join(dir, 'pids');
-    const { command, args } = fixtureServer('echo', ['--start-after=/nonexistent/gate']);
-    // `exec` keeps the pid the shell wrote: the server itself, which never starts.
-    const line = `echo $$ >> ${JSON.stringify(pids)}; exec ${[command, ...args].map((a) => JSON.stringify(a)).join(' ')}`;
-    const servers = [0, 1].map((i) => `  s${i}:\n    command: sh\n    args: [-c, ${JSON.stringify(line)}]`);
-    const file = writeConfig(['servers:', ...servers].join('\n'));
-    const gateway = spawn(process.execPath, [CLI, 'serve', '--config', file], { cwd: ROOT, env: childEnv() });
-    running.push(gateway);
+    const { file, started } = neverStartingWithPids();
     // A question the front leaves to the server: the gateway loads and serves it, then stops.
-    gateway.stdin.end(`${JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' })}\n`);
-    const [code] = (await once(gateway, 'exit')) as [number | null];
+    const { code } = await piped(file, [{ id: 1, method: 'tools/list' }]);
     expect(code).toBe(0);
-    const started = existsSync(pids) ? readFileSync(pids, 'utf8').trim().split('\n').map(Number) : [];
+    const pids = started();
     // The head start spawned one before the gateway looked at its input (the pool spawns the
     // other just before the shutdown, which may stop its shell before it writes its pid)...
-    expect(started.length).toBeGreaterThanOrEqual(1);
+    expect(pids.length).toBeGreaterThanOrEqual(1);
     // ...and however far the load got before the host left, neither is left running.
-    await expect.poll(() => started.filter(isAlive), { timeout: 10_000 }).toEqual([]);
+    await expect.poll(() => pids.filter(isAlive), { timeout: 10_000 }).toEqual([]);
   });
 });
 
 describe('a host that leaves while the gateway loads (P5)', { timeout: 60_000 }, () => {
   it('P5/E1: a host that asked only what the front answers ends it at once: nothing is started, nothing answered twice', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'mcp-normalizer-pids-'));
-    const pids = join(dir, 'pids');
-    const { command, args } = fixtureServer('echo', ['--start-after=/nonexistent/gate']);
-    const line = `echo $$ >> ${JSON.stringify(pids)}; exec ${[command, ...args].map((a) => JSON.stringify(a)).join(' ')}`;
-    const servers = [0, 1].map((i) => `  s${i}:\n    command: sh\n    args: [-c, ${JSON.stringify(line)}]`);
-    const file = writeConfig(['servers:', ...servers].join('\n'));
-    const gateway = spawn(process.execPath, [CLI, 'serve', '--config', file, '--log-level', 'info'], {
-      cwd: ROOT,
-      env: childEnv(),
-    });
-    running.push(gateway);
-    let out = '';
-    let err = '';
-    gateway.stdout.on('data', (chunk: Buffer) => (out += chunk.toString('utf8')));
-    gateway.stderr.on('data', (chunk: Buffer) => (err += chunk.toString('utf8')));
+    const { file, started } = neverStartingWithPids();
     // A `mcp list`: the opening, its notification and a ping, all written before the gateway
     // has loaded, then the end.
-    gateway.stdin.end(
+    const { code, written, stderr } = await piped(
+      file,
       [
-        { jsonrpc: '2.0', id: 1, method: 'initialize', params: INITIALIZE_PARAMS },
-        { jsonrpc: '2.0', method: 'notifications/initialized' },
-        { jsonrpc: '2.0', id: 2, method: 'ping' },
-      ]
-        .map((message) => `${JSON.stringify(message)}\n`)
-        .join(''),
+        { id: 1, method: 'initialize', params: INITIALIZE_PARAMS },
+        { method: 'notifications/initialized' },
+        { id: 2, method: 'ping' },
+      ],
+      ['--log-level', 'info'],
     );
-    const [code] = (await once(gateway, 'exit')) as [number | null];
     expect(code).toBe(0);
-    const answers = out
-      .trim()
-      .split('\n')
-      .map((text) => JSON.parse(text) as Record<string, unknown>);
-    expect(answers.map((answer) => answer['id'])).toEqual([1, 2]);
-    expect(answers[1]).toEqual({ jsonrpc: '2.0', id: 2, result: {} });
-    const messages = err
+    expect(written.map((answer) => answer['id'])).toEqual([1, 2]);
+    expect(written[1]).toEqual({ jsonrpc: '2.0', id: 2, result: {} });
+    const messages = stderr
       .split('\n')
       .filter((text) => text.startsWith('{'))
       .map((text) => (JSON.parse(text) as { msg?: string }).msg);
     expect(messages).toContain('the host left while the gateway loaded, with nothing to answer: stopping');
     // Before: the gateway loaded, served, started both servers, and shut them down.
     expect(messages).not.toContain('serving MCP on stdio');
-    const started = existsSync(pids) ? readFileSync(pids, 'utf8').trim().split('\n').map(Number) : [];
-    await expect.poll(() => started.filter(isAlive), { timeout: 10_000 }).toEqual([]);
+    const pids = started();
+    await expect.poll(() => pids.filter(isAlive), { timeout: 10_000 }).toEqual([]);
   });
 });
 
 describe("input that ends right after its requests, as a pipe's does (P5)", { timeout: 60_000 }, () => {
   it('P5: every request read before the end is answered, the calls with the shutdown refusal, and the gateway exits 0', async () => {
     const file = writeConfig(['servers:', fixtureEntry('e', 'echo', { protocol: 'legacy' })].join('\n'));
-    const gateway = spawn(process.execPath, [CLI, 'serve', '--config', file], { cwd: ROOT, env: childEnv() });
-    running.push(gateway);
-    let out = '';
-    gateway.stdout.on('data', (chunk: Buffer) => (out += chunk.toString('utf8')));
-    gateway.stdin.end(
-      [
-        { jsonrpc: '2.0', id: 1, method: 'initialize', params: INITIALIZE_PARAMS },
-        { jsonrpc: '2.0', method: 'notifications/initialized' },
-        { jsonrpc: '2.0', id: 2, method: 'tools/list' },
-        { jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'e_echo', arguments: { text: 'x' } } },
-        { jsonrpc: '2.0', id: 4, method: 'ping' },
-      ]
-        .map((message) => `${JSON.stringify(message)}\n`)
-        .join(''),
-    );
-    const [code] = (await once(gateway, 'exit')) as [number | null];
+    const { code, written } = await piped(file, [
+      { id: 1, method: 'initialize', params: INITIALIZE_PARAMS },
+      { method: 'notifications/initialized' },
+      { id: 2, method: 'tools/list' },
+      { id: 3, method: 'tools/call', params: { name: 'e_echo', arguments: { text: 'x' } } },
+      { id: 4, method: 'ping' },
+    ]);
     expect(code).toBe(0);
-    const answers = out
-      .trim()
-      .split('\n')
-      .map((text) => JSON.parse(text) as Record<string, unknown>)
-      .filter((message) => 'id' in message);
+    const answers = written.filter((message) => 'id' in message);
     // Before: 1 and 4 only; the list and the call were read, then dropped with the server.
     expect(answers.map((answer) => answer['id']).sort()).toEqual([1, 2, 3, 4]);
     const call = answers.find((answer) => answer['id'] === 3)?.['result'] as {

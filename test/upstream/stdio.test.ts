@@ -15,19 +15,31 @@ afterEach(async () => {
   for (const stop of stops.splice(0)) await stop();
 });
 
-/** A proxy served on in-memory stdin/stdout; `send` writes raw text, `next` reads the next line. */
-async function stdioSession(maxRequestBytes: number) {
+/**
+ * A proxy in front of `server` (named `e`; the echo server by default) served on in-memory
+ * stdin/stdout; `send` writes raw text, `next` reads the next line, `unread` takes the lines not
+ * read yet.
+ */
+async function stdioSession(
+  maxRequestBytes: number,
+  options: { server?: () => McpServer; answersBoundMs?: number } = {},
+) {
   const { logger, lines } = captureLogger();
   const config = runtimeConfig([memoryConfig('e')]);
   const proxy = createProxy(config, {
     logger,
-    pool: { transports: new MemoryTransports({ e: echoServer }) },
+    pool: { transports: new MemoryTransports({ e: options.server ?? echoServer }) },
   });
   stops.push(() => proxy.stop({ graceMs: 0 }));
   await proxy.start();
   const stdin = new PassThrough();
   const stdout = new PassThrough();
-  await proxy.serveStdio({ stdin, stdout, maxRequestBytes });
+  const handle = await proxy.serveStdio({
+    stdin,
+    stdout,
+    maxRequestBytes,
+    ...(options.answersBoundMs !== undefined ? { answersBoundMs: options.answersBoundMs } : {}),
+  });
   let buffered = '';
   const queue: string[] = [];
   const waiters: ((line: string) => void)[] = [];
@@ -55,7 +67,9 @@ async function stdioSession(maxRequestBytes: number) {
   );
   expect(await next()).toMatchObject({ id: 0, result: { serverInfo: expect.any(Object) } });
   send(`${JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' })}\n`);
-  return { send, next, lines, proxy };
+  const unread = (): Record<string, unknown>[] =>
+    queue.splice(0).map((line) => JSON.parse(line) as Record<string, unknown>);
+  return { send, next, unread, lines, proxy, stdin, handle };
 }
 
 /** A server whose one tool, `wait`, answers only once its call is cancelled (and then not at all). */
@@ -146,41 +160,22 @@ describe('serveStdio', () => {
   });
 
   it('P5: closing does not wait for a request the host cancelled (it is never answered); the others are answered', async () => {
-    const { logger } = captureLogger();
-    const proxy = createProxy(runtimeConfig([memoryConfig('w')]), {
-      logger,
-      pool: { transports: new MemoryTransports({ w: waitingServer }) },
-    });
-    stops.push(() => proxy.stop({ graceMs: 0 }));
-    await proxy.start();
-    const stdin = new PassThrough();
-    const stdout = new PassThrough();
-    const ids: unknown[] = [];
-    let buffered = '';
-    stdout.on('data', (chunk: Buffer) => {
-      buffered += chunk.toString('utf8');
-      for (let end = buffered.indexOf('\n'); end !== -1; end = buffered.indexOf('\n')) {
-        ids.push((JSON.parse(buffered.slice(0, end)) as { id?: unknown }).id);
-        buffered = buffered.slice(end + 1);
-      }
-    });
     // A bound no test outlives: closing must not need it.
-    const handle = await proxy.serveStdio({ stdin, stdout, answersBoundMs: 3_600_000 });
-    const write = (message: Record<string, unknown>) =>
-      stdin.write(`${JSON.stringify({ jsonrpc: '2.0', ...message })}\n`);
-    write({
-      id: 0,
-      method: 'initialize',
-      params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } },
+    const { send, unread, stdin, handle } = await stdioSession(1 << 20, {
+      server: waitingServer,
+      answersBoundMs: 3_600_000,
     });
-    await expect.poll(() => ids).toContain(0);
-    write({ method: 'notifications/initialized' });
-    write({ id: 1, method: 'tools/call', params: { name: 'w_wait', arguments: {} } });
-    write({ id: 2, method: 'ping' });
-    write({ method: 'notifications/cancelled', params: { requestId: 1, reason: 'host gave up' } });
+    send(
+      `${JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'e_wait', arguments: {} } })}\n`,
+    );
+    send(`${JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'ping' })}\n`);
+    send(
+      `${JSON.stringify({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 1, reason: 'host gave up' } })}\n`,
+    );
     stdin.end();
     await handle.ended;
     await handle.close();
+    const ids = unread().map((line) => line['id']);
     expect(ids).toContain(2);
     expect(ids).not.toContain(1);
   });
