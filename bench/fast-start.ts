@@ -9,8 +9,8 @@
  * - a `server/discover` written 300 ms after the spawn, while the gateway loads → its answer;
  * - spawn → a working server's tool listed and called, beside one that never starts: two Node
  *   servers on the SDK (the echo fixture; each takes ~0.5 s of CPU to load, on the gateway's
- *   cores), and a hand-written server beside a silent process (2025 and 2026 hosts), which leaves
- *   the gateway's own start.
+ *   cores), and a hand-written server beside a silent process, which leaves the gateway's own
+ *   start; each pair with a 2025 and a 2026 host.
  *
  * Runs each `--runs` times (default 5) and prints one JSON line with the medians (ms).
  * `BENCH_CLI=<path to main.js>` times another build (a worktree's) the same way, side by side.
@@ -155,12 +155,18 @@ const initialize: number[] = [];
 /** A host that writes its opening while the gateway loads (P1: the front answers between steps). */
 const LATE_MS = 300;
 const lateDiscover: number[] = [];
-const callable = { sdk2025: [] as number[], raw2025: [] as number[], raw2026: [] as number[] };
+const callable = {
+  sdk2025: [] as number[],
+  sdk2026: [] as number[],
+  raw2025: [] as number[],
+  raw2026: [] as number[],
+};
 for (let run = 0; run < RUNS; run++) {
   discover.push(...(await timeAnswers(slow, [DISCOVER])));
   initialize.push(...(await timeAnswers(slow, [INITIALIZE])));
   lateDiscover.push(...(await timeAnswers(slow, [DISCOVER], LATE_MS)).map((ms) => ms - LATE_MS));
   callable.sdk2025.push(await timeCallable(stuckSdk, 'ok_echo', '2025'));
+  callable.sdk2026.push(await timeCallable(stuckSdk, 'ok_echo', '2026'));
   callable.raw2025.push(await timeCallable(stuckRaw, 'ok_echo', '2025'));
   callable.raw2026.push(await timeCallable(stuckRaw, 'ok_echo', '2026'));
 }
@@ -175,6 +181,7 @@ process.stdout.write(
     [`discoverWritten${LATE_MS}msAfterSpawnAnsweredAfterMs`]: median(lateDiscover),
     workingServerCalledMs: {
       sdkServers2025: median(callable.sdk2025),
+      sdkServers2026: median(callable.sdk2026),
       handWritten2025: median(callable.raw2025),
       handWritten2026: median(callable.raw2026),
     },
