@@ -155,25 +155,25 @@ export function registerFeatureHandlers(
     };
   }
   server.setRequestHandler('prompts/list', async (_request, ctx) => {
-    options.listed?.('prompts');
     const access = options.access?.(ctx);
     const prompts = await backend.listPrompts();
+    options.listed?.('prompts');
     return hint({
       prompts: access === undefined ? [...prompts] : prompts.filter((p) => access.seesPrompt(p.name)),
     });
   });
   server.setRequestHandler('resources/list', async (_request, ctx) => {
-    options.listed?.('resources');
     const access = options.access?.(ctx);
     const resources = await backend.listResources();
+    options.listed?.('resources');
     return hint({
       resources: access === undefined ? [...resources] : resources.filter((r) => access.readsResource(r.uri)),
     });
   });
   server.setRequestHandler('resources/templates/list', async (_request, ctx) => {
-    options.listed?.('resources');
     const access = options.access?.(ctx);
     const templates = await backend.listResourceTemplates();
+    options.listed?.('resources');
     return hint({
       resourceTemplates:
         access === undefined ? [...templates] : templates.filter((t) => access.readsResource(t.uriTemplate)),

@@ -326,10 +326,13 @@ export function createUpstreamServer<F extends PreparedForward>(deps: UpstreamDe
     } else if (files !== undefined) {
       server.setRequestHandler('resources/read', (request) => files.read(request.params.uri, filesOwner()));
     }
-    // T6, T10: the list comes from memory; no downstream is asked.
+    // T6, T10: the list comes from memory; no downstream is asked. The connection has been
+    // answered this list once it is read (after P1's wait, in the same turn as the answer): a
+    // change during the wait is in the answer, not a list_changed ahead of it.
     server.setRequestHandler('tools/list', async (_request, ctx) => {
+      const tools = await backend.listTools(callers.access(server, ctx));
       notifier.listed(server, 'tools');
-      return hint({ tools: [...(await backend.listTools(callers.access(server, ctx)))] });
+      return hint({ tools: [...tools] });
     });
     const onCall: CallHandler = (request, ctx) => {
       const token = ctx.mcpReq._meta?.progressToken;

@@ -20,6 +20,7 @@ import { createProxy } from '../../src/app/proxy.js';
 import type { ServerConfig } from '../../src/config/types.js';
 import { memoryConfig, runtimeConfig } from '../helpers/fixtures.js';
 import { captureLogger, MemoryTransports } from '../helpers/memory-servers.js';
+import type { Connectable } from '../helpers/memory-servers.js';
 
 const stops: (() => Promise<void>)[] = [];
 afterEach(async () => {
@@ -245,6 +246,39 @@ describe('prompts and resources through the proxy', () => {
     await client.callTool({ name: 'notes_add_resource', arguments: { uri: 'notes://new' } });
     await vi.waitFor(() => expect(resources).toHaveBeenCalled());
     expect((await client.listResources()).resources.map((r) => r.uri)).toContain('notes+notes://new');
+  });
+
+  it('T10/P1: a prompt list that waits for a server still starting answers with its prompts and no list_changed ahead of them', async () => {
+    const { logger } = captureLogger();
+    let open: () => void = () => undefined;
+    const gate = new Promise<void>((resolve) => (open = resolve));
+    const late = (): Connectable => ({
+      connect: async (transport) => {
+        await gate;
+        await notesServer().connect(transport);
+      },
+    });
+    const transports = new MemoryTransports({ notes: notesServer, late });
+    const cfg = { ...config([memory('notes'), memory('late')]), listWaitMs: 60_000 };
+    const proxy = createProxy(cfg, { logger, pool: { transports }, startedAt: Date.now() });
+    stops.push(() => proxy.stop({ graceMs: 0 }));
+    void proxy.start();
+    await proxy.pool.firstAttempt('notes');
+    const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+    await proxy.upstream.connect(serverSide);
+    const client = new Client({ name: 'features-test', version: '1.0.0' });
+    await client.connect(clientSide);
+    stops.push(() => client.close());
+    const prompts = vi.fn();
+    client.setNotificationHandler(PromptListChangedNotificationSchema, prompts);
+    const listing = client.listPrompts();
+    await client.ping();
+    open();
+    expect((await listing).prompts.map((p) => p.name)).toContain('late_greeting');
+    await client.ping();
+    expect(prompts).not.toHaveBeenCalled();
+    await client.callTool({ name: 'notes_add_prompt', arguments: { name: 'fresh' } });
+    await vi.waitFor(() => expect(prompts).toHaveBeenCalledTimes(1));
   });
 
   it('U5: a downstream log message reaches the upstream client with the server in logger, and pino', async () => {

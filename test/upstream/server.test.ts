@@ -215,6 +215,30 @@ describe.each([
     await expect.poll(() => changed).toBe(2);
   });
 
+  it('T10/P1: a change while a list waits is in its answer, not a list_changed ahead of it; the next change is told', async () => {
+    const backend = fakeBackend();
+    let open: () => void = () => undefined;
+    const waited = new Promise<void>((resolve) => (open = resolve));
+    // P1's wait for servers still starting: the list is read once it ends.
+    backend.listTools = () => waited.then(() => backend.tools);
+    const { client, upstream } = await wire(backend);
+    let changed = 0;
+    client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
+      changed += 1;
+    });
+    const listing = client.listTools();
+    await client.ping();
+    backend.tools.push({ ...ECHO_TOOL, name: 'demo_shout' });
+    upstream.notifyToolsChanged();
+    await client.ping();
+    open();
+    expect((await listing).tools.map((tool) => tool.name)).toEqual(['demo_echo', 'demo_shout']);
+    await client.ping();
+    expect(changed).toBe(0);
+    upstream.notifyToolsChanged();
+    await expect.poll(() => changed).toBe(1);
+  });
+
   it('P5: after stopAccepting new calls fail fast and drain waits for the calls in flight', async () => {
     let release: () => void = () => undefined;
     const backend = fakeBackend(
