@@ -89,12 +89,18 @@ async function started(servers: ServerConfig[], builders: Record<string, () => M
   const proxy = createProxy(config(servers), { logger, pool: { transports } });
   stops.push(() => proxy.stop({ graceMs: 0 }));
   await proxy.start();
+  const client = await clientOf(proxy);
+  return { proxy, client, lines, transports };
+}
+
+/** A 2025 client of `proxy`'s upstream server over an in-memory pair, closed after the test. */
+async function clientOf(proxy: ReturnType<typeof createProxy>): Promise<Client> {
   const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
   await proxy.upstream.connect(serverSide);
   const client = new Client({ name: 'features-test', version: '1.0.0' });
   await client.connect(clientSide);
   stops.push(() => client.close());
-  return { proxy, client, lines, transports };
+  return client;
 }
 
 describe('prompts and resources through the proxy', () => {
@@ -264,11 +270,7 @@ describe('prompts and resources through the proxy', () => {
     stops.push(() => proxy.stop({ graceMs: 0 }));
     void proxy.start();
     await proxy.pool.firstAttempt('notes');
-    const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
-    await proxy.upstream.connect(serverSide);
-    const client = new Client({ name: 'features-test', version: '1.0.0' });
-    await client.connect(clientSide);
-    stops.push(() => client.close());
+    const client = await clientOf(proxy);
     const prompts = vi.fn();
     client.setNotificationHandler(PromptListChangedNotificationSchema, prompts);
     const listing = client.listPrompts();
