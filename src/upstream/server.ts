@@ -243,8 +243,7 @@ export function createUpstreamServer<F extends PreparedForward>(deps: UpstreamDe
     extra: CallExtra,
   ): Promise<Result | InputRound> {
     if (!accepting) return finish(name, failure('downstream_unavailable', SHUTTING_DOWN), extra.requestId);
-    // Synchronous once the catalog is built: no extra await on the hot path.
-    // 3. authorize (I3) runs inside prepare, right after the lookup: see prepareCall.
+    // Synchronous once the catalog is built (no await on the hot path); I3 authorizes inside it.
     const preparing = backend.prepareCall(name, args, extra.requestId, extra.access, extra.principal);
     const prepared = preparing instanceof Promise ? await preparing : preparing;
     // T7, T8, T9: refused before any downstream sees it (the backend logged it, L1); S2 answered.
@@ -326,9 +325,7 @@ export function createUpstreamServer<F extends PreparedForward>(deps: UpstreamDe
     } else if (files !== undefined) {
       server.setRequestHandler('resources/read', (request) => files.read(request.params.uri, filesOwner()));
     }
-    // T6, T10: the list comes from memory; no downstream is asked. The connection has been
-    // answered this list once it is read (after P1's wait, in the same turn as the answer): a
-    // change during the wait is in the answer, not a list_changed ahead of it.
+    // T6, T10: from memory, no downstream asked. Marked listed after the read: P1's wait's changes are in it.
     server.setRequestHandler('tools/list', async (_request, ctx) => {
       const tools = await backend.listTools(callers.access(server, ctx));
       notifier.listed(server, 'tools');
