@@ -166,7 +166,10 @@ class StdioServerTransport extends StreamTransport {
   }
 
   #read(message: JSONRPCMessage): void {
-    if ('method' in message && 'id' in message) this.#count(message.id, 1);
+    // A 2026 listen stream is answered when it ends, by the close itself: closing does not wait for it.
+    if ('method' in message && 'id' in message) {
+      if (message.method !== 'subscriptions/listen') this.#count(message.id, 1);
+    }
     // A request the host cancelled is never answered.
     else if ('method' in message && message.method === 'notifications/cancelled') {
       const id = (message.params as { requestId?: unknown } | undefined)?.requestId;

@@ -11,6 +11,12 @@ import { memoryConfig, runtimeConfig } from '../helpers/fixtures.js';
 import { captureLogger, echoServer, MemoryTransports } from '../helpers/memory-servers.js';
 
 const stops: (() => Promise<void>)[] = [];
+/** The 2026-07-28 request envelope (E1). */
+const ENVELOPE = {
+  'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+  'io.modelcontextprotocol/clientInfo': { name: 't', version: '1' },
+  'io.modelcontextprotocol/clientCapabilities': {},
+};
 afterEach(async () => {
   for (const stop of stops.splice(0)) await stop();
 });
@@ -22,7 +28,7 @@ afterEach(async () => {
  */
 async function stdioSession(
   maxRequestBytes: number,
-  options: { server?: () => McpServer; answersBoundMs?: number } = {},
+  options: { server?: () => McpServer; answersBoundMs?: number; modern?: boolean } = {},
 ) {
   const { logger, lines } = captureLogger();
   const config = runtimeConfig([memoryConfig('e')]);
@@ -62,11 +68,18 @@ async function stdioSession(
   const send = (text: string): void => {
     stdin.write(text);
   };
-  send(
-    `${JSON.stringify({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } } })}\n`,
-  );
-  expect(await next()).toMatchObject({ id: 0, result: { serverInfo: expect.any(Object) } });
-  send(`${JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' })}\n`);
+  if (options.modern === true) {
+    send(
+      `${JSON.stringify({ jsonrpc: '2.0', id: 0, method: 'server/discover', params: { _meta: ENVELOPE } })}\n`,
+    );
+    expect(await next()).toMatchObject({ id: 0, result: { supportedVersions: ['2026-07-28'] } });
+  } else {
+    send(
+      `${JSON.stringify({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } } })}\n`,
+    );
+    expect(await next()).toMatchObject({ id: 0, result: { serverInfo: expect.any(Object) } });
+    send(`${JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' })}\n`);
+  }
   const unread = (): Record<string, unknown>[] =>
     queue.splice(0).map((line) => JSON.parse(line) as Record<string, unknown>);
   return { send, next, unread, lines, proxy, stdin, handle };
@@ -178,6 +191,23 @@ describe('serveStdio', () => {
     const ids = unread().map((line) => line['id']);
     expect(ids).toContain(2);
     expect(ids).not.toContain(1);
+  });
+
+  it('P5: closing does not wait for a 2026 listen stream (closing ends it); a request read before the end is answered', async () => {
+    // A bound no test outlives: closing must not need it.
+    const { send, next, unread, stdin, handle } = await stdioSession(1 << 20, {
+      modern: true,
+      answersBoundMs: 3_600_000,
+    });
+    send(
+      `${JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'subscriptions/listen', params: { _meta: ENVELOPE, notifications: { toolsListChanged: true } } })}\n`,
+    );
+    expect(await next()).toMatchObject({ method: 'notifications/subscriptions/acknowledged' });
+    send(`${JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/list', params: { _meta: ENVELOPE } })}\n`);
+    stdin.end();
+    await handle.ended;
+    await handle.close();
+    expect(unread().map((line) => line['id'])).toContain(2);
   });
 
   it('O1: every request read on stdio is counted by era and method, initialize, ping and the direct tools/call path included', async () => {
