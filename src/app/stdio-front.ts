@@ -24,6 +24,7 @@ import {
   MODERN_PROTOCOL_VERSION,
   gatewayCapabilities,
 } from '../upstream/capabilities.js';
+import { LineSplitter, type LineSink } from '../wire/lines.js';
 import { PACKAGE_NAME, packageVersion } from './version.js';
 
 export type { StdioFront };
@@ -135,15 +136,15 @@ export function pingId(message: unknown): string | number | undefined {
 }
 
 /** A line of input as JSON, or undefined when it is not JSON. */
-function parsed(line: Buffer): unknown {
+function parsed(line: string): unknown {
   try {
-    return JSON.parse(line.toString('utf8'));
+    return JSON.parse(line);
   } catch {
     return undefined;
   }
 }
 
-/** A line the server reads as nothing (wire/lines.ts): empty, or a lone `\r`. */
+/** A first line the server reads as nothing (wire/lines.ts): empty, or a lone `\r`. */
 const isBlank = (line: Buffer): boolean => line.length === 0 || (line.length === 1 && line[0] === 0x0d);
 
 /** A JSON-RPC notification: nothing waits for its answer. */
@@ -205,8 +206,8 @@ export function openStdioFront(
   const pings = new Map<string | number, number>();
   /** Something held waits for the server: a request not answered here, or a line it cannot read. */
   let waiting = false;
-  /** Once the opening was looked at: the input after the last whole line; undefined once unread. */
-  let unread: Buffer | undefined;
+  /** Once the opening was looked at: splits the input after it; undefined once nothing is to learn. */
+  let lines: LineSplitter | undefined;
   let hostHasLeft = false;
   let left: () => void = () => undefined;
   const hostLeft = new Promise<void>((resolve) => (left = resolve));
@@ -214,26 +215,28 @@ export function openStdioFront(
   const write = (answer: Json): void => {
     stdout.write(`${JSON.stringify(answer)}\n`, () => undefined);
   };
-  const readLines = (): void => {
-    while (unread !== undefined) {
-      const end = unread.indexOf(0x0a);
-      if (end < 0) break;
-      const line = unread.subarray(0, end);
-      unread = unread.subarray(end + 1);
-      if (isBlank(line)) continue;
-      const message = line.length <= MAX_LINE_BYTES ? parsed(line) : undefined;
+  /** Each whole line after the opening (empty ones are skipped, as the server skips them). */
+  const sink: LineSink = {
+    line(text) {
+      const message = parsed(text);
       const id = answersPings ? pingId(message) : undefined;
       if (id !== undefined) {
         pings.set(id, (pings.get(id) ?? 0) + 1);
         write({ jsonrpc: '2.0', id, result: {} });
       } else if (!isNotification(message)) waiting = true;
-      // Nothing more to learn: no ping to answer, and the server has work anyway.
-      if (waiting && !answersPings) unread = undefined;
-    }
-    // A line too long to read ends the reading: the rest waits for the server.
-    if (unread !== undefined && unread.length > MAX_LINE_BYTES) {
+    },
+    oversized() {
       waiting = true;
-      unread = undefined;
+    },
+  };
+  const readLines = (chunk: Buffer): void => {
+    lines?.push(chunk, sink);
+    // Nothing more to learn: no ping to answer, and the server has work anyway.
+    if (waiting && !answersPings) lines = undefined;
+    // A line too long to read ends the reading: the rest waits for the server.
+    else if (lines !== undefined && lines.pendingBytes > MAX_LINE_BYTES) {
+      waiting = true;
+      lines = undefined;
     }
   };
   const lookAtOpening = (): void => {
@@ -246,7 +249,7 @@ export function openStdioFront(
       return;
     }
     const line = joined.subarray(0, end);
-    const message = parsed(line);
+    const message = parsed(line.toString('utf8'));
     const answer = openingAnswer(message, serverInfo);
     if (answer !== undefined) {
       openingId = answer['id'] as string | number;
@@ -254,24 +257,21 @@ export function openStdioFront(
       write(answer);
       answersPings = (message as Json)['method'] === 'initialize';
     } else if (!isBlank(line) && !isNotification(message)) waiting = true;
-    unread = joined.subarray(end + 1);
-    readLines();
+    lines = new LineSplitter(MAX_LINE_BYTES);
+    readLines(joined.subarray(end + 1));
   };
   const onData = (chunk: Buffer): void => {
     held.push(chunk);
     heldBytes += chunk.length;
     if (!looked) lookAtOpening();
-    else if (unread !== undefined) {
-      unread = unread.length === 0 ? chunk : Buffer.concat([unread, chunk]);
-      readLines();
-    }
+    else readLines(chunk);
     if (heldBytes > MAX_HELD_BYTES) stdin.pause();
   };
   const onEnd = (): void => {
     ended = true;
     if (!looked) lookAtOpening();
     // P5: the host is gone; an unfinished last line counts as something the server must see.
-    if (unread !== undefined && unread.length > 0) waiting = true;
+    if (lines !== undefined && lines.pendingBytes > 0) waiting = true;
     if (waiting || taken) return;
     hostHasLeft = true;
     left();
