@@ -304,14 +304,18 @@ export function createToolBackend(deps: ToolDeps): ToolBackend<PreparedCall> {
         const catalog = deps.catalog();
         if (access === undefined) return catalog.definitions;
         const pair = searchPair();
-        if (access.expose === 'search' && pair !== undefined) {
-          const seen = catalog.tools.filter((tool) => access.sees(tool.name));
-          return searchPairDefinitions(pair, [...new Set(seen.map((tool) => tool.server))]);
-        }
+        const seen = catalog.tools.filter((tool) => access.sees(tool.name));
+        // I3, I6: the search pair searches what the caller sees; a caller who sees nothing (no
+        // rule, or confined to another profile) is not offered it either.
+        if (access.expose === 'search' && pair !== undefined)
+          return seen.length === 0
+            ? []
+            : searchPairDefinitions(pair, [...new Set(seen.map((tool) => tool.server))]);
         if (access.expose === 'all' || access.expose === 'read_only')
-          return catalog.tools.filter((tool) => access.sees(tool.name)).map((tool) => tool.definition);
-        return catalog.definitions.filter(
-          (tool) => tool.name === pair?.search || tool.name === pair?.call || access.sees(tool.name),
+          return seen.map((tool) => tool.definition);
+        const pairListed = seen.length > 0;
+        return catalog.definitions.filter((tool) =>
+          tool.name === pair?.search || tool.name === pair?.call ? pairListed : access.sees(tool.name),
         );
       };
       const settling = deps.settleLists();

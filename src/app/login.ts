@@ -30,6 +30,24 @@ export function loginServer(config: Config, name: string): LoginServer | string 
   return { server: name, url: transport.url, auth: transport.auth };
 }
 
+/**
+ * I2, D3: the principal `--principal` names, as the key its logins are stored under: `local`;
+ * `token:<name>`, a static token; `<issuer>#<sub>` as the gateway writes it; or a bare subject,
+ * the configured issuer's. A one-line reason when it names none.
+ */
+export function principalKey(config: Config, written: string): string | { readonly error: string } {
+  const auth = config.http.auth;
+  if (written === 'local' || written.includes('#')) return written;
+  if (written.startsWith('token:')) {
+    const name = written.slice('token:'.length);
+    const known = auth?.tokens[name] !== undefined || (name === 'token' && config.http.token !== undefined);
+    return known ? written : { error: `no static token "${name}" in http.auth.tokens` };
+  }
+  if (auth?.issuer === undefined)
+    return { error: `"${written}" is no principal: write local, token:<name> or <issuer>#<subject>` };
+  return `${auth.issuer}#${written}`;
+}
+
 /** D2: logs in to `target` as its principal and stores the tokens; resolves with the store's path. */
 export async function login(target: LoginServer, options: LoginOptions): Promise<string> {
   await runLogin(target, options);

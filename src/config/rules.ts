@@ -158,6 +158,31 @@ function ignoredMcpKeys(entry: ServerEntry, out: RuleProblems): void {
 }
 
 /**
+ * I2: `sub:` and `client:` name the issuer's principals, never a static token: a rule that names
+ * a static token's name so would match nobody, or an issuer's token of that subject instead.
+ */
+function principalNames(written: WrittenConfig, main: ParsedFile, out: RuleProblems): void {
+  const auth = written.http.auth;
+  if (auth === undefined) return;
+  const statics = new Set(Object.keys(auth.tokens));
+  if (written.http.token !== undefined) statics.add('token');
+  const check = (patterns: readonly string[], at: (string | number)[]): void =>
+    patterns.forEach((pattern, index) => {
+      const [kind, name] = [pattern.slice(0, pattern.indexOf(':')), pattern.slice(pattern.indexOf(':') + 1)];
+      if ((kind === 'sub' || kind === 'client') && statics.has(name) && name !== 'local')
+        out.errors.push(
+          problemAt(
+            main,
+            [...at, index],
+            `"${pattern}" names the static token "${name}": write "token:${name}" (sub: and client: name the issuer's principals only)`,
+          ),
+        );
+    });
+  check(auth.admins, ['http', 'auth', 'admins']);
+  written.access?.forEach((rule, index) => check(rule.principals, ['access', index, 'principals']));
+}
+
+/**
  * Runs every cross-field rule.
  * @param written the validated main file
  * @param entries every server, in config order (main file, then servers_dir)
@@ -194,6 +219,7 @@ export function checkRules(
       ),
     );
   }
+  principalNames(written, main, out);
   uniqueNames(entries, out);
   uniquePrefixes(entries, out);
   for (const entry of entries) {

@@ -131,7 +131,7 @@ export const InputRequiredSchema = z
   );
 
 const principalPattern = z.string().refine(isPrincipalPattern, {
-  message: 'expected sub:<subject>, group:<name>, scope:<scope>, client:<id> or *',
+  message: 'expected sub:<subject>, client:<id>, token:<name>, local, group:<name>, scope:<scope> or *',
 });
 
 /** I1: `http.auth`, the endpoint as an OAuth 2.1 resource server. */
@@ -207,12 +207,12 @@ const AuthSchema = z
         }),
       )
       .default({})
-      .describe('Static tokens, each a principal named by its key (its subject and client id).'),
+      .describe('Static tokens, each a principal named by its key (token:<key> in access rules).'),
     admins: z
       .array(principalPattern)
       .default([])
       .describe(
-        'O4: principals who may read the status page (sub:, group:, scope:, client: patterns). Default: none.',
+        'O4: principals who may read the status page (sub:, client:, token:, local, group:, scope: patterns). Default: none.',
       ),
   })
   .superRefine((auth, ctx) => {

@@ -12,8 +12,21 @@
 import picomatch from 'picomatch';
 import type { ExposeMode } from './options.js';
 
+/**
+ * I2: where a principal comes from. Its {@link Principal.key} says so too, so that no kind of
+ * token can take another kind's name: a JWT whose `sub` is `local`, or the name of a static
+ * token, is still the issuer's principal of that subject.
+ */
+export type PrincipalKind = 'issuer' | 'token' | 'local' | 'anonymous';
+
 /** The caller behind a request, from its validated token (I2). */
 export interface Principal {
+  readonly kind: PrincipalKind;
+  /**
+   * I2: what the gateway keys the principal's things by (sessions, input-round states, file
+   * links, per-caller copies, logins): `<issuer>#<sub>`, `token:<name>`, `local`, `anonymous`.
+   */
+  readonly key: string;
   /** `sub` of the token, or the static token's name; `local` over stdio. */
   readonly subject: string;
   readonly groups: readonly string[];
@@ -22,11 +35,41 @@ export interface Principal {
   readonly clientId?: string;
 }
 
+/** I2: the principal of an issuer's token (a JWT, or an opaque token introspected). */
+export function issuerPrincipal(
+  issuer: string,
+  subject: string,
+  claims: Pick<Principal, 'groups' | 'scopes' | 'clientId'>,
+): Principal {
+  return { kind: 'issuer', key: `${issuer}#${subject}`, subject, ...claims };
+}
+
+/** I2: the principal of the static token `name` (`http.auth.tokens`, `http.token` as `token`). */
+export function tokenPrincipal(
+  name: string,
+  groups: readonly string[],
+  scopes: readonly string[],
+): Principal {
+  return { kind: 'token', key: `token:${name}`, subject: name, groups, scopes };
+}
+
 /** The one caller of a stdio gateway (I2): it started this gateway. */
-export const LOCAL_PRINCIPAL: Principal = { subject: 'local', groups: [], scopes: [] };
+export const LOCAL_PRINCIPAL: Principal = {
+  kind: 'local',
+  key: 'local',
+  subject: 'local',
+  groups: [],
+  scopes: [],
+};
 
 /** A caller over HTTP with no validated token (no `http.auth`). */
-export const ANONYMOUS_PRINCIPAL: Principal = { subject: 'anonymous', groups: [], scopes: [] };
+export const ANONYMOUS_PRINCIPAL: Principal = {
+  kind: 'anonymous',
+  key: 'anonymous',
+  subject: 'anonymous',
+  groups: [],
+  scopes: [],
+};
 
 /** The principal a validated token's `AuthInfo` carries (upstream/identity.ts puts it there). */
 export function principalOf(
@@ -37,7 +80,7 @@ export function principalOf(
 
 /** One `access:` rule as written. */
 export interface AccessRule {
-  /** `sub:<subject>`, `group:<name>`, `scope:<scope>`, `client:<id>`, or `*` for every principal. */
+  /** `sub:<subject>`, `client:<id>` (the issuer's), `token:<name>`, `local`, `group:<name>`, `scope:<scope>`, or `*`. */
   readonly principals: readonly string[];
   /** Globs over exposed names; `!glob` excludes. */
   readonly allow: readonly string[];
@@ -72,23 +115,31 @@ export interface Policy {
 
 /** True for a principal pattern `access:` accepts. */
 export function isPrincipalPattern(pattern: string): boolean {
-  return pattern === '*' || /^(sub|group|scope|client):.+$/.test(pattern);
+  return pattern === '*' || pattern === 'local' || /^(sub|group|scope|client|token):.+$/.test(pattern);
 }
 
+/**
+ * I2: `sub:` and `client:` name the issuer's principals, `token:` a static token, `local` (or,
+ * as written before, `sub:local`) the gateway's own user; `group:` and `scope:` any principal
+ * that carries them.
+ */
 function matchesPrincipal(pattern: string, principal: Principal): boolean {
   if (pattern === '*') return true;
+  if (pattern === 'local' || pattern === 'sub:local') return principal.kind === 'local';
   const colon = pattern.indexOf(':');
   const kind = pattern.slice(0, colon);
   const value = pattern.slice(colon + 1);
   switch (kind) {
     case 'sub':
-      return principal.subject === value;
+      return principal.kind === 'issuer' && principal.subject === value;
+    case 'token':
+      return principal.kind === 'token' && principal.subject === value;
     case 'group':
       return principal.groups.includes(value);
     case 'scope':
       return principal.scopes.includes(value);
     case 'client':
-      return principal.clientId === value;
+      return principal.kind === 'issuer' && principal.clientId === value;
     default:
       return false;
   }

@@ -77,7 +77,7 @@ export function createCallerIdentity(options: CallerIdentityOptions): CallerIden
     sole.has(server) ? options.profile : (ctx.http?.authInfo?.extra?.['profile'] as string | undefined);
   const principalKey = (ctx: RequestContext): string => {
     const found = principalOf(ctx.http?.authInfo);
-    return found === undefined ? '' : `principal:${found.subject}`;
+    return found === undefined ? '' : `principal:${found.key}`;
   };
   return {
     markSole: (server) => void sole.add(server),
@@ -90,7 +90,7 @@ export function createCallerIdentity(options: CallerIdentityOptions): CallerIden
     ensureId,
     principalKey,
     principalObject(authInfo) {
-      const subject = principalOf(authInfo)?.subject;
+      const subject = principalOf(authInfo)?.key;
       if (subject === undefined) return undefined;
       let object = principalObjects.get(subject);
       if (object === undefined) principalObjects.set(subject, (object = { principal: subject }));

@@ -48,7 +48,7 @@ export function withProfile(req: IncomingMessage, profile: string): void {
 /** I5, I6: who owns a session opened by this request: its principal, through its profile. */
 export function ownerOf(req: IncomingMessage): string | undefined {
   const auth = (req as AuthedRequest).auth;
-  const subject = principalOf(auth)?.subject;
+  const subject = principalOf(auth)?.key;
   const profile = auth?.extra?.['profile'] as string | undefined;
   if (subject === undefined && profile === undefined) return undefined;
   return `${subject ?? ''}\u0000${profile ?? ''}`;
@@ -100,7 +100,7 @@ export function createHttpAuth(
         const scope = scopeCheck(principal, params.name, params.arguments);
         if (scope === undefined) continue;
         const answer = await identity.insufficientScope(scope, `the tool needs the scope ${scope}`);
-        logger.info({ principal: principal.subject, scope }, 'call refused: insufficient_scope');
+        logger.info({ principal: principal.key, scope }, 'call refused: insufficient_scope');
         res.writeHead(answer.status, answer.headers);
         res.end(answer.body);
         return false;

@@ -24,8 +24,8 @@ import {
   type AuthInfo,
   type OAuthTokenVerifier,
 } from '@modelcontextprotocol/server';
-import { createRemoteJWKSet, errors as joseErrors, jwtVerify, type JWTPayload } from 'jose';
-import { principalOf, type Principal } from '../core/policy.js';
+import { createRemoteJWKSet, customFetch, errors as joseErrors, jwtVerify, type JWTPayload } from 'jose';
+import { issuerPrincipal, principalOf, tokenPrincipal, type Principal } from '../core/policy.js';
 import { createIntrospection } from './introspection.js';
 
 /** Algorithms a token may be signed with: asymmetric only (`none` and HS* never). */
@@ -70,6 +70,8 @@ export interface IdentityOptions {
   readonly tokens: Readonly<Record<string, StaticToken>>;
   /** @default globalThis.fetch */
   readonly fetch?: typeof fetch;
+  /** How long finding the issuer's metadata, and its keys, may take. @default 5000 */
+  readonly discoveryTimeoutMs?: number;
 }
 
 /** What a request's `Authorization` header came to. */
@@ -107,11 +109,19 @@ function stringList(value: unknown): string[] {
 /** A compact JWS: three base64url parts (an opaque token is anything else). */
 const JWT_SHAPE = /^[\w-]+\.[\w-]+\.[\w-]*$/;
 
+/** I1: how long finding the issuer's metadata may take in all (a silent issuer must not hang requests). */
+export const DISCOVERY_TIMEOUT_MS = 5000;
+
 /**
  * OIDC discovery, then RFC 8414 (path inserted after the well-known prefix), for the metadata
- * field `field` (`jwks_uri`, `introspection_endpoint`).
+ * field `field` (`jwks_uri`, `introspection_endpoint`); all of it within `timeoutMs`.
  */
-async function discover(issuer: string, field: string, fetcher: typeof fetch): Promise<string> {
+export async function discover(
+  issuer: string,
+  field: string,
+  fetcher: typeof fetch,
+  timeoutMs = DISCOVERY_TIMEOUT_MS,
+): Promise<string> {
   const url = new URL(issuer);
   const path = url.pathname.replace(/\/$/, '');
   const candidates = [
@@ -119,11 +129,13 @@ async function discover(issuer: string, field: string, fetcher: typeof fetch): P
     `${url.origin}/.well-known/oauth-authorization-server${path}`,
     `${url.origin}/.well-known/openid-configuration${path}`,
   ];
+  const signal = AbortSignal.timeout(timeoutMs);
   const seen: string[] = [];
   for (const candidate of candidates) {
     try {
-      const response = await fetcher(candidate, { headers: { accept: 'application/json' } });
+      const response = await fetcher(candidate, { headers: { accept: 'application/json' }, signal });
       if (!response.ok) {
+        await response.body?.cancel();
         seen.push(`${candidate}: HTTP ${response.status}`);
         continue;
       }
@@ -136,11 +148,25 @@ async function discover(issuer: string, field: string, fetcher: typeof fetch): P
       if (typeof value === 'string') return value;
       seen.push(`${candidate}: no ${field}`);
     } catch (error) {
+      if (signal.aborted) {
+        seen.push(`no answer within ${timeoutMs} ms`);
+        break;
+      }
       seen.push(`${candidate}: ${(error as Error).message}`);
     }
   }
   throw new Error(`no authorization server metadata for ${issuer} (${seen.join('; ')})`);
 }
+
+/** RFC 6750 §2.1: `Bearer` and one b64token, nothing after it. */
+const BEARER_SYNTAX = /^Bearer +[\w\-.~+/]+=*$/i;
+
+/**
+ * RFC 9068 §4 asks for `typ: at+jwt`; most issuers (Keycloak, Auth0, Entra) send `JWT` or none.
+ * Those are accepted; any other type (an ID token's `id+jwt`, a logout or DPoP proof) is not an
+ * access token.
+ */
+const ACCESS_TOKEN_TYPES = new Set(['at+jwt', 'application/at+jwt', 'jwt']);
 
 /**
  * Builds the resource server.
@@ -148,6 +174,7 @@ async function discover(issuer: string, field: string, fetcher: typeof fetch): P
  */
 export function createIdentity(options: IdentityOptions): Identity {
   const fetcher = options.fetch ?? fetch;
+  const discoveryTimeoutMs = options.discoveryTimeoutMs ?? DISCOVERY_TIMEOUT_MS;
   const resource = options.resource.href;
   const audience = options.audience ?? resource;
   const metadataUrl = getOAuthProtectedResourceMetadataUrl(options.resource);
@@ -160,9 +187,18 @@ export function createIdentity(options: IdentityOptions): Identity {
   const keySet = (): Promise<ReturnType<typeof createRemoteJWKSet>> => {
     const issuer = options.issuer as string;
     keys ??= (
-      options.jwksUri !== undefined ? Promise.resolve(options.jwksUri) : discover(issuer, 'jwks_uri', fetcher)
+      options.jwksUri !== undefined
+        ? Promise.resolve(options.jwksUri)
+        : discover(issuer, 'jwks_uri', fetcher, discoveryTimeoutMs)
     )
-      .then((uri) => createRemoteJWKSet(new URL(uri), { cooldownDuration: 30_000, cacheMaxAge: 600_000 }))
+      .then((uri) =>
+        createRemoteJWKSet(new URL(uri), {
+          cooldownDuration: 30_000,
+          cacheMaxAge: 600_000,
+          timeoutDuration: discoveryTimeoutMs,
+          [customFetch]: fetcher,
+        }),
+      )
       .catch((error: unknown) => {
         // Discovery is tried again on the next token (the issuer may come up later).
         keys = undefined;
@@ -177,12 +213,7 @@ export function createIdentity(options: IdentityOptions): Identity {
     let found: (typeof statics)[number] | undefined;
     for (const candidate of statics) if (timingSafeEqual(candidate.digest, presented)) found = candidate;
     if (found === undefined) return undefined;
-    const principal: Principal = {
-      subject: found.name,
-      groups: found.entry.groups,
-      scopes: found.entry.scopes,
-      clientId: found.name,
-    };
+    const principal = tokenPrincipal(found.name, found.entry.groups, found.entry.scopes);
     return {
       token,
       clientId: found.name,
@@ -193,11 +224,16 @@ export function createIdentity(options: IdentityOptions): Identity {
   }
 
   async function jwt(token: string): Promise<AuthInfo> {
-    if (options.issuer === undefined) throw new OAuthError(OAuthErrorCode.InvalidToken, 'Unknown token');
+    const issuer = options.issuer;
+    if (issuer === undefined) throw new OAuthError(OAuthErrorCode.InvalidToken, 'Unknown token');
     let payload: JWTPayload;
+    let type: string | undefined;
     try {
-      ({ payload } = await jwtVerify(token, await keySet(), {
-        issuer: options.issuer,
+      ({
+        payload,
+        protectedHeader: { typ: type },
+      } = await jwtVerify(token, await keySet(), {
+        issuer,
         audience,
         algorithms: ALGORITHMS,
         clockTolerance: options.clockSkewSeconds,
@@ -210,6 +246,13 @@ export function createIdentity(options: IdentityOptions): Identity {
       // The issuer's metadata or keys could not be fetched: the token is not known to be bad.
       throw new OAuthError(OAuthErrorCode.ServerError, 'The authorization server could not be reached');
     }
+    // I2: the subject is a principal's name: a non-empty string, nothing else.
+    if (typeof payload.sub !== 'string' || payload.sub === '')
+      throw new OAuthError(OAuthErrorCode.InvalidToken, 'Invalid token: sub is not a non-empty string');
+    if (type !== undefined && !ACCESS_TOKEN_TYPES.has(type.toLowerCase()))
+      throw new OAuthError(OAuthErrorCode.InvalidToken, 'Invalid token: typ is not an access token type');
+    if (typeof payload.iat === 'number' && payload.iat > Date.now() / 1000 + options.clockSkewSeconds)
+      throw new OAuthError(OAuthErrorCode.InvalidToken, 'Invalid token: issued in the future');
     const scopes = stringList(payload['scope'] ?? payload['scp']);
     const clientId =
       typeof payload['client_id'] === 'string'
@@ -217,17 +260,17 @@ export function createIdentity(options: IdentityOptions): Identity {
         : typeof payload['azp'] === 'string'
           ? payload['azp']
           : undefined;
-    const principal: Principal = {
-      subject: payload.sub as string,
+    const principal = issuerPrincipal(issuer, payload.sub, {
       groups: stringList(payload[options.groupsClaim]),
       scopes,
       ...(clientId !== undefined ? { clientId } : {}),
-    };
+    });
     return {
       token,
       clientId: clientId ?? '',
       scopes,
-      expiresAt: payload.exp as number,
+      // `clock_skew_s` of slack past `exp` (the SDK compares expiresAt with its own clock).
+      expiresAt: (payload.exp as number) + options.clockSkewSeconds,
       resource: options.resource,
       extra: { principal },
     };
@@ -241,7 +284,7 @@ export function createIdentity(options: IdentityOptions): Identity {
   const verified = new Map<string, AuthInfo>();
   async function cachedJwt(token: string): Promise<AuthInfo> {
     const hit = verified.get(token);
-    if (hit !== undefined && (hit.expiresAt ?? 0) > Date.now() / 1000 - options.clockSkewSeconds) return hit;
+    if (hit !== undefined && (hit.expiresAt ?? 0) > Date.now() / 1000) return hit;
     verified.delete(token);
     const info = await jwt(token);
     if (verified.size >= VERIFIED_CACHE_SIZE) verified.delete(verified.keys().next().value as string);
@@ -258,16 +301,20 @@ export function createIdentity(options: IdentityOptions): Identity {
           endpoint: () =>
             introspection.endpoint !== undefined
               ? Promise.resolve(introspection.endpoint)
-              : (endpoint ??= discover(options.issuer as string, 'introspection_endpoint', fetcher).catch(
-                  (error: unknown) => {
-                    // Tried again with the next token (the issuer may come up later).
-                    endpoint = undefined;
-                    throw error;
-                  },
-                )),
+              : (endpoint ??= discover(
+                  options.issuer as string,
+                  'introspection_endpoint',
+                  fetcher,
+                  discoveryTimeoutMs,
+                ).catch((error: unknown) => {
+                  // Tried again with the next token (the issuer may come up later).
+                  endpoint = undefined;
+                  throw error;
+                })),
           clientId: introspection.clientId,
           clientSecret: introspection.clientSecret,
           ...(options.issuer !== undefined ? { issuer: options.issuer } : {}),
+          principalIssuer: options.issuer ?? introspection.endpoint ?? 'introspection',
           audience,
           resource: options.resource,
           groupsClaim: options.groupsClaim,
@@ -297,8 +344,20 @@ export function createIdentity(options: IdentityOptions): Identity {
   return {
     async authenticate(authorization) {
       try {
-        const auth = await verifyBearerToken(authorization, { verifier, ...challenge });
-        return { ok: true, auth, principal: principalOf(auth) as Principal };
+        if (authorization !== undefined && !BEARER_SYNTAX.test(authorization))
+          throw new OAuthError(
+            OAuthErrorCode.InvalidToken,
+            "Invalid Authorization header format, expected 'Bearer TOKEN'",
+          );
+        const auth = await verifyBearerToken(authorization, { verifier, resourceMetadataUrl: metadataUrl });
+        const principal = principalOf(auth) as Principal;
+        // I1: `required_scopes` is asked of the issuer's tokens; a static token is the operator's own.
+        if (
+          principal.kind === 'issuer' &&
+          !options.requiredScopes.every((scope) => auth.scopes.includes(scope))
+        )
+          throw new OAuthError(OAuthErrorCode.InsufficientScope, 'Insufficient scope');
+        return { ok: true, auth, principal };
       } catch (error) {
         return answer(bearerAuthChallengeResponse(error, challenge));
       }

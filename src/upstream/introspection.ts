@@ -9,13 +9,25 @@
  */
 import { createHash } from 'node:crypto';
 import { OAuthError, OAuthErrorCode, type AuthInfo } from '@modelcontextprotocol/server';
-import type { Principal } from '../core/policy.js';
+import { issuerPrincipal } from '../core/policy.js';
 
 /** Answers kept at once; the oldest goes first. */
 const CACHE_SIZE = 1024;
 
 /** How long a refusal is kept, in seconds. */
 const REFUSAL_S = 5;
+
+/** How long one introspection request may take (with discovery, a request is answered within 15 s). */
+const ASK_TIMEOUT_MS = 8000;
+
+/**
+ * I1: introspection requests in flight at once, and waiting for a place. A stream of distinct
+ * bogus tokens is not turned into as many requests to the issuer: past the queue, a token is
+ * answered 500 `server_error` at once (the host may try again), and one token presented by many
+ * requests at once is asked about once.
+ */
+export const INTROSPECTIONS_AT_ONCE = 8;
+export const INTROSPECTIONS_WAITING = 64;
 
 /** Options of {@link createIntrospection}. */
 export interface IntrospectionOptions {
@@ -25,6 +37,8 @@ export interface IntrospectionOptions {
   readonly clientSecret: string;
   /** Expected `iss` when the answer names one. */
   readonly issuer?: string;
+  /** What a principal's key names as where it comes from (I2). @default the issuer, else 'introspection' */
+  readonly principalIssuer?: string;
   /** Expected in `aud`. */
   readonly audience: string;
   /** The resource the token is for (AuthInfo). */
@@ -93,7 +107,7 @@ export function createIntrospection(options: IntrospectionOptions): Introspect {
           authorization: basic,
         },
         body: new URLSearchParams({ token, token_type_hint: 'access_token' }),
-        signal: AbortSignal.timeout(10_000),
+        signal: AbortSignal.timeout(ASK_TIMEOUT_MS),
       });
     } catch {
       throw new OAuthError(OAuthErrorCode.ServerError, 'The authorization server could not be reached');
@@ -108,15 +122,28 @@ export function createIntrospection(options: IntrospectionOptions): Introspect {
     return answer as Record<string, unknown>;
   }
 
-  return async (token) => {
-    const key = createHash('sha256').update(token, 'utf8').digest('base64url');
-    const nowS = now() / 1000;
-    const hit = kept.get(key);
-    if (hit !== undefined && hit.until > nowS) {
-      if ('auth' in hit) return hit.auth;
-      throw new OAuthError(OAuthErrorCode.InvalidToken, `Invalid token: ${hit.refusal}`);
+  /** Introspections under way, by token digest: one request however many present the token. */
+  const asking = new Map<string, Promise<AuthInfo>>();
+  let running = 0;
+  const queue: (() => void)[] = [];
+  async function slot<T>(work: () => Promise<T>): Promise<T> {
+    if (running >= INTROSPECTIONS_AT_ONCE) {
+      if (queue.length >= INTROSPECTIONS_WAITING)
+        throw new OAuthError(OAuthErrorCode.ServerError, 'Too many tokens to introspect at once: try again');
+      await new Promise<void>((resolve) => queue.push(resolve));
+    } else running += 1;
+    try {
+      return await work();
+    } finally {
+      const next = queue.shift();
+      if (next !== undefined) next();
+      else running -= 1;
     }
-    const answer = await ask(token);
+  }
+
+  async function validate(token: string, key: string): Promise<AuthInfo> {
+    const answer = await slot(() => ask(token));
+    const nowS = now() / 1000;
     const why = refusal(answer, options, nowS);
     if (why !== undefined) {
       keep(key, { until: nowS + REFUSAL_S, refusal: why });
@@ -124,12 +151,15 @@ export function createIntrospection(options: IntrospectionOptions): Introspect {
     }
     const scopes = stringList(answer['scope']);
     const clientId = typeof answer['client_id'] === 'string' ? answer['client_id'] : undefined;
-    const principal: Principal = {
-      subject: (answer['sub'] ?? answer['client_id']) as string,
-      groups: stringList(answer[options.groupsClaim]),
-      scopes,
-      ...(clientId !== undefined ? { clientId } : {}),
-    };
+    const principal = issuerPrincipal(
+      options.principalIssuer ?? options.issuer ?? 'introspection',
+      (answer['sub'] ?? answer['client_id']) as string,
+      {
+        groups: stringList(answer[options.groupsClaim]),
+        scopes,
+        ...(clientId !== undefined ? { clientId } : {}),
+      },
+    );
     const exp = typeof answer['exp'] === 'number' ? answer['exp'] : undefined;
     const auth: AuthInfo = {
       token,
@@ -143,5 +173,20 @@ export function createIntrospection(options: IntrospectionOptions): Introspect {
     const until = Math.min(nowS + options.cacheSeconds, exp ?? Number.POSITIVE_INFINITY);
     if (until > nowS) keep(key, { until, auth });
     return auth;
+  }
+
+  return async (token) => {
+    const key = createHash('sha256').update(token, 'utf8').digest('base64url');
+    const hit = kept.get(key);
+    if (hit !== undefined && hit.until > now() / 1000) {
+      if ('auth' in hit) return hit.auth;
+      throw new OAuthError(OAuthErrorCode.InvalidToken, `Invalid token: ${hit.refusal}`);
+    }
+    let pending = asking.get(key);
+    if (pending === undefined) {
+      pending = validate(token, key).finally(() => asking.delete(key));
+      asking.set(key, pending);
+    }
+    return pending;
   };
 }

@@ -359,7 +359,7 @@ export function createUpstreamServer<F extends PreparedForward>(deps: UpstreamDe
       // O2: a span per upstream call, parented to the request's `traceparent`, named after the
       // tool only when the tool exists (an unknown name is unbounded input).
       const known = backend.exposes?.(called) !== false;
-      const subject = principalOf(ctx.http?.authInfo)?.subject;
+      const subject = principalOf(ctx.http?.authInfo)?.key;
       const traced = startCallSpan(
         known ? called : undefined,
         ctx.mcpReq._meta as Record<string, unknown> | undefined,

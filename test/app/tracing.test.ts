@@ -13,6 +13,7 @@ import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { CallToolResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createProxy, type Proxy } from '../../src/app/proxy.js';
+import { issuerPrincipal } from '../../src/core/policy.js';
 import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js';
 import { memoryConfig, runtimeConfig } from '../helpers/fixtures.js';
 import { captureLogger, MemoryTransports } from '../helpers/memory-servers.js';
@@ -120,7 +121,7 @@ describe('traces', () => {
       token: 'secret-token-value',
       clientId: 'c',
       scopes: [],
-      extra: { principal: { subject: 'alice', groups: [], scopes: [] } },
+      extra: { principal: issuerPrincipal('https://idp.example.com', 'alice', { groups: [], scopes: [] }) },
     });
     try {
       exporter.reset();
@@ -129,7 +130,7 @@ describe('traces', () => {
         CallToolResultSchema,
       );
       const upstream = exporter.getFinishedSpans().find((span) => span.name === 'tools/call m_meta');
-      expect(upstream?.attributes['enduser.id']).toBe('alice');
+      expect(upstream?.attributes['enduser.id']).toBe('https://idp.example.com#alice');
       expect(JSON.stringify(exporter.getFinishedSpans().map((span) => span.attributes))).not.toContain(
         'secret-token-value',
       );

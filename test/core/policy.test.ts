@@ -7,6 +7,9 @@ import {
   compileUriSelection,
   viewOf,
   withinProfile,
+  issuerPrincipal,
+  LOCAL_PRINCIPAL,
+  tokenPrincipal,
   type AccessRule,
   type Principal,
 } from '../../src/core/policy.js';
@@ -21,7 +24,14 @@ const RULES: AccessRule[] = [
   { principals: ['client:ci-bot', 'scope:read'], allow: ['*_read'] },
 ];
 
-const who = (over: Partial<Principal>): Principal => ({ subject: 's', groups: [], scopes: [], ...over });
+const who = (over: Partial<Principal>): Principal => ({
+  kind: 'issuer',
+  key: `https://idp.example.com#${over.subject ?? 's'}`,
+  subject: 's',
+  groups: [],
+  scopes: [],
+  ...over,
+});
 const policy = compilePolicy(RULES);
 
 describe('access rules', () => {
@@ -58,7 +68,24 @@ describe('access rules', () => {
       'memory_create_entity',
       { allowed: true },
     ],
-    ['I2: sub: matches the subject', who({ subject: 'local' }), 'files_write', { allowed: true }],
+    [
+      'I2: sub:local (as local) matches the local operator',
+      LOCAL_PRINCIPAL,
+      'files_write',
+      { allowed: true },
+    ],
+    [
+      'I2: sub:local does not match an issuer’s principal whose sub is local',
+      who({ subject: 'local' }),
+      'files_write',
+      { allowed: false, reason: 'no_rule' },
+    ],
+    [
+      'I2: client: does not match a static token of that name',
+      tokenPrincipal('ci-bot', [], []),
+      'files_read',
+      { allowed: false, reason: 'no_rule' },
+    ],
     ['I2: client: matches the client id', who({ clientId: 'ci-bot' }), 'files_read', { allowed: true }],
     ['I2: scope: matches a scope', who({ scopes: ['read'] }), 'db_read', { allowed: true }],
     [
@@ -80,9 +107,37 @@ describe('access rules', () => {
   it('I2: a principal is matched by subject, group, scope or client id, and * matches anyone', () => {
     const anyone = compilePolicy([{ principals: ['*'], allow: ['x'] }]);
     expect(anyone.decide(who({}), 'x')).toEqual({ allowed: true });
-    expect(policy.decide(who({ subject: 'local' }), 'files_a')).toEqual({ allowed: true });
+    expect(policy.decide(LOCAL_PRINCIPAL, 'files_a')).toEqual({ allowed: true });
     expect(policy.decide(who({ clientId: 'ci-bot' }), 'a_read')).toEqual({ allowed: true });
     expect(policy.decide(who({ scopes: ['read'] }), 'a_read')).toEqual({ allowed: true });
+  });
+
+  it.each([
+    ['sub:alice', issuerPrincipal('https://idp', 'alice', { groups: [], scopes: [] }), true],
+    ['sub:alice', tokenPrincipal('alice', [], []), false],
+    ['token:alice', tokenPrincipal('alice', [], []), true],
+    ['token:alice', issuerPrincipal('https://idp', 'alice', { groups: [], scopes: [] }), false],
+    ['local', LOCAL_PRINCIPAL, true],
+    ['local', issuerPrincipal('https://idp', 'local', { groups: [], scopes: [] }), false],
+    ['token:local', LOCAL_PRINCIPAL, false],
+    ['client:bot', issuerPrincipal('https://idp', 'x', { groups: [], scopes: [], clientId: 'bot' }), true],
+    ['client:bot', tokenPrincipal('bot', [], []), false],
+    ['group:ci', tokenPrincipal('bot', ['ci'], []), true],
+  ])('I2: the pattern %s names a principal of its own kind only (%#)', (pattern, principal, matches) => {
+    const rules = compilePolicy([{ principals: [pattern], allow: ['x'] }]);
+    expect(rules.decide(principal, 'x').allowed).toBe(matches);
+  });
+
+  it('I2: principals of different kinds with one subject have different keys', () => {
+    const keys = [
+      issuerPrincipal('https://idp', 'token', { groups: [], scopes: [] }).key,
+      tokenPrincipal('token', [], []).key,
+      issuerPrincipal('https://idp', 'local', { groups: [], scopes: [] }).key,
+      LOCAL_PRINCIPAL.key,
+      issuerPrincipal('https://other', 'alice', { groups: [], scopes: [] }).key,
+      issuerPrincipal('https://idp', 'alice', { groups: [], scopes: [] }).key,
+    ];
+    expect(new Set(keys).size).toBe(keys.length);
   });
 
   it('I3: without access rules every principal may call everything', () => {

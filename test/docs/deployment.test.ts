@@ -71,7 +71,7 @@ describe('docs/deployment.md', () => {
     // I1, I3, I6: the team setup: tokens from the identity provider, rules, a profile.
     expect(loaded.config?.http.auth).toMatchObject({
       issuer: 'https://idp.example.com/realms/eng',
-      admins: ['group:sre', 'client:token'],
+      admins: ['group:sre', 'token:token'],
     });
     expect(loaded.config?.access?.map((rule) => rule.principals)).toEqual([['group:sre'], ['group:dev']]);
     expect(Object.keys(loaded.config?.profiles ?? {})).toEqual(['readers']);

@@ -112,7 +112,7 @@ const callsBy = (principal: string): number =>
   b
     .stderr()
     .split('\n')
-    .filter((line) => line.includes('"call_end"') && line.includes(`"principal":"${principal}"`)).length;
+    .filter((line) => line.includes('"call_end"') && line.includes(`#${principal}"`)).length;
 
 describe('each caller logs in to a downstream for itself', () => {
   it('D3: a 2025 and a 2026 host each complete a first call through URL elicitation; B sees each principal’s calls with its own token only', async () => {
@@ -204,7 +204,9 @@ describe('each caller logs in to a downstream for itself', () => {
     const refused = envelope(await carol.callTool({ name: 'b_c_hit', arguments: {} }));
     expect(refused.error_type).toBe('downstream_unavailable');
     expect(refused.error_data).toMatchObject({ reason: 'login_required', server: 'b' });
-    expect(refused.error).toContain('mcp-normalizer login b --principal carol-host --no-browser');
+    expect(refused.error).toContain(
+      `mcp-normalizer login b --principal '${as.issuer}#carol-host' --no-browser`,
+    );
     // R4: not "retry later": the user acts first.
     expect(refused.instruction).toContain('needs the user to log in first');
     expect(callsBy('carol')).toBe(0);

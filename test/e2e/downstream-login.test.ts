@@ -105,7 +105,7 @@ describe('logging in to a remote server as a person', () => {
 
     const called = await runCli(['call', 'b_c_hit', '--config', file]);
     expect(called.code).toBe(0);
-    await expect.poll(() => b.stderr()).toMatch(/"principal":"alice"/);
+    await expect.poll(() => b.stderr()).toMatch(/"principal":"[^"]*#alice"/);
 
     // The access token expires; the next call refreshes it without anyone, before sending it:
     // B never sees the expired token (it refuses none of that call's requests).

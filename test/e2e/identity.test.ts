@@ -219,10 +219,7 @@ describe('who is calling', () => {
           .stderr()
           .split('\n')
           .some(
-            (line) =>
-              line.includes('"call_end"') &&
-              line.includes('"principal":"bob"') &&
-              line.includes('access_denied'),
+            (line) => line.includes('"call_end"') && line.includes('#bob"') && line.includes('access_denied'),
           ),
       )
       .toBe(true);

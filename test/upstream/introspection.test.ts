@@ -1,6 +1,10 @@
 /** I1: RFC 7662 answers → a principal or a refusal, and how long each is kept (a table, fake clock). */
 import { describe, expect, it } from 'vitest';
-import { createIntrospection } from '../../src/upstream/introspection.js';
+import {
+  createIntrospection,
+  INTROSPECTIONS_AT_ONCE,
+  INTROSPECTIONS_WAITING,
+} from '../../src/upstream/introspection.js';
 
 const AUDIENCE = 'https://mcp.example.com/mcp';
 const ISSUER = 'https://idp.example.com';
@@ -47,6 +51,8 @@ describe('introspection', () => {
     const { introspect, asked } = introspector(ACTIVE);
     const auth = await introspect('opaque-token');
     expect(auth.extra?.['principal']).toEqual({
+      kind: 'issuer',
+      key: `${ISSUER}#alice`,
       subject: 'alice',
       groups: ['dev'],
       scopes: ['mcp', 'tools.write'],
@@ -107,5 +113,46 @@ describe('introspection', () => {
     await never.introspect('t');
     await never.introspect('t');
     expect(never.asked).toHaveLength(2);
+  });
+
+  it('I1: many distinct tokens at once are not as many requests to the issuer; one token at once is one', async () => {
+    let inFlight = 0;
+    let most = 0;
+    const release: (() => void)[] = [];
+    const introspect = createIntrospection({
+      endpoint: () => Promise.resolve('https://idp.example.com/introspect'),
+      clientId: 'gateway',
+      clientSecret: 'secret',
+      issuer: ISSUER,
+      audience: AUDIENCE,
+      resource: new URL(AUDIENCE),
+      groupsClaim: 'roles',
+      cacheSeconds: 60,
+      clockSkewSeconds: 0,
+      fetch: () => {
+        most = Math.max(most, ++inFlight);
+        return new Promise((resolve) =>
+          release.push(() => {
+            inFlight -= 1;
+            resolve(Response.json({ active: false }));
+          }),
+        );
+      },
+    });
+    const bogus = Array.from({ length: 200 }, (_, i) => introspect(`bogus-${i}`).catch((e: Error) => e));
+    const same = Array.from({ length: 50 }, () => introspect('one-token').catch((e: Error) => e));
+    // Past the places and the queue: answered at once, as a server error the host may retry.
+    const early = await Promise.all(bogus.slice(INTROSPECTIONS_AT_ONCE + INTROSPECTIONS_WAITING));
+    expect(early.every((error) => (error as { code?: string }).code === 'server_error')).toBe(true);
+    while (release.length > 0 || inFlight > 0) {
+      release.splice(0).forEach((go) => go());
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    await Promise.all([...bogus, ...same]);
+    expect(most).toBe(INTROSPECTIONS_AT_ONCE);
+
+    const coalesced = introspector(ACTIVE);
+    await Promise.all(Array.from({ length: 50 }, () => coalesced.introspect('presented-at-once')));
+    expect(coalesced.asked).toHaveLength(1);
   });
 });

@@ -3,7 +3,7 @@
  * server with `auth: oauth`, kept in the token store for the gateway to use.
  */
 import { spawn } from 'node:child_process';
-import { loginServer, login, logout } from '../../app/login.js';
+import { loginServer, login, logout, principalKey } from '../../app/login.js';
 import type { CliIO } from '../common.js';
 import { CliError, EXIT, loadConfigOrFail, parseCommandArgs, resolveConfigPath } from '../common.js';
 
@@ -16,8 +16,10 @@ and the tokens are stored (mode 0600) for the gateway, which refreshes them.
 Options:
   -c, --config FILE   config file (default: $MCP_NORMALIZER_CONFIG, else ./mcp-normalizer.{yaml,yml,json})
       --no-browser    print the URL to open instead of opening a browser
-      --principal S   log in for the gateway's caller S (a token's subject), not for yourself:
-                      send that person the URL (with --no-browser)
+      --principal S   log in for the gateway's caller S, not for yourself: a subject of
+                      http.auth.issuer, token:<name> for a static token, or the
+                      <issuer>#<subject> a call's failure names; send that person the URL
+                      (with --no-browser)
       --timeout S     give up after S seconds without the browser coming back (default: 300)
   -h, --help          show this help
 
@@ -67,10 +69,15 @@ async function target(command: string, args: readonly string[], io: CliIO, help:
   const config = await loadConfigOrFail(file, io);
   const server = loginServer(config, name);
   if (typeof server === 'string') throw new CliError(`${command}: ${server}`, EXIT.usage);
-  const principal = values['principal'] as string | undefined;
-  if (principal !== undefined && principal.trim() === '')
+  const written = values['principal'] as string | undefined;
+  if (written !== undefined && written.trim() === '')
     throw new CliError(`${command}: --principal needs a caller's subject`, EXIT.usage);
-  return { server: principal === undefined ? server : { ...server, principal }, values };
+  if (written === undefined) return { server, values };
+  // I2: a bare subject is the configured issuer's; `token:<name>` a static token's.
+  const principal = principalKey(config, written);
+  if (typeof principal !== 'string')
+    throw new CliError(`${command}: --principal: ${principal.error}`, EXIT.usage);
+  return { server: { ...server, principal }, values };
 }
 
 /** Runs `login`. */
