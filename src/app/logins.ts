@@ -3,8 +3,9 @@
  * of a principal that has no usable login there does not fail blindly: the gateway starts the
  * authorization code flow for that principal (downstream/oauth-login.ts, with the gateway's own
  * callback `<public_url>/oauth/callback` as the redirect URI), asks the caller's host to open
- * the authorization URL (URL-mode elicitation: a 2025 host's `elicitation/create`, a 2026 host's
- * input round, both through the call's {@link Caller}), waits for the browser to come back, and
+ * a link of its own that leads there (URL-mode elicitation: a 2025 host's `elicitation/create`, a
+ * 2026 host's input round, both through the call's {@link Caller}), binds the login to the browser
+ * of the person who proves to be that caller (D4, login-binding.ts), waits for the browser, and
  * runs the call again on a copy of the server that holds the new login (pool.ts `renewLogin`).
  * A host that cannot open URLs gets the failure with an instruction naming the command an
  * operator runs instead. Logins are per server and principal: one principal's tokens never
@@ -19,13 +20,19 @@ import { failure, type Result } from '../core/result.js';
 import { isRecord } from '../core/json.js';
 import {
   callbackAnswer,
+  PAGE_HEADERS,
   runLogin,
   type LoginCallback,
   type LoginRedirect,
 } from '../downstream/oauth-login.js';
+import { createSignIn, type SignIn, type SignInOptions } from './browser-sign-in.js';
+import { createLoginBinding, LOGIN_START_PATH, SIGN_IN_PATH, type BrowserAnswer } from './login-binding.js';
 
 /** The gateway's OAuth callback, under its public URL. */
 export const LOGIN_CALLBACK_PATH = '/oauth/callback';
+
+/** D3, D4: every path a browser comes to in a caller's login. */
+export const LOGIN_PATHS: readonly string[] = [LOGIN_START_PATH, SIGN_IN_PATH, LOGIN_CALLBACK_PATH];
 
 /** Options of {@link createLogins}. */
 export interface LoginsOptions {
@@ -48,10 +55,15 @@ export interface Login {
 export interface Logins {
   /** The base of the redirect URI: `http.public_url`, else the URL served (set when it listens). */
   setBase(base: string): void;
+  /**
+   * D4: how the gateway confirms who is at a browser: a sign-in at its issuer (`http.auth`),
+   * its token validated as a host's is. Without it, no caller's login is started from a call.
+   */
+  setSignIn(options: Omit<SignInOptions, 'redirectUrl'>): void;
   /** Whether a callback URL exists (the gateway serves HTTP). */
   readonly ready: () => boolean;
-  /** The answer to the browser's return to {@link LOGIN_CALLBACK_PATH}. */
-  callback(url: URL): { readonly status: number; readonly page: string };
+  /** The answer to a browser at one of {@link LOGIN_PATHS}; undefined for another path. */
+  browser(path: string, url: URL, cookie: string | undefined): Promise<BrowserAnswer | undefined>;
   /** Starts `principal`'s login to `server`, or joins the one in progress. */
   begin(server: ServerConfig, principal: string): Promise<Login>;
 }
@@ -65,13 +77,46 @@ export function createLogins(options: LoginsOptions): Logins {
   /** state → the server its login is for (the page names it). */
   const servers = new Map<string, string>();
   const running = new Map<string, Promise<Login>>();
+  let signIn: SignIn | undefined;
+  const timeoutMs = options.timeoutMs ?? 300_000;
+  const binding = createLoginBinding({
+    signIn: () => signIn,
+    base: () => base ?? '',
+    logger: options.logger,
+    timeoutMs,
+  });
 
   function start(server: ServerConfig, principal: string): Promise<Login> {
+    // D4: the login must end in the browser of the person who is this caller, proven by a sign-in
+    // at the gateway's issuer: a static token's caller has no such person, and without an issuer
+    // nobody can be confirmed. The operator's `login --principal` remains for them.
+    if (signIn === undefined || !principal.includes('#'))
+      return Promise.reject(
+        new Error(
+          signIn === undefined
+            ? 'the gateway cannot confirm in a browser who you are (it has no http.auth.issuer)'
+            : 'a static token’s caller cannot be confirmed in a browser',
+        ),
+      );
     const transport = server.transport as RemoteTransportConfig;
     const auth = transport.auth as OAuthLoginConfig;
-    let opened: (url: URL) => void = () => undefined;
-    const url = new Promise<URL>((resolve) => (opened = resolve));
+    let found: (url: URL) => void = () => undefined;
+    const url = new Promise<URL>((resolve) => (found = resolve));
     let state: string | undefined;
+    // D4: the host gets the gateway's link, bound to this caller, never the authorization URL.
+    const opened = (authUrl: URL): void =>
+      found(
+        binding.link({
+          principal,
+          server: server.name,
+          authUrl,
+          fail(reason) {
+            const mine = state === undefined ? undefined : waiting.get(state);
+            if (state !== undefined) waiting.delete(state);
+            mine?.reject(reason);
+          },
+        }),
+      );
     const redirect: LoginRedirect = {
       url: `${base ?? ''}${LOGIN_CALLBACK_PATH}`,
       answer(mine) {
@@ -83,13 +128,14 @@ export function createLogins(options: LoginsOptions): Logins {
         if (state !== undefined) {
           waiting.delete(state);
           servers.delete(state);
+          binding.end(state);
         }
         return Promise.resolve();
       },
     };
     const done = runLogin(
       { server: server.name, url: transport.url, auth, principal },
-      { open: opened, redirect, timeoutMs: options.timeoutMs ?? 300_000 },
+      { open: opened, redirect, timeoutMs },
     ).then(() => {
       options.logger.info({ server: server.name, principal }, 'caller logged in');
       options.loggedIn(server.name, principal);
@@ -98,12 +144,43 @@ export function createLogins(options: LoginsOptions): Logins {
     return Promise.race([url.then((found) => ({ url: found, done })), done.then(() => ({ done }))]);
   }
 
+  async function answerBrowser(
+    path: string,
+    url: URL,
+    cookie: string | undefined,
+  ): Promise<BrowserAnswer | undefined> {
+    if (path !== LOGIN_CALLBACK_PATH) return binding.answer(path, url, cookie);
+    const state = url.searchParams.get('state') ?? '';
+    // D4: only the browser bound to the login completes it.
+    const refused = binding.admit(state, cookie);
+    if (refused !== undefined) return refused;
+    const subject = binding.subjectOf(state);
+    return callbackAnswer(
+      url,
+      (asked) => {
+        const name = servers.get(asked);
+        return name === undefined || subject === undefined
+          ? name
+          : `${name} (for your gateway account ${subject})`;
+      },
+      waiting,
+    );
+  }
+
   return {
     setBase(value) {
       base = value.replace(/\/+$/, '');
     },
+    setSignIn(signInOptions) {
+      signIn = createSignIn({ ...signInOptions, redirectUrl: `${base ?? ''}${SIGN_IN_PATH}` });
+    },
     ready: () => base !== undefined,
-    callback: (url) => callbackAnswer(url, (state) => servers.get(state), waiting),
+    async browser(path, url, cookie) {
+      const answer = await answerBrowser(path, url, cookie);
+      return answer === undefined
+        ? undefined
+        : { ...answer, headers: { ...PAGE_HEADERS, ...answer.headers } };
+    },
     begin(server, principal) {
       const key = `${server.name}\u0000${principal}`;
       let login = running.get(key);

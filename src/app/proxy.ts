@@ -32,7 +32,7 @@ import { createUpstreamServer, type UpstreamServer } from '../upstream/server.js
 import { serveStdio } from '../upstream/stdio.js';
 import type { StdioHandle, StdioOptions } from '../upstream/stdio.js';
 import { createCatalogs } from './catalogs.js';
-import { createLogins, LOGIN_CALLBACK_PATH } from './logins.js';
+import { createLogins, LOGIN_PATHS } from './logins.js';
 import { createFeatures } from './features.js';
 import { createHealth, type ServerHealth } from './health.js';
 import { createMetrics } from './metrics.js';
@@ -362,7 +362,7 @@ export function createProxy(config: Config, options: ProxyOptions): Proxy {
           onSessions: (count) => (sessions = count),
           ...(config.statusPage ? { status: await statusPage() } : {}),
           profiles: Object.keys(config.profiles),
-          loginCallback: { path: LOGIN_CALLBACK_PATH, answer: logins.callback },
+          browserLogin: { paths: LOGIN_PATHS, answer: logins.browser },
           ...overrides,
           health: health.report,
         },
@@ -370,6 +370,16 @@ export function createProxy(config: Config, options: ProxyOptions): Proxy {
       );
       // D3: the redirect URI of callers' logins: under the public URL, else the URL served.
       logins.setBase(config.http.publicUrl ?? new URL(handle.url).origin);
+      // D4: a caller's login is confirmed by a sign-in at the gateway's issuer.
+      const auth = config.http.auth;
+      if (auth?.issuer !== undefined && handle.identity !== undefined)
+        logins.setSignIn({
+          issuer: auth.issuer,
+          resource: auth.audience ?? handle.identity.resource,
+          scopes: auth.requiredScopes,
+          ...(auth.loginClient !== undefined ? { client: auth.loginClient } : {}),
+          authenticate: handle.identity.authenticate,
+        });
       endpoints.push(handle);
       return handle;
     },

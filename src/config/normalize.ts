@@ -262,6 +262,16 @@ export function normalizeConfig(
               clockSkewSeconds: auth.clock_skew_s,
               admins: auth.admins,
               tokens: auth.tokens,
+              ...(auth.login_client !== undefined
+                ? {
+                    loginClient: {
+                      clientId: auth.login_client.client_id,
+                      ...(auth.login_client.client_secret !== undefined
+                        ? { clientSecret: auth.login_client.client_secret }
+                        : {}),
+                    },
+                  }
+                : {}),
             },
           }
         : {}),
@@ -283,6 +293,7 @@ export function normalizeConfig(
         ...(stateKey !== undefined ? [stateKey] : []),
         ...Object.values(auth?.tokens ?? {}).map((entry) => entry.token),
         ...(auth?.introspection !== undefined ? [auth.introspection.client_secret] : []),
+        ...(auth?.login_client?.client_secret !== undefined ? [auth.login_client.client_secret] : []),
         // D1: downstream client secrets and signing keys.
         ...entries.flatMap((entry) => {
           const auth = (entry.server as { auth?: { client_secret?: string; private_key?: string } }).auth;

@@ -208,6 +208,19 @@ const AuthSchema = z
       )
       .default({})
       .describe('Static tokens, each a principal named by its key (token:<key> in access rules).'),
+    login_client: z
+      .strictObject({
+        client_id: z.string().min(1).describe("The gateway's client id at the issuer."),
+        client_secret: z
+          .string()
+          .min(1)
+          .optional()
+          .describe('Its secret, for a confidential client; use ${VAR}. Scrubbed from every output.'),
+      })
+      .optional()
+      .describe(
+        "D4: the gateway's client at the issuer, with which a person who opens a caller's downstream login link signs in first, so that only the caller who asked completes it. Its redirect URI is <public_url>/oauth/signin. Default: registered dynamically (RFC 7591) where the issuer allows it.",
+      ),
     admins: z
       .array(principalPattern)
       .default([])

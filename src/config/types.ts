@@ -226,6 +226,8 @@ export interface AuthConfig {
   readonly clockSkewSeconds: number;
   /** O4: principal patterns who may read the status page. */
   readonly admins: readonly string[];
+  /** D4: the gateway's own client at the issuer (the browser's sign-in before a caller's login). */
+  readonly loginClient?: { readonly clientId: string; readonly clientSecret?: string };
   readonly tokens: Readonly<
     Record<
       string,

@@ -244,6 +244,19 @@ export interface LoginRedirect {
   close(): Promise<void>;
 }
 
+/**
+ * D4: the headers of every login page: no script, style, frame or form of anyone's runs there,
+ * and the URL (which holds a code) is not sent on as a referrer.
+ */
+export const PAGE_HEADERS: Readonly<Record<string, string>> = {
+  'content-type': 'text/html; charset=utf-8',
+  'cache-control': 'no-store',
+  'content-security-policy':
+    "default-src 'none'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
+  'referrer-policy': 'no-referrer',
+  'x-content-type-options': 'nosniff',
+};
+
 /** Listens on 127.0.0.1:`port` (0: any free port); the port taken. */
 function listen(server: Server, port: number): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -256,7 +269,7 @@ function listen(server: Server, port: number): Promise<number> {
 }
 
 /** The page the browser shows at the end; `text` (which may quote the authorization server) escaped. */
-const PAGE = (text: string): string =>
+export const PAGE = (text: string): string =>
   `<!doctype html><meta charset="utf-8"><title>mcp-normalizer</title><p>${text.replace(
     /[&<>"']/g,
     (c) => `&#${c.charCodeAt(0)};`,
@@ -328,7 +341,7 @@ async function loopbackRedirect(
       return;
     }
     const answer = callbackAnswer(asked, target.server, answers);
-    response.writeHead(answer.status, { 'content-type': 'text/html; charset=utf-8' }).end(answer.page);
+    response.writeHead(answer.status, PAGE_HEADERS).end(answer.page);
   });
   return {
     url,
@@ -363,7 +376,9 @@ export function callbackAnswer(
   const code = url.searchParams.get('code');
   if (error !== null || code === null) {
     const why = error === null ? 'no code' : `${error}${describe(url.searchParams.get('error_description'))}`;
-    login.reject(new Error(`the authorization server answered ${why}`));
+    // D4: what reaches the caller (and its model) is the error code alone, never the server's prose.
+    const said = error === null ? 'no code' : /^[\w.-]{1,64}$/.test(error) ? error : 'an error';
+    login.reject(new Error(`the authorization server answered ${said}`));
     return { status: 400, page: PAGE(`The login to ${name} failed: ${why}.`) };
   }
   const iss = url.searchParams.get('iss');

@@ -30,10 +30,11 @@ import type { Logger } from 'pino';
 import { raceTimeout } from '../core/timers.js';
 import { systemTimers } from '../wire/timers.js';
 import { bridgeFetchHandler } from './fetch-bridge.js';
+import { answerBrowser, type BrowserLogin } from './http-browser.js';
 import { eraOfRequest, isLegacy, requestsOf } from './http-era.js';
 import { createRequestGuard } from './http-guard.js';
 import { createHttpAuth, ownerOf, withProfile, type HttpAuth, type ScopeCheck } from './http-auth.js';
-import { createIdentity, type IdentityOptions } from './identity.js';
+import { createIdentity, type Identity, type IdentityOptions } from './identity.js';
 import {
   answerProbe,
   sendJson,
@@ -135,13 +136,10 @@ export interface HttpOptions {
     access: 'ok' | 'unauthorized' | 'forbidden',
   ) => boolean;
   /**
-   * D3: the callback a caller's browser comes back to from logging in to a downstream server
-   * (a browser: no token; past Host/Origin).
+   * D3, D4: the paths a caller's browser comes to while logging in to a downstream server (a
+   * browser: no token; past Host/Origin), and their answers: a page or a redirect.
    */
-  readonly loginCallback?: {
-    readonly path: string;
-    answer(url: URL): { readonly status: number; readonly page: string };
-  };
+  readonly browserLogin?: BrowserLogin;
 }
 
 /** A listening HTTP endpoint. */
@@ -152,6 +150,8 @@ export interface HttpHandle {
   readonly healthUrl: string;
   /** Number of open MCP sessions. */
   sessionCount(): number;
+  /** I1: the endpoint's resource server (with `auth`): its resource and its bearer check. */
+  readonly identity?: Pick<Identity, 'authenticate'> & { readonly resource: string };
   /** Stops accepting connections, closes every session, and resolves once the socket is closed. */
   close(): Promise<void>;
 }
@@ -311,16 +311,8 @@ export async function listenHttp(
       const access = !verdict.ok ? 'unauthorized' : httpAuth === undefined ? 'ok' : await httpAuth.admin(req);
       if (options.status(req, res, path, access)) return;
     }
-    const callback = options.loginCallback;
-    if (callback !== undefined && path === callback.path && (verdict.ok || verdict.status === 401)) {
-      const answer = callback.answer(new URL(req.url ?? '/', 'http://gateway'));
-      res.writeHead(answer.status, {
-        'content-type': 'text/html; charset=utf-8',
-        'cache-control': 'no-store',
-      });
-      res.end(answer.page);
+    if ((verdict.ok || verdict.status === 401) && (await answerBrowser(options.browserLogin, req, res, path)))
       return;
-    }
     if (!verdict.ok) {
       logger.warn(
         { status: verdict.status, host: req.headers.host, origin: req.headers.origin },
@@ -373,14 +365,16 @@ export async function listenHttp(
   const address = server.address() as AddressInfo;
   const base = `http://${formatHost(options.host)}:${address.port}`;
   // I1: the resource is known once the port is.
+  let identity: HttpHandle['identity'];
   if (options.auth !== undefined) {
-    const { publicUrl, ...identity } = options.auth;
-    httpAuth = createHttpAuth(
-      createIdentity({ ...identity, resource: new URL(`${publicUrl ?? base}/mcp`) }),
-      logger,
-      options.scopeCheck,
-      options.admins,
-    );
+    const { publicUrl, ...identityOptions } = options.auth;
+    const resource = new URL(`${publicUrl ?? base}/mcp`);
+    const validator = createIdentity({ ...identityOptions, resource });
+    identity = {
+      resource: resource.href,
+      authenticate: (authorization) => validator.authenticate(authorization),
+    };
+    httpAuth = createHttpAuth(validator, logger, options.scopeCheck, options.admins);
     const admin = httpAuth.admin.bind(httpAuth);
     probeSources = { ...options, admin };
   }
@@ -390,6 +384,7 @@ export async function listenHttp(
     url: `${base}/mcp`,
     healthUrl: `${base}/healthz`,
     sessionCount: () => sessions.size,
+    ...(identity !== undefined ? { identity } : {}),
     close() {
       closing ??= (async () => {
         const closed = new Promise<void>((resolve) => server.close(() => resolve()));

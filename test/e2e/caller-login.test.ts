@@ -26,6 +26,7 @@ const BOB: AuthClient = { id: 'bob-host', secret: 'bob-host-secret-0123456789', 
 const CAROL: AuthClient = { id: 'carol-host', secret: 'carol-host-secret-0123456789', scope: 'mcp' };
 const DAVE: AuthClient = { id: 'dave-host', secret: 'dave-host-secret-0123456789', scope: 'mcp' };
 const ERIN: AuthClient = { id: 'erin-host', secret: 'erin-host-secret-0123456789', scope: 'mcp' };
+const MALLORY: AuthClient = { id: 'mallory-host', secret: 'mallory-host-secret-0123456789', scope: 'mcp' };
 
 let as: AuthServer;
 let browser: Browser;
@@ -55,7 +56,7 @@ beforeAll(async () => {
   as = await startAuthServer({
     resources: ['urn:unused'],
     accept: (resource) => /^http:\/\/127\.0\.0\.1:\d+\/mcp$/.test(resource),
-    clients: [ALICE, BOB, CAROL, DAVE, ERIN],
+    clients: [ALICE, BOB, CAROL, DAVE, ERIN, MALLORY],
     scopes: ['counter.admin'],
     people: true,
   });
@@ -117,26 +118,26 @@ const callsBy = (principal: string): number =>
 describe('each caller logs in to a downstream for itself', () => {
   it('D3: a 2025 and a 2026 host each complete a first call through URL elicitation; B sees each principal’s calls with its own token only', async () => {
     const alicePages: string[] = [];
-    const alice = legacyHost({ elicitation: { form: {}, url: {} } }, person('alice', alicePages), stops);
+    const alice = legacyHost({ elicitation: { form: {}, url: {} } }, person('alice-host', alicePages), stops);
     await alice.connect(new LegacyHttpTransport(new URL(a.url), { requestInit: await bearer(ALICE) }));
     expect((await alice.listTools()).tools.map((tool) => tool.name)).toContain('b_c_hit');
     const first = await alice.callTool({ name: 'b_c_hit', arguments: {} }, undefined, { timeout: 60_000 });
     expect(envelope(first).error_type, JSON.stringify(first)).toBeUndefined();
     expect(alicePages).toEqual([expect.stringContaining('Logged in to b')]);
-    await expect.poll(() => callsBy('alice')).toBe(1);
+    await expect.poll(() => callsBy('alice-host')).toBe(1);
 
     const bobPages: string[] = [];
-    const bob = modernHost(person('bob', bobPages), stops, { elicitation: {} });
+    const bob = modernHost(person('bob-host', bobPages), stops, { elicitation: {} });
     await bob.connect(new StreamableHTTPClientTransport(new URL(a.url), { requestInit: await bearer(BOB) }));
     const bobs = await bob.callTool({ name: 'b_c_hit', arguments: {} }, { timeout: 60_000 });
     expect(envelope(bobs).error_type, JSON.stringify(bobs)).toBeUndefined();
     expect(bobPages).toEqual([expect.stringContaining('Logged in to b')]);
-    await expect.poll(() => callsBy('bob')).toBe(1);
+    await expect.poll(() => callsBy('bob-host')).toBe(1);
 
     // Later calls use each one's own login, with no new page.
     await alice.callTool({ name: 'b_c_hit', arguments: {} });
     await bob.callTool({ name: 'b_c_hit', arguments: {} });
-    await expect.poll(() => [callsBy('alice'), callsBy('bob')]).toEqual([2, 2]);
+    await expect.poll(() => [callsBy('alice-host'), callsBy('bob-host')]).toEqual([2, 2]);
     expect([alicePages.length, bobPages.length]).toEqual([1, 1]);
     expect(callsBy('operator')).toBe(0);
 
@@ -146,14 +147,18 @@ describe('each caller logs in to a downstream for itself', () => {
         logins: Record<string, Record<string, { tokens?: { access_token: string } }>>;
       }
     ).logins['b'];
-    expect(Object.keys(logins ?? {}).sort()).toEqual(['alice-host', 'bob-host', 'local']);
+    expect(Object.keys(logins ?? {}).sort()).toEqual([
+      `${as.issuer}#alice-host`,
+      `${as.issuer}#bob-host`,
+      'local',
+    ]);
     for (const login of Object.values(logins ?? {}))
       expect(a.stderr()).not.toContain(login.tokens?.access_token as string);
   }, 120_000);
 
   it('D3: a step-up (403 insufficient_scope) during a caller’s call asks that caller to log in again with the wider scope, then the call goes through', async () => {
     const davePages: string[] = [];
-    const dave = modernHost(person('dave', davePages), stops, { elicitation: {} });
+    const dave = modernHost(person('dave-host', davePages), stops, { elicitation: {} });
     await dave.connect(
       new StreamableHTTPClientTransport(new URL(a.url), { requestInit: await bearer(DAVE) }),
     );
@@ -172,18 +177,18 @@ describe('each caller logs in to a downstream for itself', () => {
         logins: Record<string, Record<string, { tokens?: { scope?: string }; stepUpScope?: string }>>;
       }
     ).logins['b'];
-    const login = logins?.['dave-host'];
+    const login = logins?.[`${as.issuer}#dave-host`];
     expect(login?.tokens?.scope?.split(' ')).toEqual(expect.arrayContaining(['mcp', 'counter.admin']));
     expect(login?.stepUpScope).toBeUndefined();
     // The wider login is Dave's alone: the operator's is as it was.
     expect(logins?.['local']?.tokens?.scope?.split(' ')).not.toContain('counter.admin');
     // B saw both calls as Dave's.
-    await expect.poll(() => callsBy('dave')).toBe(2);
+    await expect.poll(() => callsBy('dave-host')).toBe(2);
   }, 120_000);
 
   it('D3: a 2025 host whose first call needs the wider scope gets both logins within that one call', async () => {
     const erinPages: string[] = [];
-    const erin = legacyHost({ elicitation: { form: {}, url: {} } }, person('erin', erinPages), stops);
+    const erin = legacyHost({ elicitation: { form: {}, url: {} } }, person('erin-host', erinPages), stops);
     await erin.connect(new LegacyHttpTransport(new URL(a.url), { requestInit: await bearer(ERIN) }));
     const added = await erin.callTool({ name: 'b_c_add', arguments: { a: 2, b: 5 } }, undefined, {
       timeout: 60_000,
@@ -195,7 +200,7 @@ describe('each caller logs in to a downstream for itself', () => {
       expect.stringContaining('Logged in to b'),
       expect.stringContaining('Logged in to b'),
     ]);
-    await expect.poll(() => callsBy('erin')).toBe(1);
+    await expect.poll(() => callsBy('erin-host')).toBe(1);
   }, 120_000);
 
   it('D3, R4: a host that cannot open a login page gets the failure naming the operator’s command', async () => {
@@ -209,6 +214,84 @@ describe('each caller logs in to a downstream for itself', () => {
     );
     // R4: not "retry later": the user acts first.
     expect(refused.instruction).toContain('needs the user to log in first');
-    expect(callsBy('carol')).toBe(0);
+    expect(callsBy('carol-host')).toBe(0);
   }, 60_000);
+
+  /** Whether A's token store holds tokens of `principal` (a key) for B (its client registration aside). */
+  const stored = (principal: string): boolean =>
+    (
+      JSON.parse(readFileSync(store, 'utf8')) as {
+        logins: Record<string, Record<string, { tokens?: unknown }>>;
+      }
+    ).logins['b']?.[principal]?.tokens !== undefined;
+
+  it('D4: a caller who hands its login link to someone else gets nothing: the other person signs in as themselves and is told it is not theirs', async () => {
+    const victimPages: string[] = [];
+    // Mallory's host is asked to open a login page, and Mallory sends the link to Alice instead.
+    const mallory = legacyHost(
+      { elicitation: { form: {}, url: {} } },
+      async (method, params) => {
+        if (method !== 'elicitation/create') return { action: 'decline' };
+        victimPages.push(await signIn(browser, String(params['url']), 'alice-host'));
+        return { action: 'accept' };
+      },
+      stops,
+    );
+    await mallory.connect(new LegacyHttpTransport(new URL(a.url), { requestInit: await bearer(MALLORY) }));
+    const refused = envelope(
+      await mallory.callTool({ name: 'b_c_hit', arguments: {} }, undefined, { timeout: 60_000 }),
+    );
+    // Alice read whose login it was, and that it is not hers; nothing went on.
+    expect(victimPages).toEqual([expect.stringContaining('It is not yours')]);
+    expect(victimPages[0]).toContain('mallory-host');
+    expect(victimPages[0]).toContain('you signed in as alice-host');
+    expect(refused.error_type).toBe('downstream_unavailable');
+    expect(refused.error_data).toMatchObject({ reason: 'login_required', server: 'b' });
+    expect(refused.error).toContain('opened by another account');
+    expect(stored(`${as.issuer}#mallory-host`)).toBe(false);
+    expect(callsBy('mallory-host')).toBe(0);
+  }, 120_000);
+
+  it('D4: the login swap: a caller passes the authorization server’s own URL to someone else, whose browser comes back without the caller’s binding, and nothing is stored', async () => {
+    const victimPages: string[] = [];
+    const before = callsBy('alice');
+    const mallory = modernHost(
+      async (method, params) => {
+        if (method !== 'elicitation/create') return { action: 'decline' };
+        // Mallory follows his own link, signs in as himself at the gateway's issuer, and takes
+        // the downstream's authorization URL the gateway then sends his browser to.
+        const page = await browser.newPage();
+        let authorization: string | undefined;
+        page.on('response', (response) => {
+          if (new URL(response.url()).pathname === '/oauth/signin' && response.status() === 302)
+            authorization = response.headers()['location'];
+        });
+        await page.goto(String(params['url']));
+        await page.fill('input[name=login]', 'mallory-host');
+        await page.fill('input[name=password]', 'any');
+        await page.click('button[type=submit]');
+        await page.click('button[type=submit]');
+        await expect.poll(() => authorization, { timeout: 20_000 }).toBeDefined();
+        await page.close();
+        expect(authorization).toContain(`${as.issuer}/auth?`);
+        // Alice opens it in her own browser, signs in there as herself and consents.
+        victimPages.push(await signIn(browser, authorization as string, 'alice'));
+        return { action: 'accept' };
+      },
+      stops,
+      { elicitation: {} },
+    );
+    await mallory.connect(
+      new StreamableHTTPClientTransport(new URL(a.url), { requestInit: await bearer(MALLORY) }),
+    );
+    const refused = envelope(await mallory.callTool({ name: 'b_c_hit', arguments: {} }, { timeout: 60_000 }));
+    expect(victimPages).toEqual([expect.stringContaining('is not yours')]);
+    expect(refused.error_type).toBe('downstream_unavailable');
+    expect(refused.error_data).toMatchObject({ reason: 'login_required' });
+    // Alice's tokens were never asked for (no code exchanged), and Mallory's calls never reach B as her.
+    expect(stored(`${as.issuer}#mallory-host`)).toBe(false);
+    expect(callsBy('alice')).toBe(before);
+    expect(callsBy('mallory-host')).toBe(0);
+    expect(a.stderr()).toContain('caller login refused');
+  }, 120_000);
 });

@@ -3,28 +3,42 @@
  * and `mcp-normalizer login <server> --no-browser` driven that way: the e2e tests of D2 and D3.
  */
 import { spawn } from 'node:child_process';
-import type { Browser } from 'playwright-core';
+import type { Browser, BrowserContext } from 'playwright-core';
 import { childEnv, CLI } from '../e2e/cli-process.js';
 import { ROOT } from './fixtures.js';
 
 /** The authorization URL `login --no-browser` prints. */
 const PRINTED_URL = /http:\/\/127\.0\.0\.1:\d+\/auth\?\S+/;
 
+/** Where a login's pages end: the gateway's own pages, or `login`'s loopback `/callback`. */
+const LAST_PAGE = /^\/(oauth\/(callback|signin|login)|callback)$/;
+
 /**
- * Chromium as `user`: signs in at `url`, consents, and follows the redirect back (a loopback
- * `/callback` or the gateway's `/oauth/callback`); the page it lands on, as text.
+ * Chromium as `user`: opens `url` and goes through whatever the authorization server shows (its
+ * login form, filled as `user`, and each consent page) until a page of the gateway's or of the
+ * loopback `/callback` is left showing; that page's text. A caller's login (D4) takes two
+ * rounds: the gateway's own sign-in at its issuer, then the downstream's authorization server.
+ * `context` is the person's browser (its cookies); by default a fresh one.
  */
-export async function signIn(browser: Browser, url: string, user: string): Promise<string> {
-  const page = await browser.newPage();
+export async function signIn(
+  browser: Browser,
+  url: string,
+  user: string,
+  context?: BrowserContext,
+): Promise<string> {
+  const page = await (context ?? browser).newPage();
   try {
     await page.goto(url);
-    await page.fill('input[name=login]', user);
-    await page.fill('input[name=password]', 'any');
-    await page.click('button[type=submit]');
-    // The consent page, then the redirect.
-    await page.click('button[type=submit]');
-    await page.waitForURL(/\/(oauth\/)?callback/);
-    return (await page.textContent('body')) ?? '';
+    for (let step = 0; step < 8; step++) {
+      if (LAST_PAGE.test(new URL(page.url()).pathname)) return (await page.textContent('body')) ?? '';
+      if ((await page.locator('input[name=login]').count()) > 0) {
+        await page.fill('input[name=login]', user);
+        await page.fill('input[name=password]', 'any');
+      }
+      const before = page.url();
+      await Promise.all([page.waitForURL((next) => next.href !== before), page.click('button[type=submit]')]);
+    }
+    throw new Error(`the login went on past 8 pages, at ${page.url()}`);
   } finally {
     await page.close();
   }
