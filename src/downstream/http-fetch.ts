@@ -22,6 +22,7 @@
  * and a `Response` back. Redirects are not followed: the SDK's redirect policy decides what to do
  * with a 3xx, as with `redirect: 'manual'`.
  */
+import { setMaxListeners } from 'node:events';
 import {
   Agent as HttpAgent,
   request as httpRequest,
@@ -248,6 +249,20 @@ function bodyStream(
  * The downstream `fetch` (see the module header).
  * @example new StreamableHTTPClientTransport(url, { fetch: downstreamFetch })
  */
+/** Signals whose listener cap is lifted already. */
+const lifted = new WeakSet<AbortSignal>();
+
+/**
+ * The SDK hands one long-lived signal to every request of a connection: with more than ten
+ * requests in flight at once, Node warned `MaxListenersExceededWarning` although each listener
+ * here goes when its request does. The listeners are bounded by the requests in flight.
+ */
+function liftListenerCap(signal: AbortSignal | undefined): void {
+  if (signal === undefined || lifted.has(signal)) return;
+  lifted.add(signal);
+  setMaxListeners(0, signal);
+}
+
 export const downstreamFetch: FetchLike = (input, init = {}) =>
   new Promise<Response>((resolve, reject) => {
     const url = new URL(String(input));
@@ -261,6 +276,7 @@ export const downstreamFetch: FetchLike = (input, init = {}) =>
       reject(signal.reason);
       return;
     }
+    liftListenerCap(signal);
     let body: { bytes?: Buffer; type?: string };
     try {
       body = bodyOf(init.body);

@@ -5,7 +5,8 @@
  * writes refreshed tokens back. Every write replaces the file whole (a temporary file renamed
  * over it), so a reader never sees half of one. Nothing here logs a token.
  */
-import { chmodSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type {
   OAuthDiscoveryState,
@@ -104,14 +105,16 @@ export class TokenStore {
 
   #save(file: StoreFile): void {
     mkdirSync(dirname(this.path), { recursive: true, mode: 0o700 });
-    const temporary = `${this.path}.${process.pid}.tmp`;
+    // A name nobody can guess, created only if it does not exist (O_EXCL): a file or symlink
+    // planted at the temporary's path is never written through.
+    const temporary = `${this.path}.${process.pid}.${randomBytes(8).toString('hex')}.tmp`;
+    let created = false;
     try {
-      writeFileSync(temporary, `${JSON.stringify(file, null, 2)}\n`, { mode: 0o600 });
-      // The mode of an existing temporary file is not changed by writeFileSync.
-      chmodSync(temporary, 0o600);
+      writeFileSync(temporary, `${JSON.stringify(file, null, 2)}\n`, { mode: 0o600, flag: 'wx' });
+      created = true;
       renameSync(temporary, this.path);
     } catch (error) {
-      rmSync(temporary, { force: true });
+      if (created) rmSync(temporary, { force: true });
       throw error;
     }
     this.#cached = undefined;

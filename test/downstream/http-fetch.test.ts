@@ -144,6 +144,31 @@ describe('downstreamFetch, on node:http', () => {
     expect(getEventListeners(shared.signal, 'abort')).toHaveLength(0);
   });
 
+  it('P3: 64 requests in flight on one signal raise no MaxListenersExceededWarning', async () => {
+    const release: (() => void)[] = [];
+    const { url } = await serve((_req, res) => {
+      release.push(() => res.writeHead(200, { 'content-type': 'application/json' }).end(RESULT));
+    });
+    const warnings: string[] = [];
+    const onWarning = (warning: Error): void => void warnings.push(warning.name);
+    process.on('warning', onWarning);
+    try {
+      const shared = new AbortController();
+      const calls = Array.from({ length: 64 }, () =>
+        nodeFetch(url, { method: 'POST', body: '{}', signal: shared.signal }).then((r) => r.text()),
+      );
+      await expect.poll(() => release.length).toBe(64);
+      expect(getEventListeners(shared.signal, 'abort')).toHaveLength(64);
+      release.splice(0).forEach((go) => go());
+      await Promise.all(calls);
+      // Warnings are emitted on the next tick.
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(warnings).not.toContain('MaxListenersExceededWarning');
+    } finally {
+      process.off('warning', onWarning);
+    }
+  });
+
   it('P4: a request that meets a kept-alive socket the server has just closed is sent again, once, on a new one', async () => {
     const used = new WeakSet<object>();
     let dropped = 0;

@@ -3,7 +3,15 @@
  * readable only by its owner, replaced whole on every write, read again when another process
  * changed it, and a broken file named in one line.
  */
-import { mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import {
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -26,6 +34,24 @@ describe('TokenStore', () => {
     expect(store.read('b', URL_A)).toBeUndefined();
     expect(statSync(path).mode & 0o777).toBe(0o600);
     expect(statSync(join(path, '..')).mode & 0o777).toBe(0o700);
+  });
+
+  it('D2: a file or symlink planted where the temporary file used to go is never written through', () => {
+    const path = fresh();
+    mkdirSync(join(path, '..'), { recursive: true, mode: 0o700 });
+    const victim = join(path, '..', '..', 'victim.txt');
+    writeFileSync(victim, 'untouched');
+    symlinkSync(victim, `${path}.${process.pid}.tmp`);
+    const store = new TokenStore(path);
+    store.write('a', URL_A, { tokens: tokens('t-secret') });
+    expect(readFileSync(victim, 'utf8')).toBe('untouched');
+    expect(store.read('a', URL_A)?.tokens?.access_token).toBe('t-secret');
+    // No temporary file is left behind.
+    expect(
+      readdirSync(join(path, '..')).filter(
+        (name) => name.endsWith('.tmp') && !name.includes(`${process.pid}.tmp`),
+      ),
+    ).toEqual([]);
   });
 
   it('D2: a write merges into the login; a login for another URL is replaced', () => {
