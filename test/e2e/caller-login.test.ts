@@ -26,6 +26,8 @@ const BOB: AuthClient = { id: 'bob-host', secret: 'bob-host-secret-0123456789', 
 const CAROL: AuthClient = { id: 'carol-host', secret: 'carol-host-secret-0123456789', scope: 'mcp' };
 const DAVE: AuthClient = { id: 'dave-host', secret: 'dave-host-secret-0123456789', scope: 'mcp' };
 const ERIN: AuthClient = { id: 'erin-host', secret: 'erin-host-secret-0123456789', scope: 'mcp' };
+// I2: an issuer's client whose tokens' sub is "local", the operator's name.
+const LOCAL_NAMED: AuthClient = { id: 'local', secret: 'local-named-secret-0123456789', scope: 'mcp' };
 const MALLORY: AuthClient = { id: 'mallory-host', secret: 'mallory-host-secret-0123456789', scope: 'mcp' };
 
 let as: AuthServer;
@@ -56,7 +58,7 @@ beforeAll(async () => {
   as = await startAuthServer({
     resources: ['urn:unused'],
     accept: (resource) => /^http:\/\/127\.0\.0\.1:\d+\/mcp$/.test(resource),
-    clients: [ALICE, BOB, CAROL, DAVE, ERIN, MALLORY],
+    clients: [ALICE, BOB, CAROL, DAVE, ERIN, MALLORY, LOCAL_NAMED],
     scopes: ['counter.admin'],
     people: true,
   });
@@ -224,6 +226,15 @@ describe('each caller logs in to a downstream for itself', () => {
         logins: Record<string, Record<string, { tokens?: unknown }>>;
       }
     ).logins['b']?.[principal]?.tokens !== undefined;
+
+  it('I2: a JWT whose sub is "local" is not the operator: it does not get the operator’s login', async () => {
+    const named = legacyHost({}, () => ({}), stops);
+    await named.connect(new LegacyHttpTransport(new URL(a.url), { requestInit: await bearer(LOCAL_NAMED) }));
+    const refused = envelope(await named.callTool({ name: 'b_c_hit', arguments: {} }));
+    expect(refused.error_data).toMatchObject({ reason: 'login_required', server: 'b' });
+    expect(refused.error).toContain(`--principal '${as.issuer}#local'`);
+    expect(callsBy('operator')).toBe(0);
+  }, 60_000);
 
   it('D4: a caller who hands its login link to someone else gets nothing: the other person signs in as themselves and is told it is not theirs', async () => {
     const victimPages: string[] = [];

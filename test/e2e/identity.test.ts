@@ -18,6 +18,11 @@ const RESOURCE = 'urn:mcp-normalizer:e2e';
 const OTHER_RESOURCE = 'urn:mcp-normalizer:other';
 const ALICE: AuthClient = { id: 'alice', secret: 'alice-secret-0123456789', scope: 'mcp tools.write' };
 const BOB: AuthClient = { id: 'bob', secret: 'bob-secret-0123456789', scope: 'mcp' };
+// I2: issuer clients named as the gateway's static principals (a client_credentials JWT's sub is its id).
+const TOKEN_NAMED: AuthClient = { id: 'token', secret: 'token-named-secret-0123456789', scope: 'mcp' };
+const ROBOT_NAMED: AuthClient = { id: 'robot', secret: 'robot-named-secret-0123456789', scope: 'mcp' };
+const HTTP_TOKEN = 'static-http-token-0123456789';
+const ROBOT_TOKEN = 'static-robot-token-0123456789';
 const MODERN = { mode: { pin: '2026-07-28' } } as const;
 
 let as: AuthServer;
@@ -27,7 +32,7 @@ const stops: (() => unknown)[] = [];
 beforeAll(async () => {
   as = await startAuthServer({
     resources: [RESOURCE, OTHER_RESOURCE],
-    clients: [ALICE, BOB],
+    clients: [ALICE, BOB, TOKEN_NAMED, ROBOT_NAMED],
     groups: { alice: ['dev'], bob: ['ci'] },
   });
   otherAs = await startAuthServer({ resources: [RESOURCE], clients: [ALICE] });
@@ -230,7 +235,9 @@ describe('who is calling', () => {
       headers: { authorization: `Bearer ${aliceToken}` },
     });
     const calls = ((await page.json()) as { calls: { principal?: string; outcome: string }[] }).calls;
-    expect(calls.some((call) => call.principal === 'bob' && call.outcome === 'access_denied')).toBe(true);
+    expect(
+      calls.some((call) => call.principal === `${as.issuer}#bob` && call.outcome === 'access_denied'),
+    ).toBe(true);
     expect(JSON.stringify(calls)).not.toContain(bobToken);
   });
 
@@ -424,5 +431,61 @@ describe('who is calling', () => {
       ).results.dir;
     expect(await status(alice)).toBe('/alice');
     expect(await status(bob)).toBe('/bob');
+  });
+
+  it('I2: JWTs whose sub is a static token’s name reach none of its session, file links or copies', async () => {
+    const file = writeConfig(
+      [
+        'output:',
+        '  files: resource',
+        'http:',
+        `  token: ${HTTP_TOKEN}`,
+        '  auth:',
+        `    issuer: ${as.issuer}`,
+        `    audience: ${RESOURCE}`,
+        '    required_scopes: [mcp]',
+        `    tokens: { robot: { token: ${ROBOT_TOKEN} } }`,
+        'access:',
+        "  - principals: ['*']",
+        "    allow: ['*']",
+        'servers:',
+        fixtureEntry('g', 'files'),
+        fixtureEntry('s', 'stateful', { instances: 'per_session' }),
+      ].join('\n'),
+    );
+    const serve = await gateway(file);
+    // The static http.token (token:token) opens a 2025 session; a JWT whose sub is "token" presents it.
+    const owner = await legacyClient(serve.url, HTTP_TOKEN);
+    const crossed = await fetch(serve.url, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        authorization: `Bearer ${await as.token(TOKEN_NAMED)}`,
+        'mcp-session-id': owner.transport.sessionId as string,
+        'mcp-protocol-version': '2025-06-18',
+      },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 9, method: 'tools/list', params: {} }),
+    });
+    expect(crossed.status).toBe(404);
+
+    // The static robot (2026, no session) makes a file link and has its own copy of `s`.
+    const robot = await modernClient(serve.url, ROBOT_TOKEN);
+    const named = await modernClient(serve.url, await as.token(ROBOT_NAMED));
+    const answer = await robot.callTool({ name: 'g_big_image', arguments: {} });
+    const link = (answer.content as { type: string; uri?: string }[]).find(
+      (block) => block.type === 'resource_link',
+    );
+    await expect(named.readResource({ uri: link?.uri ?? '' })).rejects.toThrow(/belongs to another/);
+    expect((await robot.readResource({ uri: link?.uri ?? '' })).contents).toHaveLength(1);
+    await robot.callTool({ name: 's_set_dir', arguments: { dir: '/robot' } });
+    const dir = async (client: Client) =>
+      (
+        (await client.callTool({ name: 's_status', arguments: {} })).structuredContent as {
+          results: { dir: string };
+        }
+      ).results.dir;
+    expect(await dir(named)).not.toBe('/robot');
+    expect(await dir(robot)).toBe('/robot');
   });
 });
