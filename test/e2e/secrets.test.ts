@@ -10,6 +10,7 @@ import type { AddressInfo } from 'node:net';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { HttpServe } from './cli-process.js';
+import { secretForms } from '../../src/core/secrets.js';
 import { fixtureEntry, runCli, serveHttp, writeConfig } from './cli-process.js';
 
 const TOKEN = 'sk-live-8f3a9c2e71d04b6a';
@@ -104,5 +105,54 @@ describe('L2: no secret in any output', () => {
     expect(leaks(JSON.stringify(result)), JSON.stringify(result)).toBe(false);
     expect(JSON.stringify(result)).toContain('my key is [REDACTED]');
     expect(leaks(serve.stderr()), 'the banner and the log').toBe(false);
+  });
+
+  it('L2: a secret in a remote URL’s query and in a Basic header, echoed back in the forms they travel in, reaches no output', async () => {
+    // Characters the WHATWG URL serializer keeps (@ / +) or percent-encodes (é), and base64.
+    const KEY = 'q@ery/k+y-é~0123';
+    const PASSWORD = 'basic-pass/w+rd:42';
+    const server: Server = createServer((req, res) => {
+      req.resume();
+      res.writeHead(500, { 'Content-Type': 'text/html' });
+      // An error page that quotes the request line and the Authorization header as they came.
+      res.end(`<p>refused ${req.url ?? ''} with ${req.headers.authorization ?? '(none)'}</p>`);
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    cleanup.push(() => new Promise((resolve) => server.close(resolve)));
+    const port = (server.address() as AddressInfo).port;
+    const secrets = { MCP_URL_KEY: KEY, MCP_BASIC: Buffer.from(`gateway:${PASSWORD}`).toString('base64') };
+    const file = writeConfig(
+      [
+        'status_page: true',
+        'servers:',
+        '  remote:',
+        `    url: "http://127.0.0.1:${port}/mcp?key=\${MCP_URL_KEY}"`,
+        '    headers: { Authorization: "Basic ${MCP_BASIC}" }',
+        '    protocol: legacy',
+        '    timeout_ms: 2000',
+        '    startup_timeout_ms: 2000',
+        fixtureEntry('echoer', 'echo'),
+      ].join('\n'),
+    );
+    const forms = [...secretForms(KEY), ...secretForms(PASSWORD), secrets.MCP_BASIC];
+    const leaked = (text: string): string[] => forms.filter((form) => text.includes(form));
+    const check = await runCli(['check', '--config', file, '--log-level', 'trace'], secrets);
+    expect(check.stdout).toMatch(/remote\s+down/);
+    expect(`${check.stdout}${check.stderr}`).toContain('/mcp?key=');
+    expect(leaked(check.stdout), check.stdout).toEqual([]);
+    expect(leaked(check.stderr), 'the trace log').toEqual([]);
+    const tools = await runCli(['tools', '--config', file], secrets);
+    expect(leaked(`${tools.stdout}${tools.stderr}`)).toEqual([]);
+
+    const serve: HttpServe = await serveHttp(file, secrets);
+    cleanup.push(() => serve.child.kill('SIGKILL'));
+    await expect
+      .poll(async () => (await (await fetch(serve.healthUrl)).text()).includes('refused'))
+      .toBe(true);
+    const health = await (await fetch(serve.healthUrl)).text();
+    const status = await (await fetch(serve.url.replace(/\/mcp$/, '/status/data'))).text();
+    expect(leaked(health), health).toEqual([]);
+    expect(leaked(status), status).toEqual([]);
+    expect(leaked(serve.stderr()), 'the log').toEqual([]);
   });
 });
