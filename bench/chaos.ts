@@ -14,6 +14,8 @@
  *
  * Run: `npm run bench:chaos` (defaults N=10000, M=20000, D=30000; `--calls N --fuzz M
  * --fuzz-http H --downstream D` to change, `--only stdio|http|fuzz|fuzz-http|downstream` for one).
+ * `--jwt`: the HTTP parts run with `http.auth` in front, a real authorization server
+ * (oidc-provider, fixtures/servers/oauth.ts) and a JWT on every request (I1).
  * Prints one JSON line per part. Loopback only; every loop is bounded in count and time.
  */
 import './scratch.js';
@@ -24,7 +26,8 @@ import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
 import { CallToolResultSchema as V2CallToolResultSchema } from '@modelcontextprotocol/core';
 import { CallToolResultSchema as V1CallToolResultSchema } from '@modelcontextprotocol/sdk/types.js';
-import { CLI, config, httpServe, openSession, postCall, ROOT } from './gateway.js';
+import { startAuthServer } from '../fixtures/servers/oauth.js';
+import { CLI, config, httpServe, openSession, postCall, ROOT, setBearer } from './gateway.js';
 import { cpuTimeOf, memoryOf } from './machine.js';
 
 const FIXTURE = join(ROOT, 'dist', 'fixtures', 'servers', 'crash.js');
@@ -40,8 +43,27 @@ const { values } = parseArgs({
     'fuzz-http': { type: 'string', default: '5000' },
     downstream: { type: 'string', default: '30000' },
     only: { type: 'string' },
+    jwt: { type: 'boolean', default: false },
   },
 });
+
+/** I1 (`--jwt`): the HTTP gateways' `http.auth`, and a JWT for every request. */
+let httpAuth = '';
+if (values.jwt) {
+  const AUDIENCE = 'urn:mcp-normalizer:chaos';
+  const host = { id: 'chaos-host', secret: 'chaos-host-secret-0123456789', scope: 'mcp' };
+  const issuer = await startAuthServer({ resources: [AUDIENCE], clients: [host], ttlSeconds: 7200 });
+  setBearer(await issuer.token(host));
+  httpAuth = [
+    'http:',
+    '  auth:',
+    `    issuer: ${issuer.issuer}`,
+    `    audience: ${AUDIENCE}`,
+    '    required_scopes: [mcp]',
+    '',
+  ].join('\n');
+  process.once('beforeExit', () => void issuer.close());
+}
 const CALLS = Number(values.calls);
 const FUZZ_CALLS = Number(values.fuzz);
 const FUZZ_HTTP_CALLS = Number(values['fuzz-http']);
@@ -249,7 +271,9 @@ async function killsOverStdio(): Promise<void> {
 
 async function killsOverHttp(): Promise<void> {
   const file = config(
-    ['servers:', serverEntry('c', FIXTURE, '    timeout_ms: 10000\n    concurrency: 64\n')].join('\n'),
+    [httpAuth + 'servers:', serverEntry('c', FIXTURE, '    timeout_ms: 10000\n    concurrency: 64\n')].join(
+      '\n',
+    ),
   );
   const { child, url } = await httpServe(file);
   const session = await openSession(url);
@@ -320,7 +344,7 @@ async function fuzz(): Promise<void> {
 
 /** The fuzz server behind `serve --http`, called by a 2025 session with JSON answers. */
 async function fuzzOverHttp(): Promise<void> {
-  const file = config(['servers:', serverEntry('f', FUZZ, '    timeout_ms: 10000\n')].join('\n'));
+  const file = config([httpAuth + 'servers:', serverEntry('f', FUZZ, '    timeout_ms: 10000\n')].join('\n'));
   const { child, url, stderr } = await httpServe(file);
   const session = await openSession(url);
   const hosts = hostCheck();

@@ -13,7 +13,15 @@ export const CLI = join(ROOT, 'dist', 'src', 'cli', 'main.js');
 /** How long one raw call may take before it counts as unanswered. */
 const CALL_TIMEOUT_MS = 60_000;
 
-export const HEADERS = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
+export const HEADERS: Record<string, string> = {
+  'content-type': 'application/json',
+  accept: 'application/json, text/event-stream',
+};
+
+/** I1: every request of {@link openSession} and {@link postCall} carries this bearer token from now on. */
+export function setBearer(token: string): void {
+  HEADERS['authorization'] = `Bearer ${token}`;
+}
 
 /** `body` written as a config file in a fresh folder; its path. */
 export function config(body: string): string {

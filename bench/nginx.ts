@@ -2,7 +2,7 @@
  * A real nginx in front of gateway replicas, for the replica tests and `npm run bench:replicas`:
  * writes a config from `deploy/nginx/mcp-normalizer.conf` (the one docs/deployment.md shows)
  * with the replicas' addresses, runs `nginx -c` in the foreground with every path in a temp
- * folder, and stops it. nginx comes from Debian (`.ci/run` installs it when it is missing).
+ * folder, and stops it. nginx comes from Debian (`npm test` installs it when run as root, as CI is).
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
@@ -16,7 +16,7 @@ export function nginxBinary(): string {
   for (const candidate of ['/usr/sbin/nginx', '/usr/bin/nginx']) {
     if (spawnSync(candidate, ['-v']).status === 0) return candidate;
   }
-  throw new Error('nginx is missing: apt-get install -y nginx-light (.ci/run does)');
+  throw new Error('nginx is missing: sudo apt-get install -y nginx');
 }
 
 /** A free TCP port on 127.0.0.1 (closed again: nginx binds it next). */

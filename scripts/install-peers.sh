@@ -1,39 +1,74 @@
 #!/usr/bin/env bash
-# Installs the real third-party peers the tests run that npm does not bring: nginx and Chromium
-# from Debian (the replica tests, test/e2e/replicas.test.ts; the status page in a real browser,
-# test/e2e/status-page.test.ts) when they are missing, and the Python MCP SDK and
-# FastMCP, pinned in fixtures/python/requirements.txt, into .peers/python (a venv, ignored by
-# git). Idempotent: an installed nginx and a venv that already has the pinned versions are left
-# alone. Uses pip's own configuration (index, mirror); `--retries 0` keeps an unreachable index
-# from stalling it.
-set -euo pipefail
+# `npm test`'s pretest: the real third-party peers the tests run that npm does not bring.
+#
+# - nginx and Chromium from Debian (the replica tests, the status page and the logins in a real
+#   browser). Run as root (CI is), a missing one is installed with apt-get, and checked to be
+#   there afterwards: a failed install fails here, by name. Run as anyone else, nothing is
+#   installed (a test command never asks for sudo): the missing ones are named with the one
+#   command that installs them, and the suites that need them are skipped (test/helpers/peers.ts),
+#   or fail when CI=true.
+# - the Python MCP SDK and FastMCP, pinned in fixtures/python/requirements.txt, into .peers/python
+#   (a venv, ignored by git), from pip's configured index; `--retries 0` keeps an unreachable
+#   index from stalling it.
+#
+# Idempotent: what is there already is left alone.
+set -uo pipefail
 cd "$(dirname "$0")/.."
 
-# Installs Debian package $1 unless $2 (its program) is there.
-debian_package() {
-  [ -x "$2" ] && return 0
-  local sudo=()
-  if [ "$(id -u)" != 0 ]; then
-    command -v sudo >/dev/null ||
-      { echo "install-peers: $1 is missing and this user cannot install it: apt-get install $1" >&2; exit 1; }
-    sudo=(sudo)
+missing=()
+# Each Debian package and the program it brings (test/helpers/peers.ts looks for the same).
+for pair in nginx:/usr/sbin/nginx chromium:/usr/bin/chromium; do
+  package=${pair%%:*}
+  program=${pair#*:}
+  [ -x "$program" ] || missing+=("$package")
+done
+
+if [ ${#missing[@]} -gt 0 ]; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+    echo "install-peers: installing ${missing[*]} (apt-get, as root)" >&2
+    # No service is started: the tests run their own nginx on a free port of 127.0.0.1.
+    if ! apt-get install -y --no-install-recommends "${missing[@]}" >/tmp/install-peers.log 2>&1; then
+      apt-get update >>/tmp/install-peers.log 2>&1
+      apt-get install -y --no-install-recommends "${missing[@]}" >>/tmp/install-peers.log 2>&1
+    fi
+    for pair in nginx:/usr/sbin/nginx chromium:/usr/bin/chromium; do
+      package=${pair%%:*}
+      program=${pair#*:}
+      if [[ " ${missing[*]} " == *" $package "* ]]; then
+        if [ -x "$program" ]; then
+          echo "install-peers: installed $package ($program)" >&2
+        else
+          echo "install-peers: FAILED to install $package ($program is not there; see /tmp/install-peers.log)" >&2
+          exit 1
+        fi
+      fi
+    done
+  else
+    echo "install-peers: *** ${missing[*]} missing: the tests that need them are skipped (they fail under CI=true)." >&2
+    echo "install-peers: *** install with: sudo apt-get install -y ${missing[*]}" >&2
+    [ "${CI:-}" = true ] && exit 1
   fi
-  # No service is started: the tests run their own nginx on a free port of 127.0.0.1.
-  "${sudo[@]}" apt-get install -y --no-install-recommends "$1" >/dev/null 2>&1 ||
-    { "${sudo[@]}" apt-get update >/dev/null && "${sudo[@]}" apt-get install -y --no-install-recommends "$1" >/dev/null; }
-  echo "install-peers: installed $1 ($2)" >&2
-}
-debian_package nginx /usr/sbin/nginx
-debian_package chromium /usr/bin/chromium
+fi
+
 venv=.peers/python
 requirements=fixtures/python/requirements.txt
 stamp="$venv/.requirements"
 if [ -x "$venv/bin/python" ] && cmp -s "$requirements" "$stamp"; then
   exit 0
 fi
-command -v python3 >/dev/null || { echo "install-peers: python3 is required (3.10 or later)" >&2; exit 1; }
+if ! command -v python3 >/dev/null; then
+  echo "install-peers: python3 (3.10 or later) is required for the Python peers: sudo apt-get install -y python3 python3-venv" >&2
+  exit 1
+fi
 rm -rf "$venv"
-python3 -m venv "$venv"
-"$venv/bin/pip" install --quiet --disable-pip-version-check --retries 0 -r "$requirements" 2> >(grep -v "^WARNING: " >&2)
+if ! python3 -m venv "$venv"; then
+  echo "install-peers: python3 -m venv failed: sudo apt-get install -y python3-venv" >&2
+  exit 1
+fi
+if ! "$venv/bin/pip" install --quiet --disable-pip-version-check --retries 0 -r "$requirements" 2> >(grep -v "^WARNING: " >&2); then
+  echo "install-peers: pip could not install $requirements into $venv" >&2
+  rm -rf "$venv"
+  exit 1
+fi
 cp "$requirements" "$stamp"
 echo "install-peers: Python peers in $venv ($(tr '\n' ' ' < "$requirements"))" >&2

@@ -9,11 +9,15 @@ import { readFileSync } from 'node:fs';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { Client as LegacyClient } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport as LegacyHttpTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, expect, it, vi } from 'vitest';
+import { describeWith } from '../helpers/peers.js';
 import { fixtureServer, ROOT } from '../helpers/fixtures.js';
 import { freePort, startNginx, type Nginx } from '../../bench/nginx.js';
 import type { HttpServe } from './cli-process.js';
 import { childEnv, CLI, fixtureEntry, runCli, serveHttp, writeConfig } from './cli-process.js';
+
+/** Skipped, naming the install command, where nginx is missing (a failure under CI). */
+const suite = describeWith(['nginx']);
 
 const MODERN = { mode: { pin: '2026-07-28' } } as const;
 const IDS = ['r1', 'r2', 'r3'] as const;
@@ -102,7 +106,7 @@ function upstreamLog(): Map<string, string[]> {
 const text = (result: unknown): unknown =>
   (result as { structuredContent?: { results?: unknown } }).structuredContent?.results;
 
-describe('three replicas behind nginx', { timeout: 180_000 }, () => {
+suite('three replicas behind nginx', { timeout: 180_000 }, () => {
   it('U7/E2: every replica lists the same tools/list bytes, through nginx and directly, and check prints one catalog hash', async () => {
     const lists = await Promise.all(
       [...replicas.map((replica) => replica.url), `${nginx.url}/mcp`, `${nginx.url}/mcp`].map(async (url) =>
@@ -182,7 +186,7 @@ describe('three replicas behind nginx', { timeout: 180_000 }, () => {
   });
 });
 
-describe('what a replica needs from its process', { timeout: 60_000 }, () => {
+suite('what a replica needs from its process', { timeout: 60_000 }, () => {
   it('U7/U4: /healthz is readiness (503 "starting" until the first connection round is over, then 200) and /livez answers 200 from the start', async () => {
     const { command, args } = fixtureServer('echo');
     const wrapper = `sleep 2; exec '${command}' ${args.map((arg) => `'${arg}'`).join(' ')}`;
