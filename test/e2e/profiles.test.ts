@@ -121,6 +121,31 @@ describe('profiles', () => {
     expect(unknown.stderr).toContain('Unknown profile "writers": the config has readers');
   });
 
+  it('I3, I6: a caller confined to one profile is not offered the search pair at another', async () => {
+    const file = writeConfig(
+      [
+        'access:',
+        "  - principals: ['local']",
+        "    allow: ['*']",
+        '    profiles: [readers]',
+        'profiles:',
+        "  readers: { tools: ['c_count'] }",
+        "  finder: { tools: ['c_*'], expose: search }",
+        'servers:',
+        fixtureEntry('c', 'counter'),
+      ].join('\n'),
+    );
+    const finder = await connectStdio(file, {}, ['--profile', 'finder']);
+    stops.push(() => finder.client.close());
+    expect((await finder.client.listTools()).tools).toEqual([]);
+    const whole = await connectStdio(file);
+    stops.push(() => whole.client.close());
+    expect((await whole.client.listTools()).tools).toEqual([]);
+    const readers = await connectStdio(file, {}, ['--profile', 'readers']);
+    stops.push(() => readers.client.close());
+    expect(names((await readers.client.listTools()).tools)).toEqual(['c_count']);
+  });
+
   it('I6: a rule naming a profile the config does not have is a located config error', async () => {
     const file = writeConfig(
       ['access:', "  - principals: ['*']", "    allow: ['*']", '    profiles: [writers]', CONFIG].join('\n'),
