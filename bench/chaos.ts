@@ -49,20 +49,21 @@ const { values } = parseArgs({
 
 /** I1 (`--jwt`): the HTTP gateways' `http.auth`, and a JWT for every request. */
 let httpAuth = '';
+let issuer: { close(): Promise<void> } | undefined;
 if (values.jwt) {
   const AUDIENCE = 'urn:mcp-normalizer:chaos';
   const host = { id: 'chaos-host', secret: 'chaos-host-secret-0123456789', scope: 'mcp' };
-  const issuer = await startAuthServer({ resources: [AUDIENCE], clients: [host], ttlSeconds: 7200 });
-  setBearer(await issuer.token(host));
+  const server = await startAuthServer({ resources: [AUDIENCE], clients: [host], ttlSeconds: 7200 });
+  issuer = server;
+  setBearer(await server.token(host));
   httpAuth = [
     'http:',
     '  auth:',
-    `    issuer: ${issuer.issuer}`,
+    `    issuer: ${server.issuer}`,
     `    audience: ${AUDIENCE}`,
     '    required_scopes: [mcp]',
     '',
   ].join('\n');
-  process.once('beforeExit', () => void issuer.close());
 }
 const CALLS = Number(values.calls);
 const FUZZ_CALLS = Number(values.fuzz);
@@ -438,3 +439,4 @@ if (only === undefined || only === 'http') await killsOverHttp();
 if (only === undefined || only === 'fuzz') await fuzz();
 if (only === undefined || only === 'fuzz' || only === 'fuzz-http') await fuzzOverHttp();
 if (only === undefined || only === 'downstream') await downstreamHttp();
+await issuer?.close();

@@ -8,6 +8,7 @@ import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/cli
 import { Client as LegacyClient } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport as LegacyHttpTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { generateKeyPair, SignJWT, type JWTPayload } from 'jose';
+import { createServer as createNetServer, type AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { answersAs, envelope, modernHost, modernRequest, modernToolCall } from '../helpers/hosts.js';
@@ -488,4 +489,23 @@ describe('who is calling', () => {
     expect(await dir(named)).not.toBe('/robot');
     expect(await dir(robot)).toBe('/robot');
   });
+
+  it('I1: a silent issuer (accepts, never answers): 50 JWT requests at once are each answered 500 server_error', async () => {
+    const silent = createNetServer((socket) => socket.on('error', () => undefined));
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    stops.push(() => {
+      silent.close();
+    });
+    const issuer = `http://127.0.0.1:${(silent.address() as AddressInfo).port}`;
+    const serve = await gateway(
+      writeConfig(
+        ['http:', '  auth:', `    issuer: ${issuer}`, 'servers:', fixtureEntry('c', 'counter')].join('\n'),
+      ),
+    );
+    // A JWT-shaped token: checking it needs the issuer's keys, which never come.
+    const token = `${Buffer.from('{"alg":"ES256","kid":"k"}').toString('base64url')}.${Buffer.from('{"sub":"x"}').toString('base64url')}.c2ln`;
+    const answers = await Promise.all(Array.from({ length: 50 }, () => post(serve.url, token)));
+    expect(answers.map((answer) => answer.status)).toEqual(Array.from({ length: 50 }, () => 500));
+    expect(answers[0]?.body).toContain('server_error');
+  }, 30_000);
 });
