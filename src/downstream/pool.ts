@@ -15,7 +15,7 @@ import type { Caller, InputReply } from '../core/input.js';
 import type { Scrubber } from '../core/secrets.js';
 import { serverLogger } from '../log/logger.js';
 import type { BackoffOptions } from './backoff.js';
-import { Connection, type ConnectionState, type DownstreamEra } from './connection.js';
+import { Connection, type ConnectionState } from './connection.js';
 import { CallerLane } from './callers.js';
 import {
   dispatchCall,
@@ -25,8 +25,9 @@ import {
   type DispatchContext,
   type DispatchTarget,
 } from './dispatch.js';
-import type { FeatureCapability, FeatureLists } from './listing.js';
+import type { FeatureCapability } from './listing.js';
 import { Emitter } from './emitter.js';
+import type { ServerSnapshot } from './snapshot.js';
 import { Instances } from './instances.js';
 import { CallSlots } from './slots.js';
 import { raceTimeout } from '../core/timers.js';
@@ -35,6 +36,7 @@ import { systemTimers } from '../wire/timers.js';
 import type { TransportFactory } from './transport.js';
 
 export type { CallOptions, CallOutcome } from './dispatch.js';
+export type { ServerSnapshot } from './snapshot.js';
 
 /** Options of {@link Pool}. */
 export interface PoolOptions {
@@ -67,28 +69,6 @@ export interface CloseOptions {
   readonly graceMs?: number;
 }
 
-/** One server as `check`, `/healthz` and the catalog see it. */
-export interface ServerSnapshot {
-  readonly name: string;
-  readonly state: ConnectionState;
-  /** Last known good tools, raw (the catalog checks each, T12); `[]` while withheld (P4, T10). */
-  readonly tools: readonly unknown[];
-  readonly toolsWithheld: boolean;
-  /** U5: last known good prompts, resources and templates; empty while withheld. */
-  readonly features: FeatureLists;
-  readonly lastError?: string;
-  /** E5: the protocol era and revision of the current (or last) connection, once known. */
-  readonly era?: DownstreamEra;
-  readonly protocolVersion?: string;
-  /** Restart attempts so far. */
-  readonly restarts: number;
-  /** ms until the next restart attempt, while down. */
-  readonly retryAfterMs?: number;
-  readonly inFlight: number;
-  readonly queued: number;
-  /** P10: per-caller copies running now (a server with `instances: per_session`). */
-  readonly instances?: number;
-}
 
 /** Events of a {@link Pool}. */
 export type PoolEvents = {
