@@ -353,7 +353,7 @@ export class Connection {
       if (client && this.#client === client) this.#client = undefined;
       if (client) void this.#children.close(client);
       const worded = located(
-        withExitReport(startupTimeout(error, this.#server), report, this.#scrub),
+        withExitReport(startupTimeout(error, this.#server, transport), report, this.#scrub),
         this.#server,
       );
       // E5: a failed attempt re-probes next time, and says what a failed probe found.

@@ -18,6 +18,7 @@ import { SdkErrorCode } from '@modelcontextprotocol/client';
 import type { Client, PriorDiscovery, VersionNegotiationOptions } from '@modelcontextprotocol/client';
 import type { ServerConfig } from '../config/types.js';
 import { describeError } from './errors.js';
+import { isLoginRequired } from './start-errors.js';
 
 /** The protocol era a downstream connection landed on. */
 export type DownstreamEra = Era;
@@ -45,6 +46,14 @@ export function negotiation(server: ServerConfig): VersionNegotiationOptions {
 export function isEraFailure(error: unknown): boolean {
   return (error as { code?: unknown } | null)?.code === SdkErrorCode.EraNegotiationFailed;
 }
+
+/**
+ * Failures that no `protocol:` setting mends: the address or the process, not the handshake
+ * (connection refused, a name that does not resolve, a reset or timed-out socket, a TLS
+ * certificate, a child that could not start or exited).
+ */
+const OUTSIDE_PROTOCOL =
+  /\b(ECONNREFUSED|ENOTFOUND|EAI_AGAIN|ECONNRESET|ETIMEDOUT|EHOSTUNREACH|ENETUNREACH|EPIPE|ENOENT|EACCES|CERT_[A-Z_]+|UNABLE_TO_VERIFY_LEAF_SIGNATURE|SELF_SIGNED_CERT_IN_CHAIN|DEPTH_ZERO_SELF_SIGNED_CERT)\b|the process exited|process ended/;
 
 /** A cached verdict and how it was learned. */
 interface Verdict {
@@ -124,6 +133,9 @@ export class EraMemory {
     if (this.#verdict?.learnedBy === 'probe') this.#verdict = undefined;
     const probe = this.#probeError;
     this.#probeError = undefined;
+    // A server that cannot be reached, whose process ended, or that wants a login is not a
+    // matter of protocol (and a login's failure must stay one: D2's reason and instruction).
+    if (isLoginRequired(error) || OUTSIDE_PROTOCOL.test(describeError(error))) return error;
     if (probe === undefined && !isEraFailure(error)) return error;
     const before = probe === undefined ? '' : ` (after its server/discover probe failed: ${probe})`;
     return new Error(

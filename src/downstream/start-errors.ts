@@ -8,13 +8,25 @@ import type { ServerConfig } from '../config/types.js';
 import type { Scrubber } from '../core/secrets.js';
 import { describeError } from './errors.js';
 import { LoginRequiredError } from './oauth-login.js';
-import { withExit, type ExitReport } from './stdio-client.js';
+import { StdioClientTransport, withExit, type ExitReport } from './stdio-client.js';
 
-/** P1: a start-up that timed out says which bound it hit (start-up, not a call's `timeout_ms`). */
-export function startupTimeout(error: unknown, server: ServerConfig): unknown {
+/**
+ * P1: a start-up that timed out says which bound it hit (start-up, not a call's `timeout_ms`).
+ * P6: a stdio server that printed something else than JSON-RPC on its stdout is quoted; one that
+ * says it listens on a URL is an HTTP server, reached with `url:`.
+ */
+export function startupTimeout(error: unknown, server: ServerConfig, transport?: unknown): unknown {
   if ((error as { code?: unknown } | null)?.code !== SdkErrorCode.RequestTimeout) return error;
+  const skipped = transport instanceof StdioClientTransport ? transport.stdoutNoise : undefined;
+  // The line itself, after why it was skipped ("not JSON (…): <line>").
+  const noise = skipped?.replace(/^[^:]*?(\([^)]*\))?: /, '');
+  const url = noise === undefined ? undefined : /\bhttps?:\/\/[^\s"'`<>]+/.exec(noise)?.[0];
+  const printed =
+    noise === undefined
+      ? ''
+      : `; instead of JSON-RPC it printed on stdout: ${JSON.stringify(noise)}${url === undefined ? '' : `. It seems to serve HTTP: give it \`url: ${url}\` instead of \`command:\`, and start it yourself`}`;
   return new Error(
-    `did not start within startup_timeout_ms (${server.startupTimeoutMs} ms): ${describeError(error)}`,
+    `did not start within startup_timeout_ms (${server.startupTimeoutMs} ms): ${describeError(error)}${printed}`,
   );
 }
 

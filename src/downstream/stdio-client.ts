@@ -137,6 +137,14 @@ export class StdioClientTransport extends StreamTransport {
   #exit: { code: number | null; signal: NodeJS.Signals | null } | undefined;
   /** The child's pid from its spawn on (kept after close(), which forgets the child). */
   #spawnedPid: number | undefined;
+  /** P6: why the last line of its stdout that was no JSON-RPC message was skipped, with its excerpt. */
+  #noise: string | undefined;
+
+  /** P6: the last line of the child's stdout that was no JSON-RPC message (why, and its excerpt). */
+  get stdoutNoise(): string | undefined {
+    return this.#noise;
+  }
+
   /** Resolves when the child exits (kept after close(), which forgets the child). */
   #exited: Promise<void> | undefined;
   /** The end of what the child wrote to stderr, for {@link StdioClientTransport.exitReport}. */
@@ -303,6 +311,7 @@ export class StdioClientTransport extends StreamTransport {
    * wrong (marked like an oversized answer, so the code is not reported as the server's).
    */
   protected unparsable(error: string, id?: string | number, response?: boolean): void {
+    this.#noise = error;
     this.onerror?.(new SkippedLine(`skipped a line on its stdout that is no JSON-RPC message: ${error}`));
     if (id === undefined || response !== true) return;
     this.onmessage?.({

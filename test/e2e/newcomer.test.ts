@@ -314,3 +314,38 @@ describe('start-up apart from calls', () => {
     expect(check.stdout).toContain('did not start within startup_timeout_ms (1000 ms)');
   });
 });
+
+describe('errors that are not about the protocol', () => {
+  it('P6, E5: a refused address and a process that dies say so, with no protocol advice; a stdio server that serves HTTP is told to use url:', async () => {
+    const node = JSON.stringify(process.execPath);
+    const file = writeConfig(
+      [
+        'servers:',
+        '  refused:',
+        '    url: http://127.0.0.1:9/mcp',
+        '    startup_timeout_ms: 3000',
+        '  dies:',
+        `    command: ${node}`,
+        `    args: ["-e", "console.error('npm error 404 Not Found - GET https://registry.example/@nope%2fserver'); setTimeout(() => process.exit(1), 400)"]`,
+        '    startup_timeout_ms: 3000',
+        '  speaks_http:',
+        `    command: ${node}`,
+        `    args: ["-e", "console.log('MCP server listening on http://localhost:8123/mcp'); setInterval(() => {}, 1000)"]`,
+        '    startup_timeout_ms: 2000',
+      ].join('\n'),
+    );
+    const check = await runCli(['check', '--config', file]);
+    const line = (server: string): string =>
+      `${check.stdout}\n${check.stderr}`
+        .split('\n')
+        .find((text) => text.startsWith(`error: server "${server}"`)) ?? '';
+    expect(line('refused')).toContain('ECONNREFUSED');
+    expect(line('dies')).toContain('npm error 404');
+    for (const server of ['refused', 'dies']) {
+      expect(line(server)).not.toContain('protocol: legacy');
+      expect(line(server)).not.toContain('disposable sibling probe');
+    }
+    expect(line('speaks_http')).toContain('MCP server listening on http://localhost:8123/mcp');
+    expect(line('speaks_http')).toContain('`url: http://localhost:8123/mcp`');
+  });
+});
