@@ -11,7 +11,7 @@ import type { Logger } from 'pino';
 import type { Tool } from '@modelcontextprotocol/server';
 import type { Config, ServerConfig } from '../config/types.js';
 import type { Catalog, ExposedTool } from '../core/catalog.js';
-import { applyInstruction, type InstructionLayers } from '../core/instructions.js';
+import { applyInstruction, LOGIN_INSTRUCTION, type InstructionLayers } from '../core/instructions.js';
 import { isInputRound } from '../core/input.js';
 import { carriedMeta } from '../core/meta.js';
 import { composeName, echoedName } from '../core/naming.js';
@@ -178,7 +178,10 @@ export function createToolBackend(deps: ToolDeps): ToolBackend<PreparedCall> {
           state: snapshot.state,
           ...(snapshot.retryAfterMs !== undefined ? { retry_after_ms: snapshot.retryAfterMs } : {}),
           ...(snapshot.lastError !== undefined ? { last_error: snapshot.lastError } : {}),
+          // D2, R4: not an outage: the user logs in first.
+          ...(snapshot.loginRequired === true ? { reason: 'login_required' } : {}),
         },
+        ...(snapshot.loginRequired === true ? { instruction: LOGIN_INSTRUCTION } : {}),
       },
     );
   }

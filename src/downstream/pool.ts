@@ -69,7 +69,6 @@ export interface CloseOptions {
   readonly graceMs?: number;
 }
 
-
 /** Events of a {@link Pool}. */
 export type PoolEvents = {
   /** T10: a server's served tools changed (listed, re-listed with a difference, withheld, back). */
@@ -324,6 +323,7 @@ export class Pool {
         toolsWithheld: connection.toolsWithheld,
         features: connection.features,
         ...(connection.lastError !== undefined ? { lastError: connection.lastError } : {}),
+        ...(connection.loginRequired ? { loginRequired: true } : {}),
         ...(connection.era !== undefined ? { era: connection.era } : {}),
         ...(connection.protocolVersion !== undefined ? { protocolVersion: connection.protocolVersion } : {}),
         restarts: connection.restarts,

@@ -215,9 +215,7 @@ suite('each caller logs in to a downstream for itself', () => {
     const refused = envelope(await carol.callTool({ name: 'b_c_hit', arguments: {} }));
     expect(refused.error_type).toBe('downstream_unavailable');
     expect(refused.error_data).toMatchObject({ reason: 'login_required', server: 'b' });
-    expect(refused.error).toContain(
-      `mcp-normalizer login b --principal '${as.issuer}#carol-host' --no-browser`,
-    );
+    expect(refused.error).toContain(`login b --principal '${as.issuer}#carol-host' --no-browser`);
     // R4: not "retry later": the user acts first.
     expect(refused.instruction).toContain('needs the user to log in first');
     expect(callsBy('carol-host')).toBe(0);

@@ -14,7 +14,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { describeWith } from '../helpers/peers.js';
 import { startAuthServer, type AuthServer } from '../../fixtures/servers/oauth.js';
 import { cliLogin } from '../helpers/browser-login.js';
-import { fixtureEntry, runCli, serveHttp, writeConfig, type HttpServe } from './cli-process.js';
+import { CLI, fixtureEntry, runCli, serveHttp, writeConfig, type HttpServe } from './cli-process.js';
 
 /** Skipped, naming the install command, where chromium is missing (a failure under CI). */
 const suite = describeWith(['chromium']);
@@ -93,11 +93,15 @@ suite('logging in to a remote server as a person', () => {
     const { file, store } = gatewayConfig();
     const before = await runCli(['call', 'b_c_hit', '--config', file]);
     expect(before.code).not.toBe(0);
-    expect(before.stderr + before.stdout).toContain('mcp-normalizer login b');
+    expect(before.stderr + before.stdout).toContain(`node ${CLI} login b`);
+    // D2, R4: not an outage: the reason and the instruction say the user logs in first.
+    expect(before.stdout).toContain('"reason": "login_required"');
+    expect(before.stdout).toContain('needs the user to log in first');
     // `check` names the server that needs a login, and the command.
     const checked = await runCli(['check', '--config', file]);
     expect(checked.code).toBe(1);
-    expect(checked.stdout + checked.stderr).toContain('"b" has no login yet: run `mcp-normalizer login b`');
+    // D2: in a clone there is no `mcp-normalizer` command: the one named is the one that runs.
+    expect(checked.stdout + checked.stderr).toContain(`"b" has no login yet: run \`node ${CLI} login b\``);
 
     const loggedIn = await login(file, 'alice');
     expect(loggedIn.code).toBe(0);
@@ -134,6 +138,6 @@ suite('logging in to a remote server as a person', () => {
     expect(stored(store)).toBeUndefined();
     const after = await runCli(['call', 'b_c_hit', '--config', file]);
     expect(after.code).not.toBe(0);
-    expect(after.stderr + after.stdout).toContain('mcp-normalizer login b');
+    expect(after.stderr + after.stdout).toContain(`node ${CLI} login b`);
   }, 120_000);
 });
