@@ -157,6 +157,27 @@ function ignoredMcpKeys(entry: ServerEntry, out: RuleProblems): void {
   }
 }
 
+/** I3, I6: the name globs of `access:` rules and `profiles:` must compile (`c_(` is a typo). */
+function accessGlobs(written: WrittenConfig, main: ParsedFile, out: RuleProblems): void {
+  const check = (globs: readonly string[], at: (string | number)[]): void =>
+    globs.forEach((glob, index) => {
+      try {
+        picomatch.makeRe(glob.startsWith('!') ? glob.slice(1) : glob, { strictBrackets: true });
+      } catch (error) {
+        const reason = error instanceof Error ? error.message : String(error);
+        out.errors.push(problemAt(main, [...at, index], `invalid glob pattern "${glob}": ${reason}`));
+      }
+    });
+  written.access?.forEach((rule, index) => {
+    check(rule.allow, ['access', index, 'allow']);
+    check(Object.keys(rule.scopes), ['access', index, 'scopes']);
+  });
+  for (const [name, profile] of Object.entries(written.profiles ?? {})) {
+    check(profile.tools, ['profiles', name, 'tools']);
+    check(profile.prompts ?? [], ['profiles', name, 'prompts']);
+  }
+}
+
 /**
  * I2: `sub:` and `client:` name the issuer's principals, never a static token: a rule that names
  * a static token's name so would match nobody, or an issuer's token of that subject instead.
@@ -220,6 +241,7 @@ export function checkRules(
     );
   }
   principalNames(written, main, out);
+  accessGlobs(written, main, out);
   uniqueNames(entries, out);
   uniquePrefixes(entries, out);
   for (const entry of entries) {

@@ -473,3 +473,34 @@ describe('many problems', () => {
     ]);
   });
 });
+
+describe('identity rules in the config', () => {
+  it.each([
+    [
+      'I2: sub: naming a static token',
+      "http:\n  auth:\n    tokens: { robot: { token: 'robot-token-0123456789' } }\naccess:\n  - principals: ['sub:robot']\n    allow: ['*']\n",
+      '"sub:robot" names the static token "robot": write "token:robot"',
+    ],
+    [
+      'I2: client: naming http.token in admins',
+      "http:\n  token: 'http-token-0123456789'\n  auth:\n    issuer: https://idp.example.com\n    admins: ['client:token']\n",
+      '"client:token" names the static token "token": write "token:token"',
+    ],
+    [
+      'I3: an access glob that does not compile',
+      "access:\n  - principals: ['*']\n    allow: ['c_(']\n",
+      'invalid glob pattern "c_("',
+    ],
+    [
+      'I6: a profile glob that does not compile',
+      "profiles:\n  p: { tools: ['!x_['] }\n",
+      'invalid glob pattern "!x_["',
+    ],
+  ])('%s is a located error', async (_label, text, message) => {
+    const file = configFile(`${text}servers:\n  c: { command: node, args: [x.js] }\n`);
+    const result = await loadConfig(file, env);
+    const problems = result.errors.map((problem) => formatProblem(problem));
+    expect(problems).toEqual([expect.stringContaining(message)]);
+    expect(problems[0]).toMatch(/config\.yaml:\d+:\d+/);
+  });
+});

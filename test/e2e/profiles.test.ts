@@ -116,6 +116,12 @@ describe('profiles', () => {
     expect(names(JSON.parse(listed.stdout) as { name: string }[])).toEqual(READERS);
     const nothing = await runCli(['tools', '--config', file, '--json']);
     expect(JSON.parse(nothing.stdout)).toEqual([]);
+    // I3: the table says why it is empty.
+    const table = await runCli(['tools', '--config', file]);
+    expect(table.stdout).toContain('(no tools exposed)');
+    expect(table.stderr).toContain(
+      'the local user sees none: its access: rule confines it to other profiles',
+    );
     const unknown = await runCli(['tools', '--config', file, '--profile', 'writers']);
     expect(unknown.code).toBe(2);
     expect(unknown.stderr).toContain('Unknown profile "writers": the config has readers');

@@ -27,6 +27,14 @@ const OPTIONS = {
   help: { type: 'boolean', short: 'h' },
 } as const;
 
+/** I3, I6: why the local user's view is empty, by the verdict on a tool of the catalog. */
+const EMPTY_VIEW: Readonly<Record<string, string>> = {
+  no_rule: 'no access: rule names it (add one for `local`: docs/identity.md)',
+  not_allowed: 'the access: rule for it allows none of them',
+  profile_not_allowed: 'its access: rule confines it to other profiles (try --profile)',
+  not_in_profile: 'the profile selects none of them',
+};
+
 /** Runs `tools`. */
 export async function run(args: readonly string[], io: CliIO): Promise<number> {
   const { values } = parseCommandArgs('tools', args, OPTIONS);
@@ -49,6 +57,15 @@ export async function run(args: readonly string[], io: CliIO): Promise<number> {
           ? JSON.stringify(await proxy.toolList(view), null, 2)
           : formatToolTable(catalog.tools.filter((tool) => view === undefined || view.sees(tool.name))),
       );
+      // I3: an empty view of a full catalog says why, not just "(no tools exposed)".
+      const first = catalog.tools[0];
+      if (view !== undefined && first !== undefined && !catalog.tools.some((tool) => view.sees(tool.name))) {
+        const verdict = view.decide(first.name);
+        const reason = verdict.allowed ? 'allowed' : verdict.reason;
+        io.err(
+          `warning: the catalog has ${catalog.tools.length} tools, and the local user sees none: ${EMPTY_VIEW[reason] ?? reason}`,
+        );
+      }
       for (const server of proxy.servers()) {
         if (server.state !== 'ready')
           io.err(`warning: server "${server.name}" is ${server.state}; its tools may be missing`);
