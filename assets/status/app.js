@@ -72,7 +72,17 @@ function sparkline(window) {
   return svg;
 }
 
+/** One line above the table: how many servers are up, and since when each other one is not. */
+function summary(data) {
+  const down = data.servers.filter((s) => s.state !== 'ready');
+  const head = `${data.servers.length - down.length} of ${data.servers.length} servers ready`;
+  if (down.length === 0) return head;
+  return `${head}; ${down.map((s) => `${s.name} ${s.state} for ${duration(data.now - s.since)}`).join(', ')}`;
+}
+
 function renderServers(data) {
+  $('#summary').textContent = summary(data);
+  $('#summary').className = data.servers.every((s) => s.state === 'ready') ? 'summary ok' : 'summary failed';
   const body = $('#servers tbody');
   body.replaceChildren(
     ...data.servers.map((s) =>
@@ -88,7 +98,15 @@ function renderServers(data) {
         el('td', {}, s.restarts),
         el('td', {}, duration(data.now - s.since)),
         el('td', {}, sparkline(s.window)),
-        el('td', { class: 'error' }, s.state === 'ready' ? '' : (s.last_error ?? '')),
+        el(
+          'td',
+          { class: s.state === 'ready' ? 'error past' : 'error' },
+          s.state !== 'ready'
+            ? (s.last_error ?? '')
+            : s.last_failure
+              ? `last failure ${time(s.last_failure.at)}: ${s.last_failure.error}`
+              : '',
+        ),
       ),
     ),
   );

@@ -26,6 +26,8 @@ export interface ServerHealth {
   /** P10: per-caller copies running now, for a server with `instances: per_session`. */
   readonly instances?: number;
   readonly error?: string;
+  /** O4: since when it is down (ISO 8601), through its restarts. */
+  readonly down_since?: string;
 }
 
 /** Where the proxy is in its own life, for readiness. */
@@ -67,6 +69,7 @@ export function createHealth(sources: HealthSources): Health {
       ...(snapshot.state !== 'ready' && snapshot.lastError !== undefined
         ? { error: snapshot.lastError }
         : {}),
+      ...(snapshot.downSince !== undefined ? { down_since: new Date(snapshot.downSince).toISOString() } : {}),
     }));
   }
 

@@ -131,9 +131,21 @@ export function createStatus(sources: StatusSources): Status {
   let next = 0;
   const windows = new Map<string, Window>();
   const started = sources.clock();
-  /** Since when each server is in its state (the pool's events; first seen at start). */
-  const since = new Map<string, { state: string; at: number }>();
-  sources.pool.on('stateChanged', (server, state) => since.set(server, { state, at: sources.clock() }));
+  /**
+   * Since when each server is up, or not up (the pool's events; first seen at start): a server
+   * that goes down, restarts and fails again has been down since it first went, not since its
+   * last attempt. And each server's last failure, kept after it is ready again.
+   */
+  const since = new Map<string, { up: boolean; at: number }>();
+  const failures = new Map<string, { error: string; at: number }>();
+  sources.pool.on('stateChanged', (server, state) => {
+    const now = sources.clock();
+    const up = state === 'ready';
+    if (since.get(server)?.up !== up) since.set(server, { up, at: now });
+    if (state !== 'down') return;
+    const error = sources.pool.snapshot().find((snapshot) => snapshot.name === server)?.lastError;
+    if (error !== undefined) failures.set(server, { error, at: now });
+  });
   const hashes = new WeakMap<Catalog, string>();
 
   function catalogHash(catalog: Catalog): string {
@@ -176,6 +188,7 @@ export function createStatus(sources: StatusSources): Status {
         ...(snapshot.instances !== undefined ? { instances: snapshot.instances } : {}),
         ...(entered !== undefined ? { since: entered.at } : { since: started }),
         ...(snapshot.lastError !== undefined ? { last_error: snapshot.lastError } : {}),
+        ...(failures.has(snapshot.name) ? { last_failure: failures.get(snapshot.name) } : {}),
         ...(snapshot.retryAfterMs !== undefined ? { retry_after_ms: snapshot.retryAfterMs } : {}),
         window: (windows.get(snapshot.name) ?? new Window()).series(now),
       };

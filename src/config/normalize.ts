@@ -172,6 +172,7 @@ function serverConfig(entry: ServerEntry, written: WrittenConfig, env: EnvMap): 
     concurrency: server.concurrency ?? defaults.concurrency,
     maxQueue: server.max_queue ?? defaults.max_queue,
     withholdAfterMs: server.withhold_after_ms ?? defaults.withhold_after_ms,
+    healthIntervalMs: server.health_interval_ms ?? defaults.health_interval_ms,
     inbandErrors: server.inband_errors ?? defaults.inband_errors,
     protocol: server.protocol ?? defaults.protocol,
     clientFeatures: server.client_features ?? defaults.client_features,

@@ -24,6 +24,7 @@ export const SERVER_DEFAULTS = {
   concurrency: 8,
   max_queue: 256,
   withhold_after_ms: 300_000,
+  health_interval_ms: 15_000,
   inband_errors: true,
   protocol: 'auto',
   client_features: ['elicitation', 'sampling'],
@@ -249,6 +250,10 @@ const DEFAULTABLE = {
   },
   concurrency: { schema: positiveInt, help: 'Calls in flight at most per server (P2).' },
   max_queue: { schema: nonNegativeInt, help: 'Calls waiting at most per server before `overloaded` (P2).' },
+  health_interval_ms: {
+    schema: nonNegativeInt,
+    help: 'O4, P4: a ready remote server is pinged this often, so one that died is shown down within it (stdio: its exit says so). 0: never.',
+  },
   withhold_after_ms: {
     schema: nonNegativeInt,
     help: 'A server down this long has its tools withheld (P4).',
@@ -320,6 +325,7 @@ const serverShape = {
   concurrency: serverKey('concurrency'),
   max_queue: serverKey('max_queue'),
   withhold_after_ms: serverKey('withhold_after_ms'),
+  health_interval_ms: serverKey('health_interval_ms'),
   tools: ToolsSchema,
   instructions: InstructionsSchema.describe('Agent instruction per error type for this server (R4).'),
   inband_errors: serverKey('inband_errors'),

@@ -150,6 +150,8 @@ export interface ServerConfig {
   readonly maxQueue: number;
   /** @default 300000 */
   readonly withholdAfterMs: number;
+  /** O4, P4: a ready remote server is pinged this often (0: never). @default 15000 */
+  readonly healthIntervalMs: number;
   /** N8. @default true */
   readonly inbandErrors: boolean;
   /** E5: the era spoken to this server. @default 'auto' */

@@ -27,6 +27,7 @@ import {
 } from './dispatch.js';
 import type { FeatureCapability } from './listing.js';
 import { Emitter } from './emitter.js';
+import { watchHealth } from './health.js';
 import type { ServerSnapshot } from './snapshot.js';
 import { Instances } from './instances.js';
 import { CallSlots } from './slots.js';
@@ -109,6 +110,8 @@ interface Entry extends DispatchTarget {
   /** P1: the first connection attempt, once started; `settled` once it ended either way. */
   first?: Promise<void>;
   settled?: boolean;
+  /** O4: since when (wall clock) it is down, through its restarts; unset while it is up. */
+  downSince?: number;
 }
 
 /** D3: the key of a principal's own copy of a server behind `auth: oauth`. */
@@ -170,6 +173,7 @@ export class Pool {
       ...(options.scrub !== undefined ? { scrub: options.scrub } : {}),
     });
     connection.events.on('log', (params) => this.#events.emit('log', server.name, params));
+    watchHealth(connection, server, this.#timers);
     return connection;
   }
 
@@ -179,7 +183,11 @@ export class Pool {
     // Events of a connection that was replaced (O3) are not the server's any more.
     const own = (): boolean => this.#entries.get(server.name)?.connection === connection;
     connection.events.on('stateChanged', (state) => {
-      if (own()) this.#events.emit('stateChanged', server.name, state);
+      if (!own()) return;
+      const entry = this.#entries.get(server.name) as Entry;
+      if (state === 'ready') entry.downSince = undefined;
+      else if (state === 'down') entry.downSince ??= Date.now();
+      this.#events.emit('stateChanged', server.name, state);
     });
     connection.events.on('toolsChanged', () => {
       if (own()) this.#events.emit('toolsChanged', server.name);
@@ -313,7 +321,7 @@ export class Pool {
 
   /** Every enabled server in config order. */
   snapshot(): readonly ServerSnapshot[] {
-    return [...this.#entries.values()].map(({ server, connection, slots, instances }) => {
+    return [...this.#entries.values()].map(({ server, connection, slots, instances, downSince }) => {
       const retryAfterMs = connection.state === 'down' ? connection.retryAfterMs() : undefined;
       const copies = instances?.load;
       return {
@@ -324,6 +332,7 @@ export class Pool {
         features: connection.features,
         ...(connection.lastError !== undefined ? { lastError: connection.lastError } : {}),
         ...(connection.loginRequired ? { loginRequired: true } : {}),
+        ...(downSince !== undefined ? { downSince } : {}),
         ...(connection.era !== undefined ? { era: connection.era } : {}),
         ...(connection.protocolVersion !== undefined ? { protocolVersion: connection.protocolVersion } : {}),
         restarts: connection.restarts,

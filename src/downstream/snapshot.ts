@@ -15,6 +15,8 @@ export interface ServerSnapshot {
   /** U5: last known good prompts, resources and templates; empty while withheld. */
   readonly features: FeatureLists;
   readonly lastError?: string;
+  /** O4: since when (epoch ms) it is down, through its restarts; absent while it is up. */
+  readonly downSince?: number;
   /** D2: it is down for want of a login (its last error is a missing or refused login). */
   readonly loginRequired?: boolean;
   /** E5: the protocol era and revision of the current (or last) connection, once known. */

@@ -195,6 +195,7 @@ describe('loadConfig on inline configs', () => {
     concurrency: 2,
     max_queue: 10,
     withhold_after_ms: 1000,
+    health_interval_ms: 2000,
     tools: { include: ['*'] },
     instructions: { timeout: 'Retry once.' },
     inband_errors: false,

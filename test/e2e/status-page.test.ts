@@ -120,6 +120,12 @@ suite('the status page', () => {
     await expect.poll(() => state('k').textContent(), { timeout: 15_000 }).toBe('ready');
     expect(await page.locator('#servers tr[data-server="k"] td').nth(6).textContent()).not.toBe('0');
     expect(navigations).toEqual([]);
+    // O4: once ready again, the row keeps its last failure and when it was; the summary is whole.
+    const lastError = page.locator('#servers tr[data-server="k"] td.error');
+    await expect
+      .poll(() => lastError.textContent())
+      .toMatch(/^last failure \d\d:\d\d:\d\d: Connection closed/);
+    await expect.poll(() => page.locator('#summary').textContent()).toBe('3 of 3 servers ready');
 
     // The catalog filter narrows the list as one types.
     const rows = page.locator('#tools tbody tr');

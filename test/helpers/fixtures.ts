@@ -112,6 +112,7 @@ export function serverConfig(
     concurrency: 8,
     maxQueue: 256,
     withholdAfterMs: 300_000,
+    healthIntervalMs: 15_000,
     inbandErrors: true,
     protocol: 'auto',
     clientFeatures: ['elicitation', 'sampling'],
