@@ -58,6 +58,19 @@ export function createNotifier(logger: Logger): Notifier {
   const initialized = new WeakSet<Server>();
   /** The lists each connection was answered since it was last told of a change of them. */
   const listed = new WeakMap<Server, Set<ListedKind>>();
+  /**
+   * The lists answered to anyone so far. Until a list has been answered once, no host holds a copy
+   * a change could make stale: a change then is told to no one. A 2026 host that opened its listen
+   * stream at once was told of every server that came up before its first list was answered,
+   * though that answer held them all.
+   */
+  const answered = new Set<ListedKind>();
+  const publish = (
+    kind: ListedKind,
+    event: 'tools_list_changed' | 'prompts_list_changed' | 'resources_list_changed',
+  ): void => {
+    if (answered.has(kind)) bus.publish({ kind: event });
+  };
   const bus = new InMemoryServerEventBus((error) =>
     logger.debug({ err: error }, 'list-change listener failed'),
   );
@@ -110,13 +123,14 @@ export function createNotifier(logger: Logger): Notifier {
       eras.delete(server);
     },
     listed(server, kind) {
+      answered.add(kind);
       let lists = listed.get(server);
       if (lists === undefined) listed.set(server, (lists = new Set()));
       lists.add(kind);
     },
-    toolsChanged: () => bus.publish({ kind: 'tools_list_changed' }),
-    promptsChanged: () => bus.publish({ kind: 'prompts_list_changed' }),
-    resourcesChanged: () => bus.publish({ kind: 'resources_list_changed' }),
+    toolsChanged: () => publish('tools', 'tools_list_changed'),
+    promptsChanged: () => publish('prompts', 'prompts_list_changed'),
+    resourcesChanged: () => publish('resources', 'resources_list_changed'),
     log(params) {
       // Each Server has one transport: its session id is the key of that client's setLevel.
       each('log message', (server, era) =>
