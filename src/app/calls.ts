@@ -295,9 +295,13 @@ export function createToolBackend(deps: ToolDeps): ToolBackend<PreparedCall> {
     exposes(name) {
       return deps.catalog().get(name) !== undefined;
     },
-    answer(name, result, requestId) {
+    answer(name, result, requestId, principal) {
       // The named tool's (S4: `call_tool`'s target's) instructions, as for any of its answers.
-      return outcome(result, deps.catalog().get(name), { exposedName: echoedName(name), requestId });
+      return outcome(result, deps.catalog().get(name), {
+        exposedName: echoedName(name),
+        requestId,
+        ...(principal !== undefined ? { principal } : {}),
+      });
     },
     listTools(access) {
       // P1: what is ready (in the first moments, once the servers starting then are up); a host

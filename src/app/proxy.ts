@@ -41,6 +41,8 @@ import type { StatusHandler } from './status-http.js';
 import { applyServers, restartNeeded } from './reload.js';
 import { serverHolder } from './servers.js';
 import { createToolBackend } from './calls.js';
+import { failure } from '../core/result.js';
+import type { ToolBackend } from '../upstream/backend.js';
 import { createSearches } from './searches.js';
 import { PACKAGE_NAME, packageVersion } from './version.js';
 
@@ -151,8 +153,8 @@ function catalogOptions(config: Config): CatalogOptions {
 function httpIdentity(
   config: Config,
   policy: Policy | undefined,
-  backend: { calledName?(name: string, args: Record<string, unknown> | undefined): string },
-): Pick<HttpOptions, 'token' | 'auth' | 'scopeCheck' | 'admins'> {
+  backend: Pick<ToolBackend, 'calledName' | 'answer'>,
+): Pick<HttpOptions, 'token' | 'auth' | 'scopeCheck' | 'admins' | 'stepUpRefused'> {
   const { token, auth, publicUrl } = config.http;
   if (auth === undefined) return token !== undefined ? { token } : {};
   const tokens =
@@ -167,6 +169,18 @@ function httpIdentity(
             const called = backend.calledName?.(name, args as Record<string, unknown> | undefined) ?? name;
             const verdict = policy.decide(principal, called);
             return !verdict.allowed && verdict.reason === 'insufficient_scope' ? verdict.scope : undefined;
+          },
+          // I4, O1, O4: the 403 is the call's end: in recent calls, the metrics and the call log.
+          stepUpRefused: (name, args, principal, scope) => {
+            const called = backend.calledName?.(name, args as Record<string, unknown> | undefined) ?? name;
+            backend.answer?.(
+              called,
+              failure('access_denied', `The tool "${called}" needs the scope ${scope}`, {
+                errorData: { reason: 'insufficient_scope', scope },
+              }),
+              undefined,
+              principal.key,
+            );
           },
         }
       : {}),

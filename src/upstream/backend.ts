@@ -77,7 +77,12 @@ export interface ToolBackend<F extends PreparedForward = PreparedForward> {
    * outermost net, a failed input round): the instruction, the end line in the log, the count.
    * @default the failure as it is
    */
-  answer?(name: string, result: FailureResult, requestId: string | number | undefined): FailureResult;
+  answer?(
+    name: string,
+    result: FailureResult,
+    requestId: string | number | undefined,
+    principal?: string,
+  ): FailureResult;
   /** P10: the caller behind `instance` went away (its session closed): its own copies stop. */
   releaseCaller?(instance: string): void;
 }

@@ -15,6 +15,9 @@ import { sendJson } from './http-probes.js';
 /** I4: the scope a call of exposed tool `name` (with `args`) needs and `principal` lacks. */
 export type ScopeCheck = (principal: Principal, name: string, args: unknown) => string | undefined;
 
+/** I4, O1, O4: a call answered 403 `insufficient_scope` (the tool as named, its arguments, who, the scope). */
+export type StepUpRefused = (name: string, args: unknown, principal: Principal, scope: string) => void;
+
 /** A request that passed {@link HttpAuth.authenticate}. */
 type AuthedRequest = IncomingMessage & { auth?: AuthInfo };
 
@@ -60,6 +63,7 @@ export function createHttpAuth(
   logger: Logger,
   scopeCheck?: ScopeCheck,
   admins: readonly string[] = [],
+  refused?: StepUpRefused,
 ): HttpAuth {
   return {
     async admin(req) {
@@ -101,6 +105,8 @@ export function createHttpAuth(
         if (scope === undefined) continue;
         const answer = await identity.insufficientScope(scope, `the tool needs the scope ${scope}`);
         logger.info({ principal: principal.key, scope }, 'call refused: insufficient_scope');
+        // The refusal is a call's end like any other: recent calls, metrics, the call log.
+        refused?.(params.name, params.arguments, principal, scope);
         res.writeHead(answer.status, answer.headers);
         res.end(answer.body);
         return false;

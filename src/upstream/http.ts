@@ -33,7 +33,14 @@ import { bridgeFetchHandler } from './fetch-bridge.js';
 import { answerBrowser, type BrowserLogin } from './http-browser.js';
 import { eraOfRequest, isLegacy, requestsOf } from './http-era.js';
 import { createRequestGuard } from './http-guard.js';
-import { createHttpAuth, ownerOf, withProfile, type HttpAuth, type ScopeCheck } from './http-auth.js';
+import {
+  createHttpAuth,
+  ownerOf,
+  withProfile,
+  type HttpAuth,
+  type ScopeCheck,
+  type StepUpRefused,
+} from './http-auth.js';
 import { createIdentity, type Identity, type IdentityOptions } from './identity.js';
 import {
   answerProbe,
@@ -121,6 +128,8 @@ export interface HttpOptions {
   readonly auth?: Omit<IdentityOptions, 'resource'> & { readonly publicUrl?: string };
   /** I4: the scope a call needs and its caller lacks (403 `insufficient_scope`). */
   readonly scopeCheck?: ScopeCheck;
+  /** I4, O1, O4: a call was answered 403 `insufficient_scope`. */
+  readonly stepUpRefused?: StepUpRefused;
   /** I6: the profiles served at `/mcp/<name>`. */
   readonly profiles?: readonly string[];
   /** O4: principal patterns allowed to read the status page when `auth` is on. */
@@ -374,7 +383,7 @@ export async function listenHttp(
       resource: resource.href,
       authenticate: (authorization) => validator.authenticate(authorization),
     };
-    httpAuth = createHttpAuth(validator, logger, options.scopeCheck, options.admins);
+    httpAuth = createHttpAuth(validator, logger, options.scopeCheck, options.admins, options.stepUpRefused);
     const admin = httpAuth.admin.bind(httpAuth);
     probeSources = { ...options, admin };
   }

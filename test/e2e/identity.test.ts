@@ -266,6 +266,21 @@ describe('who is calling', () => {
     expect(answer.status).toBe(403);
     expect(answer.challenge).toContain('error="insufficient_scope"');
     expect(answer.challenge).toContain('scope="tools.write"');
+    // O1, O4: the refusal is a call's end: in recent calls (with its principal) and the metrics.
+    const admin = { headers: { authorization: `Bearer ${await as.token(ALICE)}` } };
+    const base = serve.url.replace(/\/mcp$/, '');
+    const calls = (
+      (await (await fetch(`${base}/status/data`, admin)).json()) as {
+        calls: { tool: string; outcome: string; principal?: string }[];
+      }
+    ).calls;
+    expect(calls).toContainEqual(
+      expect.objectContaining({ tool: 'c_add', outcome: 'access_denied', principal: `${as.issuer}#alice` }),
+    );
+    const metrics = await (await fetch(`${base}/metrics`, admin)).text();
+    expect(metrics).toMatch(
+      /mcp_normalizer_tool_calls_total\{[^}]*tool="add"[^}]*outcome="access_denied"[^}]*\} 1/,
+    );
     const wide = await legacyClient(serve.url, await as.token(ALICE));
     const added = await wide.client.callTool({ name: 'c_add', arguments: { a: 1, b: 2 } });
     expect(added.structuredContent).toMatchObject({ results: { sum: 3 } });
