@@ -339,7 +339,9 @@ export async function listenHttp(
       if (profile !== undefined) withProfile(req, profile);
       return handleMcp(req, res);
     }
-    return sendJson(res, 404, { error: 'Not found: MCP is served at /mcp, health at /healthz' });
+    const served = ['/mcp', ...(options.profiles ?? []).map((name) => `/mcp/${name}`)].join(', ');
+    const what = profile !== undefined ? `no profile "${profile}" here` : 'Not found';
+    return sendJson(res, 404, { error: `${what}: MCP is served at ${served}, health at /healthz` });
   }
 
   const server: NodeHttpServer = createServer({ ...SOCKET_LIMITS, ...options.socketLimits }, (req, res) => {

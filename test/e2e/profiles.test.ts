@@ -72,7 +72,10 @@ describe('profiles', () => {
       body: JSON.stringify({ jsonrpc: '2.0', id: 3, method: 'tools/list', params: {} }),
     });
     expect(crossed.status).toBe(404);
-    expect((await fetch(`${serve.url}/nope`, { method: 'POST' })).status).toBe(404);
+    const unknown = await fetch(`${serve.url}/nope`, { method: 'POST' });
+    expect(unknown.status).toBe(404);
+    // The profiles this gateway does serve are named.
+    expect(await unknown.text()).toContain('no profile \\"nope\\" here: MCP is served at /mcp, /mcp/readers');
   });
 
   it('I6: serve --profile serves one profile over stdio; an unknown name is a usage error naming the profiles', async () => {
