@@ -3,10 +3,12 @@
  * - core is pure: no `node:` modules, no pino, no SDK client/server runtime, nothing of ours
  *   outside core;
  * - R2: only src/upstream/server.ts imports the renderer;
- * - nothing in src/ outside the CLI writes to the console (stdout is the protocol channel).
+ * - nothing in src/ outside the CLI writes to the console (stdout is the protocol channel);
+ * - no import circle, type-only imports included (a circle of types becomes one of code the day a
+ *   value is added to it).
  */
 import { readFileSync, readdirSync } from 'node:fs';
-import { join, relative } from 'node:path';
+import { dirname, join, relative, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 
 const root = join(import.meta.dirname, '..');
@@ -139,5 +141,32 @@ describe('architecture boundaries', () => {
       .filter(({ abs }) => /\bconsole\.\w+\(/.test(readFileSync(abs, 'utf8')))
       .map(({ file }) => file);
     expect(offences).toEqual([]);
+  });
+
+  it('arch: no import circle in src/ (type-only imports count too)', () => {
+    const graph = new Map<string, string[]>();
+    for (const { abs } of all) {
+      const specs = imports(abs)
+        .map(({ spec }) => spec)
+        .filter((spec) => spec.startsWith('.'));
+      graph.set(
+        abs,
+        specs.map((spec) => resolve(dirname(abs), spec.replace(/\.js$/, '.ts'))),
+      );
+    }
+    const circles: string[] = [];
+    const state = new Map<string, 'open' | 'done'>();
+    const visit = (file: string, path: string[]): void => {
+      if (state.get(file) === 'done') return;
+      if (state.get(file) === 'open') {
+        circles.push([...path.slice(path.indexOf(file)), file].map((f) => relative(root, f)).join(' -> '));
+        return;
+      }
+      state.set(file, 'open');
+      for (const next of graph.get(file) ?? []) if (graph.has(next)) visit(next, [...path, file]);
+      state.set(file, 'done');
+    };
+    for (const file of graph.keys()) visit(file, []);
+    expect(circles).toEqual([]);
   });
 });

@@ -9,7 +9,7 @@ import { paramHeaderProblem } from './param-headers.js';
 import { isRecord, ownValue } from './json.js';
 import picomatch from 'picomatch';
 import { ToolSchema } from '@modelcontextprotocol/core';
-import type { CatalogProblem, CatalogServerInput } from './catalog.js';
+import type { CatalogProblem, CatalogServerInput } from './catalog-types.js';
 import type { SchemaCompiler } from './schema-compiler.js';
 import { closest } from './suggest.js';
 

@@ -7,15 +7,11 @@
  */
 import MiniSearch from 'minisearch';
 import type { Tool } from '@modelcontextprotocol/server';
-import type { CatalogOptions, ExposedTool } from './catalog.js';
+import type { CatalogOptions, ExposedTool, SearchMatch, SearchPair, ToolSearch } from './catalog-types.js';
+
+export type { SearchMatch, SearchPair, ToolSearch } from './catalog-types.js';
 import { exposedName } from './naming.js';
 import { isRecord } from './json.js';
-
-/** The exposed names of the pair (T1: the global prefix applies, no server prefix). */
-export interface SearchPair {
-  readonly search: string;
-  readonly call: string;
-}
 
 /** S1: `search_tools` and `call_tool`, under the global prefix (T1) when there is one. */
 export function searchPairNames(
@@ -40,20 +36,6 @@ export const SEARCH_MAX_LIMIT = 20;
  * query of a megabyte would hold the event loop for seconds.
  */
 export const SEARCH_MAX_QUERY = 500;
-
-/** One match, as `search_tools` answers it: what an agent needs to call the tool. */
-export interface SearchMatch {
-  readonly name: string;
-  readonly title?: string;
-  readonly description?: string;
-  readonly input_schema: unknown;
-}
-
-/** The ranking over one catalog's searchable tools (rebuilt with the catalog, S3). */
-export interface ToolSearch {
-  /** The best `limit` tools for `query`, best first; ties keep catalog order (deterministic). */
-  search(query: string, limit: number): readonly ExposedTool[];
-}
 
 /** Splits `get_pull_requestFiles` / `API-post-search` into lower-case words. */
 function words(text: string): string[] {

@@ -33,6 +33,10 @@ const SCHEME_CHAR = /^[a-z0-9.-]$/;
  * @example uriPrefix(undefined, 'my_fs') // 'my-fs'
  * @example uriPrefix('acme', 'fs') // 'acme.fs'
  */
+
+/** F7: the scheme of the gateway's own file links (upstream/file-store.ts), never a downstream's. */
+export const FILE_URI_PREFIX = 'mcp-normalizer://files/';
+
 export function uriPrefix(globalPrefix: string | undefined, serverPrefix: string): string {
   const joined = [globalPrefix ?? '', serverPrefix].filter((part) => part.length > 0).join('.');
   if (joined.length === 0) return '';

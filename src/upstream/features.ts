@@ -9,7 +9,7 @@ import type { Era } from '../core/options.js';
 import { ProtocolErrorCode } from '@modelcontextprotocol/server';
 import type { CallAccess } from '../core/policy.js';
 import { isInputRound, type Caller, type InputReply, type InputRound } from '../core/input.js';
-import { FILE_URI_PREFIX } from './file-store.js';
+import { FILE_URI_PREFIX } from '../core/uri-namespace.js';
 import type {
   AuthInfo,
   Server,

@@ -13,10 +13,10 @@
 import { randomBytes } from 'node:crypto';
 import { ResourceNotFoundError, type ReadResourceResult } from '@modelcontextprotocol/server';
 import type { FileArtifact, Result } from '../core/result.js';
+import { FILE_URI_PREFIX } from '../core/uri-namespace.js';
 import type { FeatureBackend } from './features.js';
 
-/** The scheme of the gateway's own file links. */
-export const FILE_URI_PREFIX = 'mcp-normalizer://files/';
+export { FILE_URI_PREFIX } from '../core/uri-namespace.js';
 
 /** Ids of expired or evicted files remembered, so that a late read says "expired". */
 const FORGOTTEN_IDS = 10_000;
