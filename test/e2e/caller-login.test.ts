@@ -115,11 +115,20 @@ const bearer = async (client: AuthClient) => ({
 });
 
 /** B's call_end lines for `principal` (B logs who called, from the token A sent it). */
+/**
+ * B's call_end lines for `principal` that reached its tool (B logs who called, from the token A
+ * sent it); a call B refused with its 403 step-up is logged too (I4, O1), and not counted here.
+ */
 const callsBy = (principal: string): number =>
   b
     .stderr()
     .split('\n')
-    .filter((line) => line.includes('"call_end"') && line.includes(`#${principal}"`)).length;
+    .filter(
+      (line) =>
+        line.includes('"call_end"') &&
+        line.includes(`#${principal}"`) &&
+        !line.includes('"errorType":"access_denied"'),
+    ).length;
 
 suite('each caller logs in to a downstream for itself', () => {
   it('D3: a 2025 and a 2026 host each complete a first call through URL elicitation; B sees each principal’s calls with its own token only', async () => {
