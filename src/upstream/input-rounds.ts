@@ -52,9 +52,17 @@ function digest(text: string): string {
   return createHash('sha256').update(text).digest('base64url').slice(0, 22);
 }
 
-/** The binding of one request: its caller and its arguments. */
-function bindingOf(request: Pick<RoundRequest, 'callerId' | 'arguments'>): Binding {
-  return { c: digest(request.callerId), a: digest(canonicalJson(request.arguments ?? {})) };
+/**
+ * The binding of one request (its caller and its arguments), worked out when first needed: a
+ * state is presented, or a round is minted. Two SHA-256 digests and a canonical JSON of the
+ * arguments on every tools/call were half of the gateway's own CPU per call at 64 in flight
+ * (issue 45); most calls never need them. The arguments are not changed on the way (copies
+ * are made, core/explicit.ts), so a later reading binds what the request carried.
+ */
+function bindingOf(request: Pick<RoundRequest, 'callerId' | 'arguments'>): () => Binding {
+  let binding: Binding | undefined;
+  return () =>
+    (binding ??= { c: digest(request.callerId), a: digest(canonicalJson(request.arguments ?? {})) });
 }
 
 /** Options of {@link createInputRounds}. */
@@ -162,7 +170,7 @@ export function createInputRounds(options: InputRoundsOptions): InputRounds {
   async function step(
     call: Parked,
     name: string,
-    binding: Binding,
+    binding: () => Binding,
     fail: (result: FailureResult) => CallToolResult,
   ): Promise<CallToolResult | InputRequiredResult> {
     const next = await call.next();
@@ -178,7 +186,7 @@ export function createInputRounds(options: InputRoundsOptions): InputRounds {
       const rounds = call.rounds + 1;
       if (rounds > maxRounds) return fail(tooMany(name, rounds));
       const state: RoundState = {
-        ...binding,
+        ...binding(),
         k: 'relay',
         n: name,
         r: rounds,
@@ -211,7 +219,7 @@ export function createInputRounds(options: InputRoundsOptions): InputRounds {
     return {
       resultType: 'input_required',
       inputRequests: inputRequests as InputRequiredResult['inputRequests'],
-      requestState: await codec.mint({ ...binding, k: 'park', n: name, id: call.id, r: call.rounds }),
+      requestState: await codec.mint({ ...binding(), k: 'park', n: name, id: call.id, r: call.rounds }),
     };
   }
 
@@ -257,7 +265,7 @@ export function createInputRounds(options: InputRoundsOptions): InputRounds {
       const binding = bindingOf(request);
       if (
         state !== undefined &&
-        (state.k !== 'relay' || state.n !== name || state.c !== binding.c || state.a !== binding.a)
+        (state.k !== 'relay' || state.n !== name || state.c !== binding().c || state.a !== binding().a)
       )
         throw new ProtocolError(
           ProtocolErrorCode.InvalidParams,
@@ -282,7 +290,7 @@ export function createInputRounds(options: InputRoundsOptions): InputRounds {
         resultType: 'input_required',
         inputRequests: answer.inputRequests as InputRequiredResult['inputRequests'],
         requestState: await codec.mint({
-          ...binding,
+          ...binding(),
           k: 'relay',
           n: name,
           r: rounds,
@@ -297,9 +305,9 @@ export function createInputRounds(options: InputRoundsOptions): InputRounds {
       const mismatch =
         state.n !== name
           ? `belongs to a call of "${state.n}", not "${name}"`
-          : state.c !== binding.c
+          : state.c !== binding().c
             ? 'was issued to another caller'
-            : state.a !== binding.a
+            : state.a !== binding().a
               ? `was issued for other arguments of "${name}" (a retry carries the same arguments)`
               : undefined;
       if (mismatch !== undefined) {
