@@ -295,7 +295,10 @@ export class Pool {
     if (this.#closing) return;
     const down = this.snapshot().filter((s) => s.state !== 'ready');
     for (const s of down)
-      this.#logger.error({ server: s.name, error: s.lastError }, 'downstream failed to start');
+      // D2: a server waiting for a login is the user's next step, not a fault.
+      if (s.loginRequired === true)
+        this.#logger.warn({ server: s.name, error: s.lastError }, 'downstream needs a login to start');
+      else this.#logger.error({ server: s.name, error: s.lastError }, 'downstream failed to start');
   }
 
   /** The first attempt of `entry`, started once. */

@@ -6,6 +6,7 @@
 import { createHash } from 'node:crypto';
 import type { CliIO } from '../common.js';
 import { EXIT, parseCommandArgs, withStartedProxy } from '../common.js';
+import { configHints } from '../hints.js';
 import { formatProblems, formatServerTable, formatToolTable, type ServerRow } from '../report.js';
 
 /** `check --help`. */
@@ -74,6 +75,13 @@ export async function run(args: readonly string[], io: CliIO): Promise<number> {
         ...formatProblems(catalog.problems),
         ...featureProblems,
       ];
+      // Warnings that do not fail the check: the config works as written.
+      const hints = configHints(
+        proxy.config,
+        catalog,
+        (profile, name) => proxy.profileView(profile)?.sees(name) ?? true,
+        servers.every((server) => server.state === 'ready'),
+      );
       const errors =
         configWarnings.length +
         failures.length +
@@ -88,6 +96,7 @@ export async function run(args: readonly string[], io: CliIO): Promise<number> {
           formatToolTable(catalog.tools),
           '',
           ...(problems.length > 0 ? [...problems, ''] : []),
+          ...(hints.length > 0 ? [...hints, ''] : []),
           // E2, replicas: the same config and downstreams give the same hash on every replica.
           `Catalog: sha256 ${sha256(catalog.definitions)} (tools/list, ${catalog.tools.length} tools)`,
           // I6: each profile's list at /mcp/<name> (before access rules) is stable the same way.
