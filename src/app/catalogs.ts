@@ -96,6 +96,18 @@ export function createCatalogs(deps: CatalogsDeps): Catalogs {
   const dirty = new Set<'tools' | 'features'>();
   let scheduled: NodeJS.Immediate | undefined;
 
+  /**
+   * L1: the lists built while the first connection round is under way are the start's own news
+   * (the banner sums them up: 15 JSON lines came before it): debug until the round is over and the
+   * list was built once after it, info for every change after that.
+   */
+  const quiet = new Set<'tools' | 'prompts' | 'resources'>(['tools', 'prompts', 'resources']);
+  function startLevel(list: 'tools' | 'prompts' | 'resources'): 'debug' | 'info' {
+    if (!quiet.has(list)) return 'info';
+    if (pool.starting().length === 0) quiet.delete(list);
+    return 'debug';
+  }
+
   function rebuildTools(): void {
     // Config order (E2), whatever order a reload started the servers in.
     const snapshots = new Map(pool.snapshot().map((snapshot) => [snapshot.name, snapshot]));
@@ -121,7 +133,7 @@ export function createCatalogs(deps: CatalogsDeps): Catalogs {
     logNew(tools.problems, next.problems);
     tools = next;
     if (diff.added.length + diff.removed.length + diff.changed.length === 0) return;
-    logger.info({ ...diff, tools: next.tools.length }, 'tool catalog changed');
+    logger[startLevel('tools')]({ ...diff, tools: next.tools.length }, 'tool catalog changed');
     changes.toolsChanged(); // T10
   }
 
@@ -136,11 +148,11 @@ export function createCatalogs(deps: CatalogsDeps): Catalogs {
     logNew(features.problems, next.problems);
     features = next;
     if (diff.prompts) {
-      logger.info({ prompts: next.prompts.length }, 'prompt list changed');
+      logger[startLevel('prompts')]({ prompts: next.prompts.length }, 'prompt list changed');
       changes.promptsChanged();
     }
     if (diff.resources) {
-      logger.info(
+      logger[startLevel('resources')](
         { resources: next.resources.length, resourceTemplates: next.resourceTemplates.length },
         'resource list changed',
       );

@@ -339,7 +339,6 @@ export class Connection {
       if (own.transport === undefined) throw new Error('Connection closed while listing');
       this.#becomeReady();
       this.#lists.store(reading);
-      this.#logger.info({ tools: this.#lists.tools.length }, 'downstream ready');
       if (this.#era.era === 'modern') void this.#listen(own);
     } catch (error) {
       if (stale()) return;

@@ -174,6 +174,14 @@ export class Pool {
     });
     connection.events.on('log', (params) => this.#events.emit('log', server.name, params));
     watchHealth(connection, server, this.#timers);
+    // L1: a first start is the start's own news (the banner sums it up); a restart is news.
+    connection.events.on('stateChanged', (state) => {
+      if (state === 'ready')
+        logger[connection.restarts === 0 ? 'debug' : 'info'](
+          { tools: connection.tools.length },
+          'downstream ready',
+        );
+    });
     return connection;
   }
 

@@ -244,7 +244,7 @@ describe('a gateway whose servers are slow to start', { timeout: 60_000 }, () =>
 
   it('P1, P5: a host that leaves while one server is still starting gets no error lines for servers the shutdown ended', async () => {
     const { file } = gated(1, [fixtureEntry('ok', 'echo', { protocol: 'legacy' })]);
-    const host = raw(file, ['--log-level', 'info']);
+    const host = raw(file, ['--log-level', 'debug']);
     host.send({
       id: 1,
       method: 'initialize',
