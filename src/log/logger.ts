@@ -106,10 +106,28 @@ export function createLogger(options: LoggerOptions = {}): Logger {
       base: { pid: process.pid },
       timestamp: pino.stdTimeFunctions.isoTime,
       redact: { paths: redactPaths(options.redactKeys ?? []), censor: REDACTED },
+      serializers: { err: serializeError },
       ...(scrub === undefined ? {} : { hooks: { streamWrite: scrub } }),
     },
     options.destination ?? stderrDestination(),
   );
+}
+
+/** Error codes of a peer that went away: what happened is the whole story, not where. */
+const GONE = new Set(['EPIPE', 'ECONNRESET', 'ERR_STREAM_DESTROYED', 'ERR_STREAM_WRITE_AFTER_END']);
+
+/**
+ * L1: an error on a log line. An abort (a DOMException, whose serialization held its whole table
+ * of legacy constants) and a peer that went away (EPIPE and kin) are expected and read as their
+ * name and message; anything else with its stack, as pino writes it.
+ */
+export function serializeError(error: unknown): unknown {
+  if (typeof DOMException !== 'undefined' && error instanceof DOMException)
+    return { type: 'DOMException', name: error.name, message: error.message };
+  const code = (error as { code?: unknown } | null)?.code;
+  if (error instanceof Error && typeof code === 'string' && GONE.has(code))
+    return { type: error.name, code, message: error.message };
+  return pino.stdSerializers.err(error as Error);
 }
 
 /** The child logger of one downstream server: every line carries `server` (P6). */

@@ -55,6 +55,22 @@ describe('createLogger', () => {
     expect(lines.map((line) => (JSON.parse(line) as { msg: string }).msg)).toEqual(expected);
   });
 
+  it('L1: an abort and a peer gone away are logged as their name and message; other errors keep their stack', () => {
+    const { logger, lines } = sink();
+    logger.warn({ err: new DOMException('This operation was aborted', 'AbortError') }, 'aborted');
+    logger.warn({ err: Object.assign(new Error('write EPIPE'), { code: 'EPIPE' }) }, 'gone');
+    logger.warn({ err: new TypeError('boom') }, 'bug');
+    const [aborted, gone, bug] = lines.map((line) => JSON.parse(line) as { err: Record<string, unknown> });
+    expect(aborted?.err).toEqual({
+      type: 'DOMException',
+      name: 'AbortError',
+      message: 'This operation was aborted',
+    });
+    expect(gone?.err).toEqual({ type: 'Error', code: 'EPIPE', message: 'write EPIPE' });
+    expect(bug?.err['stack']).toContain('TypeError: boom');
+    expect(lines[0]).not.toContain('INDEX_SIZE_ERR');
+  });
+
   it('L1: serverLogger binds the server name to every line', () => {
     const { logger, lines } = sink();
     serverLogger(logger, 'fs').info('x');
