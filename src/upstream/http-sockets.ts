@@ -27,6 +27,24 @@ const RESERVED_DESCRIPTORS = 96;
  * The connection budget for this process: three quarters of what the soft descriptor limit
  * leaves after {@link RESERVED_DESCRIPTORS}, at least 16; `Infinity` when the limit is unknown.
  */
+
+/**
+ * Socket bounds: a connection must send its request headers within 10 s and its whole request
+ * within 60 s (streams that answer a call stay open as long as the call: these bound only what
+ * the client sends), an idle keep-alive connection is closed after 5 s, and the check runs every
+ * second. Idle TCP connections cannot pile up until file descriptors run out (under
+ * `ulimit -n 256`, 400 of them blocked new clients and child respawns with EMFILE).
+ */
+export const SOCKET_LIMITS = {
+  headersTimeout: 10_000,
+  requestTimeout: 60_000,
+  keepAliveTimeout: 5_000,
+  connectionsCheckingInterval: 1_000,
+} as const;
+
+/** The shape of {@link SOCKET_LIMITS}. */
+export type SocketLimits = { readonly [K in keyof typeof SOCKET_LIMITS]: number };
+
 export function connectionBudget(limitsFile = '/proc/self/limits'): number {
   try {
     const line = readFileSync(limitsFile, 'utf8')

@@ -50,7 +50,9 @@ import {
   type ProbeSources,
 } from './http-probes.js';
 import { LegacySessions } from './sessions.js';
-import { connectionBudget, watchSockets } from './http-sockets.js';
+import { connectionBudget, SOCKET_LIMITS, watchSockets, type SocketLimits } from './http-sockets.js';
+
+export { SOCKET_LIMITS, type SocketLimits } from './http-sockets.js';
 import type { UpstreamServer } from './server.js';
 
 export type { HealthReport } from './http-probes.js';
@@ -168,22 +170,6 @@ export interface HttpHandle {
 const DEFAULT_MAX_BODY_BYTES = 4 * 1024 * 1024;
 const DEFAULT_SESSION_IDLE_MS = 30 * 60 * 1000;
 const DEFAULT_MAX_SESSIONS = 1000;
-/**
- * Socket bounds: a connection must send its request headers within 10 s and its whole request
- * within 60 s (streams that answer a call stay open as long as the call: these bound only what
- * the client sends), an idle keep-alive connection is closed after 5 s, and the check runs every
- * second. Idle TCP connections cannot pile up until file descriptors run out (under
- * `ulimit -n 256`, 400 of them blocked new clients and child respawns with EMFILE).
- */
-export const SOCKET_LIMITS = {
-  headersTimeout: 10_000,
-  requestTimeout: 60_000,
-  keepAliveTimeout: 5_000,
-  connectionsCheckingInterval: 1_000,
-} as const;
-
-/** The shape of {@link SOCKET_LIMITS}. */
-export type SocketLimits = { readonly [K in keyof typeof SOCKET_LIMITS]: number };
 /**
  * Serves `upstream` over Streamable HTTP and resolves once listening.
  * @example const http = await listenHttp(upstream, { host: '127.0.0.1', port: 0, allowedHosts: ['127.0.0.1'], health }, logger);
