@@ -191,6 +191,10 @@ async function refresh() {
     if (response.status === 401 || response.status === 403) {
       $('#main').hidden = true;
       $('#login').hidden = false;
+      // O4: behind http.auth the gateway signs a person in at its identity provider.
+      const refusal = await response.json().catch(() => ({}));
+      $('#sign-in').hidden = typeof refusal.sign_in !== 'string';
+      if (typeof refusal.sign_in === 'string') $('#sign-in-link').setAttribute('href', refusal.sign_in);
       $('#login-reason').textContent =
         response.status === 401
           ? 'This page needs a token.'

@@ -27,13 +27,20 @@ import {
   type LoginRedirect,
 } from '../downstream/oauth-login.js';
 import { createSignIn, type SignIn, type SignInOptions } from './browser-sign-in.js';
+import { createStatusSignIn, STATUS_LOGIN_PATH } from './status-signin.js';
+import type { Principal } from '../core/policy.js';
 import { createLoginBinding, LOGIN_START_PATH, SIGN_IN_PATH, type BrowserAnswer } from './login-binding.js';
 
 /** The gateway's OAuth callback, under its public URL. */
 export const LOGIN_CALLBACK_PATH = '/oauth/callback';
 
-/** D3, D4: every path a browser comes to in a caller's login. */
-export const LOGIN_PATHS: readonly string[] = [LOGIN_START_PATH, SIGN_IN_PATH, LOGIN_CALLBACK_PATH];
+/** D3, D4, O4: every path a browser comes to in a caller's login, or the status page's. */
+export const LOGIN_PATHS: readonly string[] = [
+  LOGIN_START_PATH,
+  SIGN_IN_PATH,
+  LOGIN_CALLBACK_PATH,
+  STATUS_LOGIN_PATH,
+];
 
 /** Options of {@link createLogins}. */
 export interface LoginsOptions {
@@ -42,6 +49,8 @@ export interface LoginsOptions {
   readonly loggedIn: (server: string, principal: string) => void;
   /** How long a login may take, from the URL handed out to the browser's return. @default 300000 */
   readonly timeoutMs?: number;
+  /** O4: `http.auth.admins`, who may sign in to the status page. @default [] */
+  readonly admins?: readonly string[];
 }
 
 /** One login in progress. */
@@ -63,6 +72,8 @@ export interface Logins {
   setSignIn(options: Omit<SignInOptions, 'redirectUrl'>): void;
   /** Whether a callback URL exists (the gateway serves HTTP). */
   readonly ready: () => boolean;
+  /** O4: the admin principal a status page request's session cookie stands for, if any. */
+  statusPrincipal(cookie: string | undefined): Principal | undefined;
   /** The answer to a browser at one of {@link LOGIN_PATHS}; undefined for another path. */
   browser(path: string, url: URL, cookie: string | undefined): Promise<BrowserAnswer | undefined>;
   /** Starts `principal`'s login to `server`, or joins the one in progress. */
@@ -80,6 +91,12 @@ export function createLogins(options: LoginsOptions): Logins {
   const running = new Map<string, Promise<Login>>();
   let signIn: SignIn | undefined;
   const timeoutMs = options.timeoutMs ?? 300_000;
+  const statusSignIn = createStatusSignIn({
+    signIn: () => signIn,
+    admins: options.admins ?? [],
+    base: () => base ?? '',
+    logger: options.logger,
+  });
   const binding = createLoginBinding({
     signIn: () => signIn,
     base: () => base ?? '',
@@ -150,6 +167,9 @@ export function createLogins(options: LoginsOptions): Logins {
     url: URL,
     cookie: string | undefined,
   ): Promise<BrowserAnswer | undefined> {
+    if (path === STATUS_LOGIN_PATH) return statusSignIn.start();
+    if (path === SIGN_IN_PATH && statusSignIn.owns(url.searchParams.get('state') ?? ''))
+      return statusSignIn.finish(url, cookie);
     if (path !== LOGIN_CALLBACK_PATH) return binding.answer(path, url, cookie);
     const state = url.searchParams.get('state') ?? '';
     // D4: only the browser bound to the login completes it.
@@ -176,6 +196,7 @@ export function createLogins(options: LoginsOptions): Logins {
       signIn = createSignIn({ ...signInOptions, redirectUrl: `${base ?? ''}${SIGN_IN_PATH}` });
     },
     ready: () => base !== undefined,
+    statusPrincipal: (cookie) => statusSignIn.principal(cookie),
     async browser(path, url, cookie) {
       const answer = await answerBrowser(path, url, cookie);
       return answer === undefined

@@ -33,6 +33,7 @@ import { serveStdio } from '../upstream/stdio.js';
 import type { StdioHandle, StdioOptions } from '../upstream/stdio.js';
 import { createCatalogs } from './catalogs.js';
 import { createLogins, LOGIN_PATHS } from './logins.js';
+import { STATUS_LOGIN_PATH } from './status-signin.js';
 import { createFeatures } from './features.js';
 import { createHealth, type ServerHealth } from './health.js';
 import { createMetrics } from './metrics.js';
@@ -248,6 +249,7 @@ export function createProxy(config: Config, options: ProxyOptions): Proxy {
   // D3: callers' own logins to servers behind `auth: oauth`, once an HTTP endpoint gives them a callback.
   const logins = createLogins({
     logger,
+    admins: config.http.auth?.admins ?? [],
     loggedIn: (server, principal) => pool.renewLogin(server, principal),
   });
   const backend = createToolBackend({
@@ -318,7 +320,11 @@ export function createProxy(config: Config, options: ProxyOptions): Proxy {
   const statusPage = async (): Promise<StatusHandler> => {
     // Loaded on demand: reads the page's assets once.
     const { createStatusHandler } = await import('./status-http.js');
-    statusHandler ??= createStatusHandler(status);
+    // O4: behind http.auth with an issuer, the page signs a person in in the browser.
+    statusHandler ??= createStatusHandler(
+      status,
+      config.http.auth?.issuer !== undefined ? STATUS_LOGIN_PATH : undefined,
+    );
     return statusHandler;
   };
   const health = createHealth({
@@ -377,6 +383,7 @@ export function createProxy(config: Config, options: ProxyOptions): Proxy {
           ...(config.statusPage ? { status: await statusPage() } : {}),
           profiles: Object.keys(config.profiles),
           browserLogin: { paths: LOGIN_PATHS, answer: logins.browser },
+          statusSession: logins.statusPrincipal,
           ...overrides,
           health: health.report,
         },

@@ -72,8 +72,12 @@ const TYPES: Record<string, string> = {
   'app.css': 'text/css; charset=utf-8',
 };
 
-/** @example const handler = createStatusHandler(status); handler(req, res, '/status', 'ok'); */
-export function createStatusHandler(status: Status): StatusHandler {
+/**
+ * `signIn`: where the page sends a person to sign in in the browser (O4, `http.auth` with an
+ * issuer), told to the page in the 401 answer of its data; absent, the page asks for a token.
+ * @example const handler = createStatusHandler(status); handler(req, res, '/status', 'ok');
+ */
+export function createStatusHandler(status: Status, signIn?: string): StatusHandler {
   const dir = assetsDir();
   // Read once: a few kilobytes, served from memory.
   const assets = new Map(Object.keys(TYPES).map((name) => [name, readFileSync(join(dir, name))]));
@@ -104,7 +108,8 @@ export function createStatusHandler(status: Status): StatusHandler {
     if (path === '/status/data') {
       if (refused !== 200) {
         if (refused === 401) res.setHeader('www-authenticate', 'Bearer realm="mcp-normalizer status"');
-        send(res, refused, 'application/json', JSON.stringify({ error: access }), 'no-store');
+        const body = { error: access, ...(signIn !== undefined ? { sign_in: signIn } : {}) };
+        send(res, refused, 'application/json', JSON.stringify(body), 'no-store');
         return true;
       }
       send(res, 200, 'application/json', JSON.stringify(status.snapshot()), 'no-store');

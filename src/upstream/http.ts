@@ -21,6 +21,7 @@
  *   progress (P3); docs/cli.md records the trade-off.
  */
 import type { Era, LegacyMode } from '../core/options.js';
+import type { Principal } from '../core/policy.js';
 import { randomUUID } from 'node:crypto';
 import { createServer } from 'node:http';
 import type { IncomingMessage, Server as NodeHttpServer, ServerResponse } from 'node:http';
@@ -132,6 +133,8 @@ export interface HttpOptions {
   readonly scopeCheck?: ScopeCheck;
   /** I4, O1, O4: a call was answered 403 `insufficient_scope`. */
   readonly stepUpRefused?: StepUpRefused;
+  /** O4: the principal of a status page session cookie (a sign-in in the browser), if any. */
+  readonly statusSession?: (cookie: string | undefined) => Principal | undefined;
   /** I6: the profiles served at `/mcp/<name>`. */
   readonly profiles?: readonly string[];
   /** O4: principal patterns allowed to read the status page when `auth` is on. */
@@ -371,7 +374,14 @@ export async function listenHttp(
       resource: resource.href,
       authenticate: (authorization) => validator.authenticate(authorization),
     };
-    httpAuth = createHttpAuth(validator, logger, options.scopeCheck, options.admins, options.stepUpRefused);
+    httpAuth = createHttpAuth(
+      validator,
+      logger,
+      options.scopeCheck,
+      options.admins,
+      options.stepUpRefused,
+      options.statusSession,
+    );
     const admin = httpAuth.admin.bind(httpAuth);
     probeSources = { ...options, admin };
   }
