@@ -19,9 +19,9 @@
  * the flow ends (the caller's call fails with `login_required`): nothing is stored, no code is
  * exchanged.
  */
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Logger } from 'pino';
 import { PAGE } from '../downstream/oauth-login.js';
+import { cookieOf, digest, randomToken as random, sameDigest } from './browser-secrets.js';
 import type { SignIn } from './browser-sign-in.js';
 
 /** The browser's paths, under the gateway's public URL. */
@@ -66,22 +66,6 @@ interface Flow extends BoundFlow {
   readonly state: string;
   /** SHA-256 of the cookie of the browser that proved to be the caller's. */
   browser?: Buffer;
-}
-
-const digest = (value: string): Buffer => createHash('sha256').update(value, 'utf8').digest();
-const random = (): string => randomBytes(24).toString('base64url');
-
-/** The cookie named `name` in a Cookie header. */
-function cookieOf(header: string | undefined, name: string): string | undefined {
-  for (const part of (header ?? '').split(';')) {
-    const at = part.indexOf('=');
-    if (at > 0 && part.slice(0, at).trim() === name) return part.slice(at + 1).trim();
-  }
-  return undefined;
-}
-
-function sameDigest(presented: string | undefined, kept: Buffer | undefined): boolean {
-  return presented !== undefined && kept !== undefined && timingSafeEqual(digest(presented), kept);
 }
 
 /** The subject part of a principal key (`<issuer>#<sub>`), for the page. */

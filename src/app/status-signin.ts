@@ -7,10 +7,10 @@
  * says why. The sign-in must come back to the browser that started it (a cookie of its own), so a
  * sign-in link sent to someone else signs no one in.
  */
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Logger } from 'pino';
 import { matchesAny, type Principal } from '../core/policy.js';
 import { PAGE } from '../downstream/oauth-login.js';
+import { cookieOf, digest, randomToken as random, sameDigest } from './browser-secrets.js';
 import type { SignIn } from './browser-sign-in.js';
 import type { BrowserAnswer } from './login-binding.js';
 
@@ -26,17 +26,6 @@ const MAX_SESSIONS = 256;
 
 const SESSION_COOKIE = 'mcpn_status';
 const SIGN_IN_COOKIE = 'mcpn_status_signin';
-
-const digest = (value: string): Buffer => createHash('sha256').update(value, 'utf8').digest();
-const random = (): string => randomBytes(24).toString('base64url');
-
-function cookieOf(header: string | undefined, name: string): string | undefined {
-  for (const part of (header ?? '').split(';')) {
-    const at = part.indexOf('=');
-    if (at > 0 && part.slice(0, at).trim() === name) return part.slice(at + 1).trim();
-  }
-  return undefined;
-}
 
 /** Options of {@link createStatusSignIn}. */
 export interface StatusSignInOptions {
@@ -96,12 +85,7 @@ export function createStatusSignIn(options: StatusSignInOptions): StatusSignIn {
       const entry = pending.get(state);
       pending.delete(state);
       const presented = cookieOf(cookie, SIGN_IN_COOKIE);
-      if (
-        entry === undefined ||
-        entry.until <= now() ||
-        presented === undefined ||
-        !timingSafeEqual(digest(presented), entry.browser)
-      )
+      if (entry === undefined || entry.until <= now() || !sameDigest(presented, entry.browser))
         return {
           status: 403,
           page: PAGE('This sign-in did not start in this browser: open the status page again.'),
