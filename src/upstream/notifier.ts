@@ -52,6 +52,15 @@ export interface Notifier {
   servers(): readonly Server[];
 }
 
+/** How long changes are gathered into one notification to 2026 hosts. */
+export const COALESCE_MS = 100;
+
+const EVENTS = {
+  tools: 'tools_list_changed',
+  prompts: 'prompts_list_changed',
+  resources: 'resources_list_changed',
+} as const;
+
 /** Builds the bus and the registry; `logger` gets every notification that could not be sent. */
 export function createNotifier(logger: Logger): Notifier {
   const eras = new Map<Server, Era>();
@@ -65,11 +74,25 @@ export function createNotifier(logger: Logger): Notifier {
    * though that answer held them all.
    */
   const answered = new Set<ListedKind>();
-  const publish = (
-    kind: ListedKind,
-    event: 'tools_list_changed' | 'prompts_list_changed' | 'resources_list_changed',
-  ): void => {
-    if (answered.has(kind)) bus.publish({ kind: event });
+  /**
+   * 2026 hosts (listen streams) hear of changes coalesced: every change within
+   * {@link COALESCE_MS} of the first is one notification (servers coming up one after another
+   * were seven in 180 ms). A 2025 connection is told at once, once until it lists again, so it
+   * needs no coalescing, and a list it is answered meanwhile is never followed by a stale notice.
+   */
+  const due = new Set<ListedKind>();
+  let flush: NodeJS.Timeout | undefined;
+  const publish = (kind: ListedKind): void => {
+    if (!answered.has(kind)) return;
+    changed(kind, 'legacy');
+    due.add(kind);
+    flush ??= setTimeout(() => {
+      flush = undefined;
+      for (const next of [...due]) {
+        due.delete(next);
+        bus.publish({ kind: EVENTS[next] });
+      }
+    }, COALESCE_MS).unref();
   };
   const bus = new InMemoryServerEventBus((error) =>
     logger.debug({ err: error }, 'list-change listener failed'),
@@ -83,25 +106,33 @@ export function createNotifier(logger: Logger): Notifier {
   }
 
   /**
-   * Sends to each 2025 connection that listed `kind` since its last such notification, and to
-   * every modern one: a 2026 host asked for changes with a listen stream (one sent before it
-   * opened the stream is dropped by the SDK's router, so none may be held back for a listing).
+   * Sends `kind`'s notification to the connections of `era`: each 2025 connection that listed
+   * `kind` since its last such notification, or every modern one (a 2026 host asked for changes
+   * with a listen stream; one sent before it opened the stream is dropped by the SDK's router,
+   * so none may be held back for a listing).
    */
-  function changed(kind: ListedKind, what: string, send: (server: Server) => Promise<void>): void {
-    each(what, (server, era) => {
+  function changed(kind: ListedKind, era: Era): void {
+    each(`${kind}/list_changed`, (server, its) => {
+      if (its !== era) return undefined;
       if (era === 'legacy' && listed.get(server)?.delete(kind) !== true) return undefined;
-      return send(server);
+      return kind === 'tools'
+        ? server.sendToolListChanged()
+        : kind === 'prompts'
+          ? server.sendPromptListChanged()
+          : server.sendResourceListChanged();
     });
   }
 
+  // The bus carries the coalesced changes to 2026 hosts (listen streams over HTTP, and modern
+  // stdio connections here); 2025 connections were told at once (publish).
   bus.subscribe((event) => {
     switch (event.kind) {
       case 'tools_list_changed':
-        return changed('tools', 'tools/list_changed', (server) => server.sendToolListChanged());
+        return changed('tools', 'modern');
       case 'prompts_list_changed':
-        return changed('prompts', 'prompts/list_changed', (server) => server.sendPromptListChanged());
+        return changed('prompts', 'modern');
       case 'resources_list_changed':
-        return changed('resources', 'resources/list_changed', (server) => server.sendResourceListChanged());
+        return changed('resources', 'modern');
       case 'resource_updated':
         return each('resources/updated', (server) => server.sendResourceUpdated({ uri: event.uri }));
     }
@@ -128,9 +159,9 @@ export function createNotifier(logger: Logger): Notifier {
       if (lists === undefined) listed.set(server, (lists = new Set()));
       lists.add(kind);
     },
-    toolsChanged: () => publish('tools', 'tools_list_changed'),
-    promptsChanged: () => publish('prompts', 'prompts_list_changed'),
-    resourcesChanged: () => publish('resources', 'resources_list_changed'),
+    toolsChanged: () => publish('tools'),
+    promptsChanged: () => publish('prompts'),
+    resourcesChanged: () => publish('resources'),
     log(params) {
       // Each Server has one transport: its session id is the key of that client's setLevel.
       each('log message', (server, era) =>
