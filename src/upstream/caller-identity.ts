@@ -5,6 +5,7 @@
  * session, a stdio connection (its one caller: `sole`), or one 2026 HTTP request.
  */
 import { randomUUID } from 'node:crypto';
+import type { Logger } from 'pino';
 import { CLIENT_CAPABILITIES_META_KEY, type AuthInfo, type Server } from '@modelcontextprotocol/server';
 import type { Caller, HostCapabilities } from '../core/input.js';
 import type { Era } from '../core/options.js';
@@ -28,7 +29,12 @@ export interface CallerIdentityOptions {
   readonly profiles?: Readonly<Record<string, ProfileSelection>>;
   /** The profile a stdio connection serves (`serve --profile`). */
   readonly profile?: string;
+  /** I3: told once per principal that no `access:` rule names it (it sees nothing). */
+  readonly logger?: Pick<Logger, 'info'>;
 }
+
+/** Principals already told of having no rule (bounded: past it, nobody more is told). */
+const NO_RULE_TOLD = 1024;
 
 /** The callers of one upstream server. */
 export interface CallerIdentity {
@@ -65,8 +71,27 @@ export function createCallerIdentity(options: CallerIdentityOptions): CallerIden
   const sole = new WeakSet<Server>();
   const principalObjects = new Map<string, object>();
   const ids = new WeakMap<Server, string>();
-  const principal = (server: Server, ctx: RequestContext): Principal =>
-    principalOf(ctx.http?.authInfo) ?? (sole.has(server) ? LOCAL_PRINCIPAL : ANONYMOUS_PRINCIPAL);
+  const told = new Set<string>();
+  const principal = (server: Server, ctx: RequestContext): Principal => {
+    const found =
+      principalOf(ctx.http?.authInfo) ?? (sole.has(server) ? LOCAL_PRINCIPAL : ANONYMOUS_PRINCIPAL);
+    // I3: a caller no rule names sees nothing; the operator reads why, once per principal.
+    if (
+      options.policy !== undefined &&
+      options.logger !== undefined &&
+      !told.has(found.key) &&
+      told.size < NO_RULE_TOLD
+    ) {
+      told.add(found.key);
+      const verdict = options.policy.decide(found, '');
+      if (!verdict.allowed && verdict.reason === 'no_rule')
+        options.logger.info(
+          { principal: found.key },
+          'no access: rule names this principal: it sees no tool',
+        );
+    }
+    return found;
+  };
   const ensureId = (server: Server): string => {
     let id = ids.get(server);
     if (id === undefined) ids.set(server, (id = randomUUID()));

@@ -162,7 +162,7 @@ export function createUpstreamServer<F extends PreparedForward>(deps: UpstreamDe
   const sessions = new WeakSet<Server>();
   /** I2, I6, Q3, P10: who is behind each request (caller-identity.ts). */
   const callers = createCallerIdentity({
-    ...(deps.policy !== undefined ? { policy: deps.policy } : {}),
+    ...(deps.policy !== undefined ? { policy: deps.policy, logger } : {}),
     ...(deps.profiles !== undefined ? { profiles: deps.profiles } : {}),
     ...(deps.profile !== undefined ? { profile: deps.profile } : {}),
   });
