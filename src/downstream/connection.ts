@@ -306,8 +306,9 @@ export class Connection {
         await connecting;
       } catch (error) {
         // E5: no 2026 answer to the first probe (an HTTP 500, an HTML page, a child that exits
-        // on it) means a 2025 server: straight to `initialize`, at once.
-        if (this.#era.probeFailed(error)) {
+        // on it) means a 2025 server: straight to `initialize`, at once. Not when the attempt
+        // was ended meanwhile (a shutdown): no probe line, no second attempt.
+        if (!stale() && this.#era.probeFailed(error)) {
           this.#logger.info(
             { probe: this.#era.probeError },
             'downstream gave no 2026 answer to the server/discover probe: speaking the 2025 protocol to it',
