@@ -158,8 +158,12 @@ export async function discover(
   throw new Error(`no authorization server metadata for ${issuer} (${seen.join('; ')})`);
 }
 
-/** RFC 6750 §2.1: `Bearer` and one b64token, nothing after it. */
-const BEARER_SYNTAX = /^Bearer +[\w\-.~+/]+=*$/i;
+/**
+ * RFC 6750 §2.1: `Bearer` and one token, nothing after it. Any character but white space is
+ * taken in the token itself: a static token of the config may hold characters a b64token does
+ * not (`!`, `:`), and it is compared whole anyway.
+ */
+const BEARER_SYNTAX = /^Bearer +\S+$/i;
 
 /**
  * RFC 9068 §4 asks for `typ: at+jwt`; most issuers (Keycloak, Auth0, Entra) send `JWT` or none.

@@ -129,6 +129,13 @@ describe('createIdentity', () => {
     expect(verdict.ok ? 200 : verdict.status).toBe(401);
   });
 
+  it('I1: a static token with characters a b64token has not (! : @) is still accepted', async () => {
+    const verdict = await identity({
+      tokens: { odd: { token: 'odd:token!with@chars-0123', groups: [], scopes: [] } },
+    }).authenticate('Bearer odd:token!with@chars-0123');
+    expect(verdict.ok && verdict.principal.key).toBe('token:odd');
+  });
+
   it('I1: a silent issuer: the request is answered 500 server_error within the discovery bound', async () => {
     const silent: typeof fetch = (_input, init) =>
       new Promise((_resolve, reject) =>
