@@ -16,7 +16,7 @@ export function nginxBinary(): string {
   for (const candidate of ['/usr/sbin/nginx', '/usr/bin/nginx']) {
     if (spawnSync(candidate, ['-v']).status === 0) return candidate;
   }
-  throw new Error('nginx is missing: sudo apt-get install -y nginx');
+  throw new Error('nginx is missing: apt-get install -y nginx (as root)');
 }
 
 /** A free TCP port on 127.0.0.1 (closed again: nginx binds it next). */

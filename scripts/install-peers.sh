@@ -4,7 +4,7 @@
 # - nginx and Chromium from Debian (the replica tests, the status page and the logins in a real
 #   browser). Run as root (CI is), a missing one is installed with apt-get, and checked to be
 #   there afterwards: a failed install fails here, by name. Run as anyone else, nothing is
-#   installed (a test command never asks for sudo): the missing ones are named with the one
+#   installed (a test command never asks for privileges): the missing ones are named with the one
 #   command that installs them, and the suites that need them are skipped (test/helpers/peers.ts),
 #   or fail when CI=true.
 # - the Python MCP SDK and FastMCP, pinned in fixtures/python/requirements.txt, into .peers/python
@@ -45,7 +45,7 @@ if [ ${#missing[@]} -gt 0 ]; then
     done
   else
     echo "install-peers: *** ${missing[*]} missing: the tests that need them are skipped (they fail under CI=true)." >&2
-    echo "install-peers: *** install with: sudo apt-get install -y ${missing[*]}" >&2
+    echo "install-peers: *** install with (as root): apt-get install -y ${missing[*]}" >&2
     [ "${CI:-}" = true ] && exit 1
   fi
 fi
@@ -57,12 +57,12 @@ if [ -x "$venv/bin/python" ] && cmp -s "$requirements" "$stamp"; then
   exit 0
 fi
 if ! command -v python3 >/dev/null; then
-  echo "install-peers: python3 (3.10 or later) is required for the Python peers: sudo apt-get install -y python3 python3-venv" >&2
+  echo "install-peers: python3 (3.10 or later) is required for the Python peers (as root): apt-get install -y python3 python3-venv" >&2
   exit 1
 fi
 rm -rf "$venv"
 if ! python3 -m venv "$venv"; then
-  echo "install-peers: python3 -m venv failed: sudo apt-get install -y python3-venv" >&2
+  echo "install-peers: python3 -m venv failed (as root): apt-get install -y python3-venv" >&2
   exit 1
 fi
 if ! "$venv/bin/pip" install --quiet --disable-pip-version-check --retries 0 -r "$requirements" 2> >(grep -v "^WARNING: " >&2); then

@@ -34,7 +34,7 @@ let browser: Browser;
 const stops: (() => unknown)[] = [];
 
 beforeAll(async () => {
-  if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: sudo apt-get install -y chromium`);
+  if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: apt-get install -y chromium (as root)`);
   browser = await chromium.launch({ executablePath: CHROMIUM, args: FLAGS });
 }, 60_000);
 

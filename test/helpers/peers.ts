@@ -25,7 +25,7 @@ export function peerPath(peer: Peer): string | undefined {
 
 /** The one command that installs `peers`. */
 export function installCommand(peers: readonly Peer[]): string {
-  return `sudo apt-get install -y ${peers.map((peer) => PEERS[peer].package).join(' ')}`;
+  return `apt-get install -y ${peers.map((peer) => PEERS[peer].package).join(' ')}`;
 }
 
 /**
@@ -35,7 +35,7 @@ export function installCommand(peers: readonly Peer[]): string {
 export function describeWith(peers: readonly Peer[]): typeof describe {
   const missing = peers.filter((peer) => peerPath(peer) === undefined);
   if (missing.length === 0) return describe;
-  const why = `${missing.join(' and ')} ${missing.length > 1 ? 'are' : 'is'} missing (install: ${installCommand(missing)})`;
+  const why = `${missing.join(' and ')} ${missing.length > 1 ? 'are' : 'is'} missing (install, as root: ${installCommand(missing)})`;
   if (process.env['CI'] === 'true')
     return ((title: string) =>
       describe(title, () => {
