@@ -29,7 +29,10 @@ import {
 import { raceTimeout } from '../core/timers.js';
 import { systemTimers } from '../wire/timers.js';
 import type { OAuthLoginConfig } from '../config/types.js';
+import { callbackAnswer, PAGE_HEADERS, type LoginCallback, type LoginRedirect } from './login-pages.js';
 import { LOCAL_PRINCIPAL, tokenStore, type StoredLogin, type TokenStore } from './token-store.js';
+
+export { callbackAnswer, PAGE, PAGE_HEADERS, type LoginCallback, type LoginRedirect } from './login-pages.js';
 
 /**
  * D2: the command that runs this CLI as it was started: `mcp-normalizer` when installed (its bin
@@ -236,37 +239,6 @@ export class StoredLoginProvider implements OAuthClientProvider {
   }
 }
 
-/** What the browser came back with. */
-export interface LoginCallback {
-  readonly code: string;
-  readonly iss?: string;
-}
-
-/**
- * Where the browser comes back to: the redirect URI registered and sent, and the answer it
- * brings for one login's `state` (an answer with another state never settles it).
- */
-export interface LoginRedirect {
-  readonly url: string;
-  /** Rejects when the authorization server answered with an error. */
-  answer(state: string): Promise<LoginCallback>;
-  /** The login is over (done, failed or timed out): stop waiting. */
-  close(): Promise<void>;
-}
-
-/**
- * D4: the headers of every login page: no script, style, frame or form of anyone's runs there,
- * and the URL (which holds a code) is not sent on as a referrer.
- */
-export const PAGE_HEADERS: Readonly<Record<string, string>> = {
-  'content-type': 'text/html; charset=utf-8',
-  'cache-control': 'no-store',
-  'content-security-policy':
-    "default-src 'none'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
-  'referrer-policy': 'no-referrer',
-  'x-content-type-options': 'nosniff',
-};
-
 /** Listens on 127.0.0.1:`port` (0: any free port); the port taken. */
 function listen(server: Server, port: number): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -277,13 +249,6 @@ function listen(server: Server, port: number): Promise<number> {
     });
   });
 }
-
-/** The page the browser shows at the end; `text` (which may quote the authorization server) escaped. */
-export const PAGE = (text: string): string =>
-  `<!doctype html><meta charset="utf-8"><title>mcp-normalizer</title><p>${text.replace(
-    /[&<>"']/g,
-    (c) => `&#${c.charCodeAt(0)};`,
-  )}</p>`;
 
 /** Options of {@link runLogin}. */
 export interface LoginOptions {
@@ -366,37 +331,6 @@ async function loopbackRedirect(
 }
 
 /**
- * D2, D3: the browser's return to a redirect URI: the login waiting for its `state` is settled
- * (a code, or the authorization server's error); an unknown state is refused and changes nothing.
- * @returns the status and the page to answer with
- */
-export function callbackAnswer(
-  url: URL,
-  server: string | ((state: string) => string | undefined),
-  waiting: Map<string, { resolve(callback: LoginCallback): void; reject(error: Error): void }>,
-): { status: number; page: string } {
-  const state = url.searchParams.get('state') ?? '';
-  const login = waiting.get(state);
-  const name = typeof server === 'string' ? server : server(state);
-  if (login === undefined || name === undefined)
-    // Not a login in progress (a stale tab, a forged link): refused, and the login goes on waiting.
-    return { status: 400, page: PAGE('This answer does not belong to a login in progress.') };
-  waiting.delete(state);
-  const error = url.searchParams.get('error');
-  const code = url.searchParams.get('code');
-  if (error !== null || code === null) {
-    const why = error === null ? 'no code' : `${error}${describe(url.searchParams.get('error_description'))}`;
-    // D4: what reaches the caller (and its model) is the error code alone, never the server's prose.
-    const said = error === null ? 'no code' : /^[\w.-]{1,64}$/.test(error) ? error : 'an error';
-    login.reject(new Error(`the authorization server answered ${said}`));
-    return { status: 400, page: PAGE(`The login to ${name} failed: ${why}.`) };
-  }
-  const iss = url.searchParams.get('iss');
-  login.resolve({ code, ...(iss !== null ? { iss } : {}) });
-  return { status: 200, page: PAGE(`Logged in to ${name}. You can close this tab.`) };
-}
-
-/**
  * D2: logs `target`'s principal in to its server (authorization code with PKCE; the browser
  * comes back to `options.redirect`, by default a loopback listener) and stores the tokens.
  * Rejects with a one-line reason.
@@ -463,8 +397,4 @@ function registeredFor(registered: string | undefined, wanted: string | undefine
   if (registered === undefined || wanted === undefined) return true;
   const has = new Set(registered.split(' '));
   return wanted.split(' ').every((scope) => scope === '' || has.has(scope));
-}
-
-function describe(text: string | null): string {
-  return text === null || text === '' ? '' : ` (${text})`;
 }
