@@ -357,7 +357,7 @@ export function createToolBackend(deps: ToolDeps): ToolBackend<PreparedCall> {
         return result;
       }
       // S4: a call through `call_tool` is the named tool's call.
-      const exposedName = call.exposedName ?? options.exposedName;
+      const exposedName = call.exposedName ?? options.exposedName ?? call.entry.name;
       const forApp = call.entry.app !== undefined || exposedName !== call.entry.name;
       return outcome(exposeForApps(result, call.entry, forApp), call.entry, {
         exposedName,

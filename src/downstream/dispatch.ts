@@ -5,13 +5,12 @@
  * start and one end log line per call (L1).
  */
 import { isInputRequiredResult } from '@modelcontextprotocol/client';
-import type { Progress } from '@modelcontextprotocol/server';
-import type { Context } from '@opentelemetry/api';
 import type { Logger } from 'pino';
 import type { ServerConfig } from '../config/types.js';
 import { classifyError } from '../core/classify.js';
 import { normalizeCallToolResult } from '../core/normalize.js';
-import { isInputRound, type Caller, type InputReply, type InputRound } from '../core/input.js';
+import { isInputRound, type Caller, type InputRound } from '../core/input.js';
+import type { CallOptions } from '../core/call.js';
 import { failure, ok, withMeta, type Result } from '../core/result.js';
 import { logCallStart } from '../log/call-log.js';
 import { endSpan, startDownstreamSpan, traceMeta } from '../log/trace.js';
@@ -22,33 +21,7 @@ import type { Timers } from '../core/timers.js';
 import { LOGIN_INSTRUCTION } from '../core/instructions.js';
 import { isLoginRequired } from './start-errors.js';
 
-/** Per-call options of `Pool.callTool`. */
-export interface CallOptions {
-  /** The upstream request's cancellation (P3): aborting it cancels the downstream request. */
-  readonly signal?: AbortSignal;
-  /** Progress from the downstream, to forward upstream with the upstream's token (P3). */
-  readonly onProgress?: (progress: Progress) => void;
-  /** The exposed name, for the log. @default `<server>/<tool>` */
-  readonly exposedName?: string;
-  /** The upstream request id, for the log. */
-  readonly requestId?: string | number;
-  /**
-   * Q1: the upstream client behind the call, who answers what the server asks while it runs.
-   * Without one, the server's requests are refused and a 2026 server's `input_required` fails.
-   */
-  readonly caller?: Caller;
-  /** Q3: the retry of a relayed `input_required` round. */
-  readonly reply?: InputReply;
-  /** O2: the upstream call's trace context; the downstream call's span is its child. */
-  readonly trace?: Context;
-  /**
-   * P10: the caller's key: on a server with `instances: per_session` the call runs on that
-   * caller's own copy. Without one, on the shared copy.
-   */
-  readonly instance?: string;
-  /** I2: the caller's subject for the log, when a token named one. */
-  readonly principal?: string;
-}
+export type { CallOptions } from '../core/call.js';
 
 /** What a call with a caller ends in: a Result, or a 2026 server's input round to relay (Q3). */
 export type CallOutcome = Result | InputRound;

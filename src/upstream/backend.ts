@@ -12,8 +12,10 @@ import type {
   Transport,
   LoggingMessageNotification,
 } from '@modelcontextprotocol/server';
-import type { Context } from '@opentelemetry/api';
-import type { Caller, InputReply, InputRound } from '../core/input.js';
+import type { InputRound } from '../core/input.js';
+import type { CallOptions } from '../core/call.js';
+
+export type { CallOptions, ProgressUpdate } from '../core/call.js';
 import type { CallAccess } from '../core/policy.js';
 import type { FailureResult, Result } from '../core/result.js';
 import type { Era } from './notifier.js';
@@ -29,13 +31,6 @@ export interface PreparedForward {
   readonly tool: string;
   /** The arguments to forward (`explicit_action` already removed, T7). */
   readonly arguments: Record<string, unknown>;
-}
-
-/** One progress update from a downstream, forwarded upstream with the upstream's token (P3). */
-export interface ProgressUpdate {
-  readonly progress: number;
-  readonly total?: number;
-  readonly message?: string;
 }
 
 /** What the server needs from the rest of the proxy; the composition root wires the real ones. */
@@ -63,7 +58,7 @@ export interface ToolBackend<F extends PreparedForward = PreparedForward> {
    * both steps: instructions (R4) and the call's end line in the log (L1). With a caller, a 2026
    * downstream's `input_required` comes back as an {@link InputRound} to relay (Q3).
    */
-  callTool(call: F, options: ForwardOptions): Promise<Result | InputRound>;
+  callTool(call: F, options: CallOptions): Promise<Result | InputRound>;
   /**
    * S4: the exposed name a call is for: `call_tool`'s named tool, else `name`. Input rounds are
    * bound to it (a requestState minted for one tool is refused for another) and the span is named
@@ -85,28 +80,6 @@ export interface ToolBackend<F extends PreparedForward = PreparedForward> {
   ): FailureResult;
   /** P10: the caller behind `instance` went away (its session closed): its own copies stop. */
   releaseCaller?(instance: string): void;
-}
-
-/** Per-call options of {@link ToolBackend.callTool}. */
-export interface ForwardOptions {
-  /** The upstream request's cancellation (P3). */
-  readonly signal: AbortSignal;
-  /** Present only when the upstream sent a progress token (P3). */
-  readonly onProgress?: (update: ProgressUpdate) => void;
-  /** The exposed name, for the log (L1). */
-  readonly exposedName: string;
-  /** The upstream JSON-RPC request id, for the log (L1). */
-  readonly requestId: string | number;
-  /** Q1: the upstream client behind the call, who answers what its server asks meanwhile. */
-  readonly caller?: Caller;
-  /** Q3: the retry of a relayed round. */
-  readonly reply?: InputReply;
-  /** O2: the upstream call's trace context. */
-  readonly trace?: Context;
-  /** P10: the caller's key (its session's): a per-session server runs the call on its own copy. */
-  readonly instance?: string;
-  /** I2: the caller's subject for the log, when a token named one (never the token). */
-  readonly principal?: string;
 }
 
 /** The aggregated server: SDK servers for every era and transport, sharing one backend. */

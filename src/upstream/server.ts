@@ -39,7 +39,7 @@ import type { PreparedForward, ToolBackend, UpstreamServer } from './backend.js'
 
 export type { Era } from './notifier.js';
 export type {
-  ForwardOptions,
+  CallOptions,
   PreparedForward,
   ProgressUpdate,
   ToolBackend,

@@ -10,7 +10,7 @@ import type { FailureResult, Result } from '../../src/core/result.js';
 import { failure, ok } from '../../src/core/result.js';
 import { createUpstreamServer } from '../../src/upstream/server.js';
 import type {
-  ForwardOptions,
+  CallOptions,
   PreparedForward,
   ToolBackend,
   UpstreamDeps,
@@ -27,7 +27,11 @@ export interface RecordedCall {
 }
 
 /** How the fake answers a forwarded call. */
-export type Script = (call: PreparedForward, options: ForwardOptions) => Promise<Result>;
+/** The upstream server always hands a call its signal. */
+export type Script = (
+  call: PreparedForward,
+  options: CallOptions & { readonly signal: AbortSignal },
+) => Promise<Result>;
 
 export const ECHO_TOOL: Tool = {
   name: 'demo_echo',
@@ -64,7 +68,8 @@ export function fakeBackend(script?: Script): ToolBackend & { calls: RecordedCal
       }
       return { kind: 'forward', server: 'demo', tool: name.replace(/^demo_/, ''), arguments: args ?? {} };
     },
-    callTool(call, options) {
+    callTool(call, given) {
+      const options = { ...given, signal: given.signal ?? AbortSignal.abort('no signal given') };
       calls.push({
         server: call.server,
         tool: call.tool,
