@@ -36,39 +36,51 @@ export interface CallerIdentityOptions {
 /** Principals already told of having no rule (bounded: past it, nobody more is told). */
 const NO_RULE_TOLD = 1024;
 
+/**
+ * Who is behind one request, worked out once (I2, I3, I6, F7, P10, Q2, Q3) and handed down as one
+ * value: every step of the call and of the feature requests reads it instead of asking again.
+ */
+export interface RequestCaller {
+  /** I2: the validated token's principal; `local` over stdio; `anonymous` over HTTP without identity. */
+  readonly principal: Principal;
+  /** I2: the principal's key when a token named it (logs, logins, spans); undefined for local or anonymous. */
+  readonly subject: string | undefined;
+  /** I3, I6: the caller's view (its profile's selection, then its policy); undefined: everything. */
+  readonly access: CallAccess | undefined;
+  /** I6: the profile the request came to (`/mcp/<name>`, or stdio's `--profile`). */
+  readonly profile: string | undefined;
+  /** F7, I5: who owns the file links its answers make: the session's, else the principal's. */
+  readonly filesOwner: object | undefined;
+  /** P10: whose copy of a per-session server runs its calls; undefined: the shared copy. */
+  readonly instance: string | undefined;
+  /** Q3: the key a `requestState` is bound to: the session, else the principal ('' anonymous). */
+  readonly roundKey: string;
+  /** Q2: what its host declared (a 2026 request carries it, a 2025 session said it at `initialize`). */
+  readonly capabilities: HostCapabilities | undefined;
+}
+
 /** The callers of one upstream server. */
 export interface CallerIdentity {
   /** Marks `server` as the one caller of its transport (stdio, the CLI's in-memory client). */
   markSole(server: Server): void;
-  isSole(server: Server): boolean;
-  /**
-   * I2: the principal of the request's validated token; the local user over stdio (they started
-   * the gateway); anonymous over HTTP without identity.
-   */
-  principal(server: Server, ctx: RequestContext): Principal;
-  /** I3, I6: the request's view: its profile's selection, then its principal's policy. */
+  /** Marks `server` as one client's connection (a 2025 session, stdio): it owns its files and rounds. */
+  markSession(server: Server): void;
+  /** Everything about the caller of one request on `server`, worked out once. */
+  resolve(server: Server, era: Era, ctx: RequestContext & { mcpReq: { envelope?: object } }): RequestCaller;
+  /** I3, I6: only the request's view (a list request needs nothing else). */
   access(server: Server, ctx: RequestContext): CallAccess | undefined;
-  /** I6: the profile the request came to (`/mcp/<name>`, or stdio's `--profile`), if any. */
-  profile(server: Server, ctx: RequestContext): string | undefined;
+  /** F7, I5: the owner of the file links made for requests on `server` (see {@link RequestCaller}). */
+  filesOwner(server: Server, authInfo: AuthInfo | undefined): object | undefined;
   /** Q3, P10: the session's or connection's own id, made at its first call (undefined before). */
   idOf(server: Server): string | undefined;
-  /** Q3, P10: the session's or connection's own id, made now if it has none. */
-  ensureId(server: Server): string;
-  /** Q3: a sessionless caller with a validated token is its principal; anonymous ones are one (''). */
-  principalKey(ctx: RequestContext): string;
-  /**
-   * P10: whose copy of a per-session server runs a call: a session's own; a sessionless caller
-   * with a validated token, its principal's; the one caller of a stdio connection and anonymous
-   * sessionless callers, the shared copy.
-   */
-  instanceOf(server: Server, owner: object | undefined, ctx: RequestContext): { instance?: string };
-  /** F7, I5: one object per principal, owning a sessionless caller's file links. */
-  principalObject(authInfo: AuthInfo | undefined): object | undefined;
+  /** @internal I3: the principal of a request (logs a principal no rule names, once). */
+  principal(server: Server, ctx: RequestContext): Principal;
 }
 
-/** @example const callers = createCallerIdentity({ policy }); callers.access(server, ctx); */
+/** @example const callers = createCallerIdentity({ policy }); callers.resolve(server, era, ctx); */
 export function createCallerIdentity(options: CallerIdentityOptions): CallerIdentity {
   const sole = new WeakSet<Server>();
+  const sessions = new WeakSet<Server>();
   const principalObjects = new Map<string, object>();
   const ids = new WeakMap<Server, string>();
   const told = new Set<string>();
@@ -100,32 +112,44 @@ export function createCallerIdentity(options: CallerIdentityOptions): CallerIden
   // I6: the endpoint's profile (`/mcp/<name>`), or stdio's `--profile`.
   const profileOf = (server: Server, ctx: RequestContext): string | undefined =>
     sole.has(server) ? options.profile : (ctx.http?.authInfo?.extra?.['profile'] as string | undefined);
-  const principalKey = (ctx: RequestContext): string => {
-    const found = principalOf(ctx.http?.authInfo);
-    return found === undefined ? '' : `principal:${found.key}`;
+  // Q3, P10: a sessionless caller with a validated token is its principal; anonymous ones are one.
+  const principalKey = (found: Principal | undefined): string =>
+    found === undefined ? '' : `principal:${found.key}`;
+  const principalObject = (authInfo: AuthInfo | undefined): object | undefined => {
+    const key = principalOf(authInfo)?.key;
+    if (key === undefined) return undefined;
+    let object = principalObjects.get(key);
+    if (object === undefined) principalObjects.set(key, (object = { principal: key }));
+    return object;
   };
+  const filesOwner = (server: Server, authInfo: AuthInfo | undefined): object | undefined =>
+    sessions.has(server) ? server : principalObject(authInfo);
   return {
     markSole: (server) => void sole.add(server),
-    isSole: (server) => sole.has(server),
+    markSession: (server) => void sessions.add(server),
     principal,
     access: (server, ctx) =>
       viewOf(options.policy, options.profiles, principal(server, ctx), profileOf(server, ctx)),
-    profile: profileOf,
+    filesOwner,
     idOf: (server) => ids.get(server),
-    ensureId,
-    principalKey,
-    principalObject(authInfo) {
-      const subject = principalOf(authInfo)?.key;
-      if (subject === undefined) return undefined;
-      let object = principalObjects.get(subject);
-      if (object === undefined) principalObjects.set(subject, (object = { principal: subject }));
-      return object;
-    },
-    instanceOf(server, owner, ctx) {
-      if (sole.has(server)) return {};
-      if (owner !== undefined) return { instance: ensureId(server) };
-      const key = principalKey(ctx);
-      return key === '' ? {} : { instance: key };
+    resolve(server, era, ctx) {
+      const found = principal(server, ctx);
+      const profile = profileOf(server, ctx);
+      const session = sessions.has(server);
+      const token = principalOf(ctx.http?.authInfo);
+      const tokenKey = principalKey(token);
+      return {
+        principal: found,
+        subject: token?.key,
+        access: viewOf(options.policy, options.profiles, found, profile),
+        profile,
+        filesOwner: filesOwner(server, ctx.http?.authInfo),
+        // P10: a session's own copy; a sessionless caller with a token, its principal's; the one
+        // caller of a stdio connection and anonymous sessionless callers, the shared copy.
+        instance: sole.has(server) ? undefined : session ? ensureId(server) : tokenKey || undefined,
+        roundKey: session ? ensureId(server) : tokenKey,
+        capabilities: hostCapabilities(server, era, ctx),
+      };
     },
   };
 }

@@ -18,9 +18,9 @@ import type { Logger } from 'pino';
 import type { Caller, InputReply, InputRound } from '../core/input.js';
 import { isInputRound } from '../core/input.js';
 import type { Result } from '../core/result.js';
-import { principalOf, type CallAccess, type Policy, type ProfileSelection } from '../core/policy.js';
+import type { Policy, ProfileSelection } from '../core/policy.js';
 import type { AuthInfo } from '@modelcontextprotocol/server';
-import { createCallerIdentity, hostCapabilities, requestCaller } from './caller-identity.js';
+import { createCallerIdentity, requestCaller, type RequestCaller } from './caller-identity.js';
 import { failure, type FailureResult } from '../core/result.js';
 import { raceTimeout, type Timers } from '../core/timers.js';
 import { systemTimers } from '../wire/timers.js';
@@ -35,16 +35,11 @@ import { withFileLinks, type FileStore } from './file-store.js';
 import { cancellationSignal } from './cancellation.js';
 import { answerCallsDirectly, type CallHandler } from './direct-calls.js';
 import { createInputRounds, type InputRounds, type ProgressSink, type RoundState } from './input-rounds.js';
+import { progressSink } from './progress.js';
 import type { PreparedForward, ToolBackend, UpstreamServer } from './backend.js';
 
 export type { Era } from './notifier.js';
-export type {
-  CallOptions,
-  PreparedForward,
-  ProgressUpdate,
-  ToolBackend,
-  UpstreamServer,
-} from './backend.js';
+export type { CallOptions, PreparedForward, ProgressUpdate, ToolBackend, UpstreamServer } from './backend.js';
 
 /** Options of {@link createUpstreamServer}. */
 export interface UpstreamDeps<F extends PreparedForward = PreparedForward> {
@@ -104,28 +99,18 @@ export interface UpstreamDeps<F extends PreparedForward = PreparedForward> {
   readonly rounds?: InputRounds;
 }
 
-/** What one tools/call request brings besides its name and arguments. */
+/** What one tools/call request brings besides its name and arguments (at most seven fields). */
 interface CallExtra {
   readonly signal: AbortSignal;
   readonly requestId: string | number;
   readonly onProgress: ProgressSink;
+  /** Q1: the upstream client that answers what the call's server asks meanwhile. */
   readonly caller: Caller;
   readonly reply: InputReply | undefined;
+  /** Who is calling, worked out once for the request (caller-identity.ts). */
+  readonly who: RequestCaller;
   /** O2: the span's context; the outcome's error type is written back for the span's end. */
-  readonly trace: Context;
-  readonly outcome: { errorType?: string };
-  /** F7: the session the call came on (its files are its own), or undefined without one. */
-  readonly owner: object | undefined;
-  /** P10: the caller's key for per-session copies of a server; none: the shared copy. */
-  readonly instance?: string;
-  /** I3: the caller's view of the policy; absent without one. */
-  readonly access?: CallAccess;
-  /** I2: the caller's subject, when a token named one. */
-  readonly principal?: string;
-  /** E1: the caller's era (a modern caller's missing capability is a protocol error, E7). */
-  readonly era?: Era;
-  /** I6: how its answer is rendered (its profile's envelope). */
-  readonly output: RenderOptions;
+  readonly span: { readonly trace: Context; readonly outcome: { errorType?: string }; readonly era: Era };
 }
 
 /** E2: cache hints of modern list results and `server/discover` (capabilities.ts). */
@@ -158,8 +143,6 @@ export function createUpstreamServer<F extends PreparedForward>(deps: UpstreamDe
 
   const rounds = deps.rounds ?? createInputRounds({ roundTimeoutMs: 300_000, maxRounds: 10, logger });
 
-  /** Servers that are one client's connection: a 2025 session, a stdio connection (F7 owners). */
-  const sessions = new WeakSet<Server>();
   /** I2, I6, Q3, P10: who is behind each request (caller-identity.ts). */
   const callers = createCallerIdentity({
     ...(deps.policy !== undefined ? { policy: deps.policy, logger } : {}),
@@ -177,6 +160,10 @@ export function createUpstreamServer<F extends PreparedForward>(deps: UpstreamDe
     const rendered = renderCallToolResult(kept, rendering);
     return deps.scrub === undefined ? rendered : scrubDeep(rendered, deps.scrub);
   }
+
+  /** I6: a caller's profile's own envelope, else the configured one. */
+  const renderingOf = (who: RequestCaller): RenderOptions =>
+    (who.profile !== undefined ? deps.profileOutputs?.[who.profile] : undefined) ?? output;
 
   /**
    * The answer of a failure the server makes itself (shutting down, its outermost net, an input
@@ -209,12 +196,12 @@ export function createUpstreamServer<F extends PreparedForward>(deps: UpstreamDe
         extra.requestId,
       );
     }
-    if (!isInputRound(result) && !result.success) extra.outcome.errorType = result.errorType;
+    if (!isInputRound(result) && !result.success) extra.span.outcome.errorType = result.errorType;
     if (isInputRound(result)) return result;
     // SEP-2575: a downstream that needs a capability the modern caller did not declare (its
     // declaration travels down, Q2) is answered with that protocol error, not a tool failure.
     if (
-      extra.era === 'modern' &&
+      extra.span.era === 'modern' &&
       !result.success &&
       result.errorCode === String(ProtocolErrorCode.MissingRequiredClientCapability)
     ) {
@@ -224,7 +211,7 @@ export function createUpstreamServer<F extends PreparedForward>(deps: UpstreamDe
         result.message,
       );
     }
-    return render(result, extra.owner, extra.output);
+    return render(result, extra.who.filesOwner, renderingOf(extra.who));
   }
 
   /**
@@ -244,7 +231,8 @@ export function createUpstreamServer<F extends PreparedForward>(deps: UpstreamDe
   ): Promise<Result | InputRound> {
     if (!accepting) return finish(name, failure('downstream_unavailable', SHUTTING_DOWN), extra.requestId);
     // Synchronous once the catalog is built (no await on the hot path); I3 authorizes inside it.
-    const preparing = backend.prepareCall(name, args, extra.requestId, extra.access, extra.principal);
+    const { who } = extra;
+    const preparing = backend.prepareCall(name, args, extra.requestId, who.access, who.subject);
     const prepared = preparing instanceof Promise ? await preparing : preparing;
     // T7, T8, T9: refused before any downstream sees it (the backend logged it, L1); S2 answered.
     if (isAnswered(prepared)) return prepared;
@@ -253,9 +241,9 @@ export function createUpstreamServer<F extends PreparedForward>(deps: UpstreamDe
       exposedName: name,
       requestId: extra.requestId,
       caller: extra.caller,
-      trace: extra.trace,
-      ...(extra.instance !== undefined ? { instance: extra.instance } : {}),
-      ...(extra.principal !== undefined ? { principal: extra.principal } : {}),
+      trace: extra.span.trace,
+      ...(who.instance !== undefined ? { instance: who.instance } : {}),
+      ...(who.subject !== undefined ? { principal: who.subject } : {}),
       ...(extra.reply !== undefined ? { reply: extra.reply } : {}),
       // P3: forward progress only when the upstream asked for it, with ITS token.
       ...(extra.onProgress !== undefined ? { onProgress: extra.onProgress } : {}),
@@ -284,9 +272,8 @@ export function createUpstreamServer<F extends PreparedForward>(deps: UpstreamDe
       cacheHints: CACHE_HINTS,
       requestState: { verify: rounds.verify },
     });
-    const owner = (): object | undefined => (sessions.has(server) ? server : undefined);
     // F7, I5: whose file links these are: the session's; a sessionless caller's principal's.
-    const filesOwner = (): object | undefined => owner() ?? callers.principalObject(authInfo);
+    const filesOwner = (): object | undefined => callers.filesOwner(server, authInfo);
     // E2: a list that may still grow is not to be cached by a modern host (the SDK's configured
     // hint is a fallback: a handler's own wins); I3: lists that vary by caller are its own.
     const hint = <T extends object>(result: T): T => {
@@ -316,7 +303,7 @@ export function createUpstreamServer<F extends PreparedForward>(deps: UpstreamDe
               name: asked.key,
               state: ctx.mcpReq.requestState<RoundState>(),
               responses: ctx.mcpReq.inputResponses,
-              callerId: owner() !== undefined ? callers.ensureId(server) : callers.principalKey(ctx),
+              callerId: callers.resolve(server, era, ctx).roundKey,
               arguments: asked.arguments,
             },
             run,
@@ -332,45 +319,16 @@ export function createUpstreamServer<F extends PreparedForward>(deps: UpstreamDe
       return hint({ tools: [...tools] });
     });
     const onCall: CallHandler = (request, ctx) => {
-      const token = ctx.mcpReq._meta?.progressToken;
       const requestId = ctx.mcpReq.id;
       const name = request.params.name;
-      // P3: forward progress only when the upstream asked for it, with ITS token.
-      const onProgress: ProgressSink =
-        token === undefined
-          ? undefined
-          : (update) => {
-              deps.onForward?.('progress');
-              ctx.mcpReq
-                .notify({
-                  method: 'notifications/progress',
-                  params: {
-                    progressToken: token,
-                    progress: update.progress,
-                    ...(update.total !== undefined ? { total: update.total } : {}),
-                    ...(update.message !== undefined ? { message: update.message } : {}),
-                  },
-                })
-                .catch((error: unknown) => {
-                  logger.debug({ err: error, requestId }, 'progress notification not delivered');
-                });
-            };
+      const who = callers.resolve(server, era, ctx);
       const called = backend.calledName?.(name, request.params.arguments) ?? name;
       // O2: a span per upstream call, parented to the request's `traceparent`, named after the
       // tool only when the tool exists (an unknown name is unbounded input).
       const known = backend.exposes?.(called) !== false;
-      const subject = principalOf(ctx.http?.authInfo)?.key;
-      const traced = startCallSpan(
-        known ? called : undefined,
-        ctx.mcpReq._meta as Record<string, unknown> | undefined,
-        era,
-        subject,
-      );
-      const outcome: { errorType?: string } = {};
-      const access = callers.access(server, ctx);
-      // I6: the profile's own envelope, else the configured one.
-      const profile = callers.profile(server, ctx);
-      const rendering = (profile !== undefined ? deps.profileOutputs?.[profile] : undefined) ?? output;
+      const meta = ctx.mcpReq._meta as Record<string, unknown> | undefined;
+      const traced = startCallSpan(known ? called : undefined, meta, era, who.subject);
+      const span = { trace: traced.context, outcome: {} as { errorType?: string }, era };
       const pending = rounds.handle(
         {
           name: called,
@@ -381,14 +339,14 @@ export function createUpstreamServer<F extends PreparedForward>(deps: UpstreamDe
           callerKey: server,
           // Q3: a round is bound to its caller: the session or connection; a 2026 HTTP request
           // has neither, and every anonymous caller is one (the principal, once there is one).
-          callerId: owner() !== undefined ? callers.ensureId(server) : callers.principalKey(ctx),
+          callerId: who.roundKey,
           arguments: request.params.arguments,
-          capabilities: hostCapabilities(server, era, ctx),
+          capabilities: who.capabilities,
           // The SDK's per-request signal goes down as it is: whatever a cancelled call rejects
           // with is classified `cancelled` (R3). It fires on `notifications/cancelled` (legacy,
           // modern stdio) and when a modern HTTP client closes the call's response stream (P3, E3).
           signal: ctx.mcpReq.signal,
-          onProgress,
+          onProgress: progressSink(ctx, () => deps.onForward?.('progress'), logger),
           detach: era === 'modern',
         },
         (run) =>
@@ -398,25 +356,18 @@ export function createUpstreamServer<F extends PreparedForward>(deps: UpstreamDe
             onProgress: run.onProgress,
             caller: run.caller,
             reply: run.reply,
-            // P10: whose copy of a per-session server runs the call: a session's own; the one
-            // caller of a stdio connection uses the shared copy.
-            ...callers.instanceOf(server, owner(), ctx),
-            ...(access !== undefined ? { access } : {}),
-            ...(subject !== undefined ? { principal: subject } : {}),
-            trace: traced.context,
-            outcome,
-            owner: filesOwner(),
-            era,
-            output: rendering,
+            who,
+            span,
           }),
-        (result) => render(finish(called, result, requestId), undefined, rendering),
+        (result) => render(finish(called, result, requestId), undefined, renderingOf(who)),
       );
       calls.add(pending);
       const ended = (): void => {
         calls.delete(pending);
         // A call that came before the first catalog: named now, if its tool turned out to exist.
-        const named = !known && outcome.errorType !== 'unknown_tool' && backend.exposes?.(called) === true;
-        endSpan(traced.span, outcome.errorType, named ? called : undefined);
+        const { errorType } = span.outcome;
+        const named = !known && errorType !== 'unknown_tool' && backend.exposes?.(called) === true;
+        endSpan(traced.span, errorType, named ? called : undefined);
       };
       // A protocol error (SEP-2575's -32021) rejects `pending`: the SDK answers it; this side
       // chain only cleans up, and must not leave a rejection of its own unhandled.
@@ -429,7 +380,7 @@ export function createUpstreamServer<F extends PreparedForward>(deps: UpstreamDe
 
   function track(server: Server, era: Era): Server {
     notifier.register(server, era);
-    sessions.add(server);
+    callers.markSession(server);
     const previous = server.onclose;
     server.onclose = () => {
       notifier.unregister(server);
