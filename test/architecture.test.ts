@@ -135,6 +135,21 @@ describe('architecture boundaries', () => {
     expect(offences).toEqual([]);
   });
 
+  it("I3: the policy is applied only by the callers' views and the call pipeline's authorization step", () => {
+    // app/views.ts (lists, reads, the step-up) and core/prepare-call.ts (a tools/call); core/policy.ts
+    // decides. A verb of the policy anywhere else is a site that can be missed.
+    const verbs = /\.(sees|decide|seesPrompt|readsResource|usesProfile)\(|access\??\.expose\b|refuseHidden\(/;
+    const allowed = new Set(['src/core/policy.ts', 'src/app/views.ts', 'src/core/prepare-call.ts']);
+    const offences = all
+      .filter(({ file }) => !allowed.has(file))
+      .flatMap(({ file, abs }) =>
+        readFileSync(abs, 'utf8')
+          .split('\n')
+          .flatMap((line, i) => (verbs.test(line) ? [`${file}:${i + 1}: ${line.trim()}`] : [])),
+      );
+    expect(offences).toEqual([]);
+  });
+
   it('L1: nothing in src/ outside the CLI writes to the console', () => {
     const offences = all
       .filter(({ file }) => !file.startsWith('src/cli/'))

@@ -18,13 +18,7 @@ import { composeName, echoedName } from '../core/naming.js';
 import { uriPrefix } from '../core/uri-namespace.js';
 import { isForward, prepareCall, type CallCatalog, type PreparedCall } from '../core/prepare-call.js';
 import type { CallAccess } from '../core/policy.js';
-import {
-  calledName,
-  readSearchArguments,
-  searchPairDefinitions,
-  searchPairNames,
-  type SearchPair,
-} from '../core/search.js';
+import { calledName, readSearchArguments, searchPairNames, type SearchPair } from '../core/search.js';
 import { failure, type FailureResult, type Result } from '../core/result.js';
 import { logCallEnd } from '../log/call-log.js';
 import { serverLogger } from '../log/logger.js';
@@ -33,6 +27,7 @@ import type { Metrics } from './metrics.js';
 import { fixedServers, type ServerSource } from './servers.js';
 import type { ToolBackend } from '../upstream/server.js';
 import type { Searches } from './searches.js';
+import type { Views } from './views.js';
 import { loginThenCall, needsLogin, type Logins } from './logins.js';
 
 /** What {@link createToolBackend} needs from the proxy. */
@@ -60,6 +55,8 @@ export interface ToolDeps {
   readonly logins?: Logins;
   /** S2: rankings off the event loop; without it, the catalog ranks in this thread. */
   readonly searches?: Searches;
+  /** I3, I6: the callers' views: what a caller's tools/list holds, what its search searches. */
+  readonly views: Views;
   /** O4: every call's outcome, for the status page (constant time). */
   readonly onCallEnded?: (
     tool: string,
@@ -222,7 +219,7 @@ export function createToolBackend(deps: ToolDeps): ToolBackend<PreparedCall> {
     const catalog = deps.catalog();
     const read = readSearchArguments(args);
     // I6: a profile in search mode searches every tool of its view (the view filters them).
-    const scope = access?.expose === 'search' ? 'all' : 'search';
+    const scope = deps.views.searchScope(access);
     if ('issues' in read) return catalog;
     if (deps.searches === undefined)
       return scope === 'all' ? { ...catalog, search: catalog.searchAll } : catalog;
@@ -307,24 +304,7 @@ export function createToolBackend(deps: ToolDeps): ToolBackend<PreparedCall> {
       // P1: what is ready (in the first moments, once the servers starting then are up); a host
       // that lists early hears of the rest (T10). I3: what the caller may see, and the search
       // pair, which is the gateway's own. I6: a profile's own expose mode.
-      const visible = (): readonly Tool[] => {
-        const catalog = deps.catalog();
-        if (access === undefined) return catalog.definitions;
-        const pair = searchPair();
-        const seen = catalog.tools.filter((tool) => access.sees(tool.name));
-        // I3, I6: the search pair searches what the caller sees; a caller who sees nothing (no
-        // rule, or confined to another profile) is not offered it either.
-        if (access.expose === 'search' && pair !== undefined)
-          return seen.length === 0
-            ? []
-            : searchPairDefinitions(pair, [...new Set(seen.map((tool) => tool.server))]);
-        if (access.expose === 'all' || access.expose === 'read_only')
-          return seen.map((tool) => tool.definition);
-        const pairListed = seen.length > 0;
-        return catalog.definitions.filter((tool) =>
-          tool.name === pair?.search || tool.name === pair?.call ? pairListed : access.sees(tool.name),
-        );
-      };
+      const visible = (): readonly Tool[] => deps.views.tools(access, deps.catalog(), searchPair());
       const settling = deps.settleLists();
       return settling === undefined ? visible() : settling.then(visible);
     },

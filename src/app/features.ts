@@ -28,6 +28,7 @@ import { namespaceUri, uriPrefix } from '../core/uri-namespace.js';
 import type { Pool } from '../downstream/pool.js';
 import type { FeatureBackend } from '../upstream/features.js';
 import { fixedServers, type ServerSource } from './servers.js';
+import type { Views } from './views.js';
 
 /** What {@link createFeatures} needs from the proxy. */
 export interface FeatureDeps {
@@ -47,6 +48,8 @@ export interface FeatureDeps {
   settleLists(): Promise<void> | undefined;
   /** U5: a downstream log message to every upstream client that asked for logs. */
   log(params: LoggingMessageNotification['params']): void;
+  /** I3, I6: the callers' views, applied to every list and request. */
+  readonly views: Views;
 }
 
 /** The U5 part of a proxy. */
@@ -130,7 +133,7 @@ const PINO_LEVEL: Readonly<Record<string, 'debug' | 'info' | 'warn' | 'error'>> 
  * @example const features = createFeatures({ config, pool, logger, index: catalogs.features, settle: () => catalogs.settle(), log });
  */
 export function createFeatures(deps: FeatureDeps): Features {
-  const { config, pool, logger } = deps;
+  const { config, pool, logger, views } = deps;
   const servers = deps.servers ?? fixedServers(config.servers);
   const options = { globalPrefix: config.prefix };
   /** U6: the URI prefix a server's resources are exposed under. */
@@ -164,10 +167,29 @@ export function createFeatures(deps: FeatureDeps): Features {
   });
 
   const backend: FeatureBackend = {
-    listPrompts: () => listed((index) => index.prompts.map((route) => route.definition)),
-    listResources: () => listed((index) => index.resources.map((route) => route.definition)),
-    listResourceTemplates: () => listed((index) => index.resourceTemplates.map((route) => route.definition)),
-    async getPrompt(name, args, { signal, reply, caller }) {
+    listPrompts: (access) =>
+      listed((index) =>
+        views.prompts(
+          access,
+          index.prompts.map((route) => route.definition),
+        ),
+      ),
+    listResources: (access) =>
+      listed((index) =>
+        views.resources(
+          access,
+          index.resources.map((route) => route.definition),
+        ),
+      ),
+    listResourceTemplates: (access) =>
+      listed((index) =>
+        views.templates(
+          access,
+          index.resourceTemplates.map((route) => route.definition),
+        ),
+      ),
+    async getPrompt(name, args, { signal, reply, caller, access }) {
+      views.refuse(access, 'prompt', name);
       const route = await lookup((index) => index.getPrompt(name));
       if (!route) throw unknown('prompt', name, deps.index().suggestPrompts(name));
       const result = await pool.getPrompt(route.server, route.original, args, {
@@ -179,7 +201,8 @@ export function createFeatures(deps: FeatureDeps): Features {
       if (round !== undefined) return round;
       return unwrap(result, GetPromptResultSchema, 'prompts/get', prefixOf(route.server));
     },
-    async readResource(uri, { signal, reply, caller }) {
+    async readResource(uri, { signal, reply, caller, access }) {
+      views.refuse(access, 'resource', uri);
       const route = await lookup((index) => index.resolveUri(uri));
       if (!route) throw unknown('resource', uri, deps.index().suggestUris(uri));
       const result = await pool.readResource(route.server, route.uri, {
@@ -198,7 +221,13 @@ export function createFeatures(deps: FeatureDeps): Features {
         contents: read.contents.map((content) => ({ ...content, uri: exposed(content.uri) })),
       };
     },
-    async complete(params, { signal }) {
+    async complete(params, { signal, access }) {
+      const { ref } = params;
+      views.refuse(
+        access,
+        ref.type === 'ref/prompt' ? 'prompt' : 'resource',
+        ref.type === 'ref/prompt' ? ref.name : ref.uri,
+      );
       const routed = await lookup((index) => route(index, params));
       if (routed === undefined) throw unknownReference(deps.index(), params.ref);
       const result = await pool.complete(routed.server, routed.params, { signal });
@@ -207,7 +236,8 @@ export function createFeatures(deps: FeatureDeps): Features {
         return { completion: { values: [], hasMore: false } };
       return unwrap(result, CompleteResultSchema, 'completion/complete', prefixOf(routed.server));
     },
-    async subscribe(uri, subscriber, { signal }) {
+    async subscribe(uri, subscriber, { signal, access }) {
+      views.refuse(access, 'resource', uri);
       const route = await lookup((index) => index.resolveUri(uri));
       if (!route) throw unknown('resource', uri, deps.index().suggestUris(uri));
       const key = subscriptionKey(route.server, route.uri);

@@ -12,14 +12,7 @@ import type { Config } from '../config/types.js';
 import type { Catalog, CatalogOptions } from '../core/catalog.js';
 import type { FeatureIndex } from '../core/feature-index.js';
 import { secretScrubber } from '../core/secrets.js';
-import {
-  compilePolicy,
-  compileProfile,
-  LOCAL_PRINCIPAL,
-  viewOf,
-  type CallAccess,
-  type Policy,
-} from '../core/policy.js';
+import { LOCAL_PRINCIPAL, type CallAccess } from '../core/policy.js';
 import { Pool } from '../downstream/pool.js';
 import type { PoolOptions, ServerSnapshot } from '../downstream/pool.js';
 import { transportFactory, type EarlyChildren } from '../downstream/transport.js';
@@ -42,9 +35,9 @@ import type { StatusHandler } from './status-http.js';
 import { applyServers, restartNeeded } from './reload.js';
 import { serverHolder } from './servers.js';
 import { createToolBackend } from './calls.js';
-import { failure } from '../core/result.js';
-import type { ToolBackend } from '../upstream/backend.js';
 import { createSearches } from './searches.js';
+import { callerViews, httpIdentity, renderings } from './identity.js';
+import type { Views } from './views.js';
 import { PACKAGE_NAME, packageVersion } from './version.js';
 
 export type { ServerHealth } from './health.js';
@@ -85,8 +78,8 @@ export interface Proxy {
    * (`undefined`: the whole catalog); `undefined` when neither `access:` nor a profile narrows.
    */
   localView(profile?: string): CallAccess | undefined;
-  /** I6: `profile`'s own view, before any access rule (what `check` hashes). */
-  profileView(profile: string): CallAccess | undefined;
+  /** I3, I6: the callers' views (app/views.ts): what a view sees, and `profile`'s own. */
+  readonly views: Views;
   /**
    * T6, I6: the tools/list answer the one listing machine gives `view` (what {@link localView}
    * returns, or another); `undefined`: the whole catalog.
@@ -147,48 +140,6 @@ function catalogOptions(config: Config): CatalogOptions {
 }
 
 /**
- * I1: `http.token` alone guards the endpoint with one shared token; with `http.auth` the endpoint
- * is a resource server, and `http.token` becomes one more static token (the principal `token`).
- * I4: with a policy, a call whose tool needs a scope its caller lacks gets 403 at the HTTP layer.
- */
-function httpIdentity(
-  config: Config,
-  policy: Policy | undefined,
-  backend: Pick<ToolBackend, 'calledName' | 'answer'>,
-): Pick<HttpOptions, 'token' | 'auth' | 'scopeCheck' | 'admins' | 'stepUpRefused'> {
-  const { token, auth, publicUrl } = config.http;
-  if (auth === undefined) return token !== undefined ? { token } : {};
-  const tokens =
-    token === undefined ? auth.tokens : { token: { token, groups: [], scopes: [] }, ...auth.tokens };
-  return {
-    // The runtime AuthConfig is the identity's options already (admins aside).
-    auth: { ...auth, ...(publicUrl !== undefined ? { publicUrl } : {}), tokens },
-    admins: auth.admins,
-    ...(policy !== undefined
-      ? {
-          scopeCheck: (principal, name, args) => {
-            const called = backend.calledName?.(name, args as Record<string, unknown> | undefined) ?? name;
-            const verdict = policy.decide(principal, called);
-            return !verdict.allowed && verdict.reason === 'insufficient_scope' ? verdict.scope : undefined;
-          },
-          // I4, O1, O4: the 403 is the call's end: in recent calls, the metrics and the call log.
-          stepUpRefused: (name, args, principal, scope) => {
-            const called = backend.calledName?.(name, args as Record<string, unknown> | undefined) ?? name;
-            backend.answer?.(
-              called,
-              failure('access_denied', `The tool "${called}" needs the scope ${scope}`, {
-                errorData: { reason: 'insufficient_scope', scope },
-              }),
-              undefined,
-              principal.key,
-            );
-          },
-        }
-      : {}),
-  };
-}
-
-/**
  * Builds the proxy. Nothing starts until {@link Proxy.start}.
  * @example const proxy = createProxy(config, { logger }); void proxy.start(); await proxy.serveStdio();
  */
@@ -234,8 +185,15 @@ export function createProxy(config: Config, options: ProxyOptions): Proxy {
       resourcesChanged: () => (metrics.forwarded('list_changed'), notifier.resourcesChanged()),
     },
   });
+  // I3, I6: who may see and call what (`expose: read_only` reads the catalog now).
+  const views = callerViews(
+    config,
+    (name) => catalogs.tools().get(name)?.definition.annotations?.readOnlyHint === true,
+    logger,
+  );
   const features = createFeatures({
     config,
+    views,
     servers,
     pool,
     logger,
@@ -259,6 +217,7 @@ export function createProxy(config: Config, options: ProxyOptions): Proxy {
     logger,
     searches,
     logins,
+    views,
     catalog: catalogs.tools,
     settle: catalogs.settle,
     settleLists: catalogs.settleLists,
@@ -269,25 +228,10 @@ export function createProxy(config: Config, options: ProxyOptions): Proxy {
         }
       : {}),
   });
-  // I3: who may see and call what (every caller everything without `access:`).
-  const policy = config.access === undefined ? undefined : compilePolicy(config.access);
-  // I6: each profile's selection of exposed names (`expose: read_only`: of the catalog now), and
-  // its own envelope format.
-  const readOnly = (name: string): boolean =>
-    catalogs.tools().get(name)?.definition.annotations?.readOnlyHint === true;
-  const profiles = Object.fromEntries(
-    Object.entries(config.profiles).map(([name, profile]) => [name, compileProfile(profile, readOnly)]),
-  );
-  const output = { format: config.output.format, media: config.output.media, text: config.output.text };
-  const profileOutputs = Object.fromEntries(
-    Object.entries(config.profiles).flatMap(([name, profile]) =>
-      profile.output === undefined ? [] : [[name, { ...output, format: profile.output.format }]],
-    ),
-  );
+  const { output, profileOutputs } = renderings(config);
   const upstream = createUpstreamServer({
     backend,
-    ...(policy !== undefined ? { policy } : {}),
-    profiles,
+    views,
     ...(options.profile !== undefined ? { profile: options.profile } : {}),
     notifier,
     output,
@@ -340,8 +284,8 @@ export function createProxy(config: Config, options: ProxyOptions): Proxy {
     pool,
     upstream,
     catalog: catalogs.tools,
-    localView: (profile) => viewOf(policy, profiles, LOCAL_PRINCIPAL, profile),
-    profileView: (profile) => viewOf(undefined, profiles, LOCAL_PRINCIPAL, profile),
+    localView: (profile) => views.of(LOCAL_PRINCIPAL, profile),
+    views,
     toolList: async (view) => backend.listTools(view),
     features: catalogs.features,
     snapshot: () => pool.snapshot(),
@@ -376,7 +320,7 @@ export function createProxy(config: Config, options: ProxyOptions): Proxy {
           maxSessions: config.http.maxSessions,
           legacy: config.http.legacy,
           ...(config.http.replicaId !== undefined ? { replicaId: config.http.replicaId } : {}),
-          ...httpIdentity(config, policy, backend),
+          ...httpIdentity(config, views, backend),
           metrics: () => metrics.scrape(),
           onRequest,
           onSessions: (count) => (sessions = count),

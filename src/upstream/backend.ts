@@ -16,7 +16,7 @@ import type { InputRound } from '../core/input.js';
 import type { CallOptions } from '../core/call.js';
 
 export type { CallOptions, ProgressUpdate } from '../core/call.js';
-import type { CallAccess } from '../core/policy.js';
+import type { CallAccess, Principal } from '../core/policy.js';
 import type { FailureResult, Result } from '../core/result.js';
 import type { Era } from './notifier.js';
 
@@ -31,6 +31,14 @@ export interface PreparedForward {
   readonly tool: string;
   /** The arguments to forward (`explicit_action` already removed, T7). */
   readonly arguments: Record<string, unknown>;
+}
+
+/** I3, I6: the callers' views, one per request (the composition root's `app/views.ts`). */
+export interface CallerViews {
+  /** True when views vary by principal (a policy): list results are then private (E2). */
+  readonly personal: boolean;
+  /** `principal`'s view at `profile`'s endpoint; undefined when nothing narrows it. */
+  of(principal: Principal, profile: string | undefined): CallAccess | undefined;
 }
 
 /** What the server needs from the rest of the proxy; the composition root wires the real ones. */

@@ -5,7 +5,6 @@
  * session, a stdio connection (its one caller: `sole`), or one 2026 HTTP request.
  */
 import { randomUUID } from 'node:crypto';
-import type { Logger } from 'pino';
 import { CLIENT_CAPABILITIES_META_KEY, type AuthInfo, type Server } from '@modelcontextprotocol/server';
 import type { Caller, HostCapabilities } from '../core/input.js';
 import type { Era } from '../core/options.js';
@@ -13,28 +12,21 @@ import {
   ANONYMOUS_PRINCIPAL,
   LOCAL_PRINCIPAL,
   principalOf,
-  viewOf,
   type CallAccess,
-  type Policy,
   type Principal,
-  type ProfileSelection,
 } from '../core/policy.js';
+import type { CallerViews } from './backend.js';
 
 /** What a request's handler context says about its transport. */
 export type RequestContext = { http?: { authInfo?: AuthInfo } };
 
 /** Options of {@link createCallerIdentity}. */
 export interface CallerIdentityOptions {
-  readonly policy?: Policy;
-  readonly profiles?: Readonly<Record<string, ProfileSelection>>;
+  /** I3, I6: each caller's view; absent: every caller everything. */
+  readonly views?: CallerViews;
   /** The profile a stdio connection serves (`serve --profile`). */
   readonly profile?: string;
-  /** I3: told once per principal that no `access:` rule names it (it sees nothing). */
-  readonly logger?: Pick<Logger, 'info'>;
 }
-
-/** Principals already told of having no rule (bounded: past it, nobody more is told). */
-const NO_RULE_TOLD = 1024;
 
 /**
  * Who is behind one request, worked out once (I2, I3, I6, F7, P10, Q2, Q3) and handed down as one
@@ -73,8 +65,6 @@ export interface CallerIdentity {
   filesOwner(server: Server, authInfo: AuthInfo | undefined): object | undefined;
   /** Q3, P10: the session's or connection's own id, made at its first call (undefined before). */
   idOf(server: Server): string | undefined;
-  /** @internal I3: the principal of a request (logs a principal no rule names, once). */
-  principal(server: Server, ctx: RequestContext): Principal;
 }
 
 /** @example const callers = createCallerIdentity({ policy }); callers.resolve(server, era, ctx); */
@@ -83,27 +73,10 @@ export function createCallerIdentity(options: CallerIdentityOptions): CallerIden
   const sessions = new WeakSet<Server>();
   const principalObjects = new Map<string, object>();
   const ids = new WeakMap<Server, string>();
-  const told = new Set<string>();
-  const principal = (server: Server, ctx: RequestContext): Principal => {
-    const found =
-      principalOf(ctx.http?.authInfo) ?? (sole.has(server) ? LOCAL_PRINCIPAL : ANONYMOUS_PRINCIPAL);
-    // I3: a caller no rule names sees nothing; the operator reads why, once per principal.
-    if (
-      options.policy !== undefined &&
-      options.logger !== undefined &&
-      !told.has(found.key) &&
-      told.size < NO_RULE_TOLD
-    ) {
-      told.add(found.key);
-      const verdict = options.policy.decide(found, '');
-      if (!verdict.allowed && verdict.reason === 'no_rule')
-        options.logger.info(
-          { principal: found.key },
-          'no access: rule names this principal: it sees no tool',
-        );
-    }
-    return found;
-  };
+  const principal = (server: Server, ctx: RequestContext): Principal =>
+    principalOf(ctx.http?.authInfo) ?? (sole.has(server) ? LOCAL_PRINCIPAL : ANONYMOUS_PRINCIPAL);
+  const viewOf = (found: Principal, profile: string | undefined): CallAccess | undefined =>
+    options.views?.of(found, profile);
   const ensureId = (server: Server): string => {
     let id = ids.get(server);
     if (id === undefined) ids.set(server, (id = randomUUID()));
@@ -127,9 +100,7 @@ export function createCallerIdentity(options: CallerIdentityOptions): CallerIden
   return {
     markSole: (server) => void sole.add(server),
     markSession: (server) => void sessions.add(server),
-    principal,
-    access: (server, ctx) =>
-      viewOf(options.policy, options.profiles, principal(server, ctx), profileOf(server, ctx)),
+    access: (server, ctx) => viewOf(principal(server, ctx), profileOf(server, ctx)),
     filesOwner,
     idOf: (server) => ids.get(server),
     resolve(server, era, ctx) {
@@ -141,7 +112,7 @@ export function createCallerIdentity(options: CallerIdentityOptions): CallerIden
       return {
         principal: found,
         subject: token?.key,
-        access: viewOf(options.policy, options.profiles, found, profile),
+        access: viewOf(found, profile),
         profile,
         filesOwner: filesOwner(server, ctx.http?.authInfo),
         // P10: a session's own copy; a sessionless caller with a token, its principal's; the one

@@ -9,7 +9,6 @@ import type { Era } from '../core/options.js';
 import { ProtocolErrorCode } from '@modelcontextprotocol/server';
 import type { CallAccess } from '../core/policy.js';
 import { isInputRound, type Caller, type InputReply, type InputRound } from '../core/input.js';
-import { FILE_URI_PREFIX } from '../core/uri-namespace.js';
 import type {
   AuthInfo,
   Server,
@@ -32,6 +31,8 @@ export interface FeatureRequestOptions {
   readonly reply?: InputReply;
   /** Q2: the host behind the request, whose capabilities a 2026 server is told. */
   readonly caller?: Caller;
+  /** I3, I6: the caller's view: what it does not hold is refused (app/views.ts); absent: everything. */
+  readonly access?: CallAccess;
 }
 
 /** Q5: one upstream client's resource subscriptions, told of updates by exposed URI. */
@@ -41,12 +42,17 @@ export interface Subscriber {
 
 /** What the server needs for U5; the composition root wires the index and the pool behind it. */
 export interface FeatureBackend {
-  /** prompts/list, from memory. May wait for the first connection round, like tools/list. */
-  listPrompts(): readonly Prompt[] | Promise<readonly Prompt[]>;
-  /** resources/list, from memory. */
-  listResources(): readonly Resource[] | Promise<readonly Resource[]>;
-  /** resources/templates/list, from memory. */
-  listResourceTemplates(): readonly ResourceTemplateType[] | Promise<readonly ResourceTemplateType[]>;
+  /**
+   * prompts/list, from memory: what `access` (the caller's view) holds. May wait for the first
+   * connection round, like tools/list.
+   */
+  listPrompts(access?: CallAccess): readonly Prompt[] | Promise<readonly Prompt[]>;
+  /** resources/list, from memory, as {@link listPrompts}. */
+  listResources(access?: CallAccess): readonly Resource[] | Promise<readonly Resource[]>;
+  /** resources/templates/list, from memory, as {@link listPrompts}. */
+  listResourceTemplates(
+    access?: CallAccess,
+  ): readonly ResourceTemplateType[] | Promise<readonly ResourceTemplateType[]>;
   /**
    * prompts/get by exposed name; throws a JSON-RPC error for an unknown name or a failure. Q3: a
    * 2026 server's `input_required` comes back as a round to relay.
@@ -93,25 +99,6 @@ export interface FeatureHandlerOptions {
   readonly access?: (ctx: { http?: { authInfo?: AuthInfo } }) => CallAccess | undefined;
 }
 
-/**
- * I3: a prompt, resource or template the caller's view does not hold is refused like a bad name
- * (InvalidParams). The gateway's own file links are bound to their owner instead (F7, I5).
- */
-function refuseHidden(access: CallAccess | undefined, kind: 'prompt' | 'resource', name: string): void {
-  if (access === undefined) return;
-  if (
-    kind === 'prompt'
-      ? access.seesPrompt(name)
-      : name.startsWith(FILE_URI_PREFIX) || access.readsResource(name)
-  )
-    return;
-  const what = kind === 'prompt' ? 'Prompt' : 'Resource';
-  throw Object.assign(new Error(`${what} "${name}" is not allowed for this caller`), {
-    code: ProtocolErrorCode.InvalidParams,
-    data: { [kind === 'prompt' ? 'prompt' : 'uri']: name, reason: 'access_denied' },
-  });
-}
-
 /** Q3: what a relayed request asks for: its round's state is bound to both. */
 export interface Asked {
   /** `prompt:<name>` or `resource:<uri>`. */
@@ -134,14 +121,21 @@ export function registerFeatureHandlers(
 ): void {
   const { signalOf, era } = options;
   const hint = options.hint ?? (<T extends object>(result: T): T => result);
+  /** I3: the caller's view rides with every request; the backend applies it (app/views.ts). */
+  const accessOf = (ctx: ServerContext): { access?: CallAccess } => {
+    const access = options.access?.(ctx);
+    return access === undefined ? {} : { access };
+  };
   if (era === 'legacy') {
     // Q5: this server is one session; its subscriptions end with it.
     const subscriber: Subscriber = {
       notify: (uri) => void server.sendResourceUpdated({ uri }).catch(() => {}),
     };
     server.setRequestHandler('resources/subscribe', async (request, ctx) => {
-      refuseHidden(options.access?.(ctx), 'resource', request.params.uri);
-      await backend.subscribe(request.params.uri, subscriber, { signal: signalOf(ctx.mcpReq.signal) });
+      await backend.subscribe(request.params.uri, subscriber, {
+        signal: signalOf(ctx.mcpReq.signal),
+        ...accessOf(ctx),
+      });
       return {};
     });
     server.setRequestHandler('resources/unsubscribe', async (request) => {
@@ -155,29 +149,19 @@ export function registerFeatureHandlers(
     };
   }
   server.setRequestHandler('prompts/list', async (_request, ctx) => {
-    const access = options.access?.(ctx);
-    const prompts = await backend.listPrompts();
+    const prompts = await backend.listPrompts(options.access?.(ctx));
     options.listed?.('prompts');
-    return hint({
-      prompts: access === undefined ? [...prompts] : prompts.filter((p) => access.seesPrompt(p.name)),
-    });
+    return hint({ prompts: [...prompts] });
   });
   server.setRequestHandler('resources/list', async (_request, ctx) => {
-    const access = options.access?.(ctx);
-    const resources = await backend.listResources();
+    const resources = await backend.listResources(options.access?.(ctx));
     options.listed?.('resources');
-    return hint({
-      resources: access === undefined ? [...resources] : resources.filter((r) => access.readsResource(r.uri)),
-    });
+    return hint({ resources: [...resources] });
   });
   server.setRequestHandler('resources/templates/list', async (_request, ctx) => {
-    const access = options.access?.(ctx);
-    const templates = await backend.listResourceTemplates();
+    const resourceTemplates = await backend.listResourceTemplates(options.access?.(ctx));
     options.listed?.('resources');
-    return hint({
-      resourceTemplates:
-        access === undefined ? [...templates] : templates.filter((t) => access.readsResource(t.uriTemplate)),
-    });
+    return hint({ resourceTemplates: [...resourceTemplates] });
   });
   /** Q3: `run` once, or through the relay of its rounds when the server has one. */
   const relayed = <R extends object>(
@@ -192,31 +176,27 @@ export function registerFeatureHandlers(
           return answer;
         });
   server.setRequestHandler('prompts/get', (request, ctx) => {
-    refuseHidden(options.access?.(ctx), 'prompt', request.params.name);
     const asked = { key: `prompt:${request.params.name}`, arguments: request.params.arguments };
     return relayed(ctx, asked, (reply) =>
       backend.getPrompt(request.params.name, request.params.arguments, {
         signal: signalOf(ctx.mcpReq.signal),
         ...(reply !== undefined ? { reply } : {}),
         ...(options.callerOf !== undefined ? { caller: options.callerOf(ctx) } : {}),
+        ...accessOf(ctx),
       }),
     ) as Promise<GetPromptResult>;
   });
   server.setRequestHandler('resources/read', (request, ctx) => {
-    refuseHidden(options.access?.(ctx), 'resource', request.params.uri);
     return relayed(ctx, { key: `resource:${request.params.uri}` }, (reply) =>
       backend.readResource(request.params.uri, {
         signal: signalOf(ctx.mcpReq.signal),
         ...(reply !== undefined ? { reply } : {}),
         ...(options.callerOf !== undefined ? { caller: options.callerOf(ctx) } : {}),
+        ...accessOf(ctx),
       }),
     ) as Promise<ReadResourceResult>;
   });
-  server.setRequestHandler('completion/complete', (request, ctx) => {
-    const ref = request.params.ref;
-    const access = options.access?.(ctx);
-    if (ref.type === 'ref/prompt') refuseHidden(access, 'prompt', ref.name);
-    else refuseHidden(access, 'resource', ref.uri);
-    return backend.complete(request.params, { signal: signalOf(ctx.mcpReq.signal) });
-  });
+  server.setRequestHandler('completion/complete', (request, ctx) =>
+    backend.complete(request.params, { signal: signalOf(ctx.mcpReq.signal), ...accessOf(ctx) }),
+  );
 }

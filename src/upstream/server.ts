@@ -8,37 +8,29 @@
  *
  * This file is the ONLY importer of `render.ts` (R2): a Result becomes JSON here and nowhere else.
  */
-import {
-  MissingRequiredClientCapabilityError,
-  ProtocolErrorCode,
-  Server,
-} from '@modelcontextprotocol/server';
-import type { CallToolResult, Implementation } from '@modelcontextprotocol/server';
+import { Server } from '@modelcontextprotocol/server';
+import type { AuthInfo, CallToolResult, Implementation } from '@modelcontextprotocol/server';
 import type { Logger } from 'pino';
-import type { Caller, InputReply, InputRound } from '../core/input.js';
-import { isInputRound } from '../core/input.js';
 import type { Result } from '../core/result.js';
-import type { Policy, ProfileSelection } from '../core/policy.js';
-import type { AuthInfo } from '@modelcontextprotocol/server';
-import { createCallerIdentity, requestCaller, type RequestCaller } from './caller-identity.js';
-import { failure, type FailureResult } from '../core/result.js';
-import { raceTimeout, type Timers } from '../core/timers.js';
-import { systemTimers } from '../wire/timers.js';
 import { scrubDeep, type Scrubber } from '../core/secrets.js';
+import { raceTimeout, type Timers } from '../core/timers.js';
 import { endSpan, startCallSpan } from '../log/trace.js';
-import type { Context } from '@opentelemetry/api';
-import { registerFeatureHandlers, type FeatureBackend } from './features.js';
-import { BASE_CAPABILITIES, LIST_HINT, featureCapabilities } from './capabilities.js';
-import { renderCallToolResult, type RenderOptions } from './render.js';
-import { createNotifier, type Era, type Notifier } from './notifier.js';
-import { withFileLinks, type FileStore } from './file-store.js';
+import { systemTimers } from '../wire/timers.js';
+import type { CallerViews, PreparedForward, ToolBackend, UpstreamServer } from './backend.js';
+import { createCallPipeline } from './call-pipeline.js';
+import { createCallerIdentity, requestCaller, type RequestCaller } from './caller-identity.js';
 import { cancellationSignal } from './cancellation.js';
+import { BASE_CAPABILITIES, LIST_HINT, featureCapabilities } from './capabilities.js';
 import { answerCallsDirectly, type CallHandler } from './direct-calls.js';
-import { createInputRounds, type InputRounds, type ProgressSink, type RoundState } from './input-rounds.js';
+import { registerFeatureHandlers, type FeatureBackend } from './features.js';
+import { withFileLinks, type FileStore } from './file-store.js';
+import { createInputRounds, type InputRounds, type RoundState } from './input-rounds.js';
+import { createNotifier, type Era, type Notifier } from './notifier.js';
 import { progressSink } from './progress.js';
-import type { PreparedForward, ToolBackend, UpstreamServer } from './backend.js';
+import { renderCallToolResult, type RenderOptions } from './render.js';
 
 export type { Era } from './notifier.js';
+export type { RenderOptions } from './render.js';
 export type { CallOptions, PreparedForward, ProgressUpdate, ToolBackend, UpstreamServer } from './backend.js';
 
 /** Options of {@link createUpstreamServer}. */
@@ -84,10 +76,8 @@ export interface UpstreamDeps<F extends PreparedForward = PreparedForward> {
   readonly listsComplete?: () => boolean;
   /** The clock of the drain's bound. @default systemTimers */
   readonly timers?: Timers;
-  /** I3: who may see and call what; absent: every caller everything. */
-  readonly policy?: Policy;
-  /** I6: each profile's selection of exposed names, by profile name. */
-  readonly profiles?: Readonly<Record<string, ProfileSelection>>;
+  /** I3, I6: each caller's view (policy and profiles); absent: every caller everything. */
+  readonly views?: CallerViews;
   /** I6: the profile a stdio connection serves (`serve --profile`). */
   readonly profile?: string;
   /** O1: one notification sent upstream. */
@@ -99,20 +89,6 @@ export interface UpstreamDeps<F extends PreparedForward = PreparedForward> {
   readonly rounds?: InputRounds;
 }
 
-/** What one tools/call request brings besides its name and arguments (at most seven fields). */
-interface CallExtra {
-  readonly signal: AbortSignal;
-  readonly requestId: string | number;
-  readonly onProgress: ProgressSink;
-  /** Q1: the upstream client that answers what the call's server asks meanwhile. */
-  readonly caller: Caller;
-  readonly reply: InputReply | undefined;
-  /** Who is calling, worked out once for the request (caller-identity.ts). */
-  readonly who: RequestCaller;
-  /** O2: the span's context; the outcome's error type is written back for the span's end. */
-  readonly span: { readonly trace: Context; readonly outcome: { errorType?: string }; readonly era: Era };
-}
-
 /** E2: cache hints of modern list results and `server/discover` (capabilities.ts). */
 const CACHE_HINTS = {
   'tools/list': LIST_HINT,
@@ -121,13 +97,6 @@ const CACHE_HINTS = {
   'resources/templates/list': LIST_HINT,
   'server/discover': LIST_HINT,
 } as const;
-
-/** A Result from step 1 is the call's answer: a refusal (T7–T9) or the gateway's own (S2). */
-function isAnswered<F extends PreparedForward>(prepared: F | Result): prepared is Result {
-  return (prepared as { kind?: unknown }).kind !== 'forward';
-}
-
-const SHUTTING_DOWN = 'mcp-normalizer is shutting down and takes no new calls: retry later';
 
 /**
  * Builds the aggregated upstream server.
@@ -145,10 +114,10 @@ export function createUpstreamServer<F extends PreparedForward>(deps: UpstreamDe
 
   /** I2, I6, Q3, P10: who is behind each request (caller-identity.ts). */
   const callers = createCallerIdentity({
-    ...(deps.policy !== undefined ? { policy: deps.policy, logger } : {}),
-    ...(deps.profiles !== undefined ? { profiles: deps.profiles } : {}),
+    ...(deps.views !== undefined ? { views: deps.views } : {}),
     ...(deps.profile !== undefined ? { profile: deps.profile } : {}),
   });
+  const personal = deps.views?.personal === true;
 
   function render(result: Result, owner?: object, rendering: RenderOptions = output): CallToolResult {
     // F7: bodies into the store, links into the result; not for a result an MCP App reads in its
@@ -165,90 +134,12 @@ export function createUpstreamServer<F extends PreparedForward>(deps: UpstreamDe
   const renderingOf = (who: RequestCaller): RenderOptions =>
     (who.profile !== undefined ? deps.profileOutputs?.[who.profile] : undefined) ?? output;
 
-  /**
-   * The answer of a failure the server makes itself (shutting down, its outermost net, an input
-   * round that failed): through the backend's outcome step, like every call's answer (R4, L1, O1).
-   */
-  function finish(
-    name: string,
-    result: FailureResult,
-    requestId: string | number | undefined,
-  ): FailureResult {
-    return backend.answer?.(name, result, requestId) ?? result;
-  }
-
-  async function answer(
-    name: string,
-    args: Record<string, unknown> | undefined,
-    extra: CallExtra,
-  ): Promise<CallToolResult | InputRound> {
-    let result: Result | InputRound;
-    try {
-      result = await route(name, args, extra);
-    } catch (error) {
-      // R3, outermost net: a bug anywhere in the call path still gets exactly one answer.
-      logger.error({ err: error, tool: name, requestId: extra.requestId }, 'tools/call failed unexpectedly');
-      result = finish(
-        name,
-        failure('normalization_error', `mcp-normalizer failed to answer the call to "${name}"`, {
-          exception: error,
-        }),
-        extra.requestId,
-      );
-    }
-    if (!isInputRound(result) && !result.success) extra.span.outcome.errorType = result.errorType;
-    if (isInputRound(result)) return result;
-    // SEP-2575: a downstream that needs a capability the modern caller did not declare (its
-    // declaration travels down, Q2) is answered with that protocol error, not a tool failure.
-    if (
-      extra.span.era === 'modern' &&
-      !result.success &&
-      result.errorCode === String(ProtocolErrorCode.MissingRequiredClientCapability)
-    ) {
-      const data = (result.errorData?.['data'] ?? {}) as { requiredCapabilities?: Record<string, unknown> };
-      throw new MissingRequiredClientCapabilityError(
-        { requiredCapabilities: data.requiredCapabilities ?? {} },
-        result.message,
-      );
-    }
-    return render(result, extra.who.filesOwner, renderingOf(extra.who));
-  }
-
-  /**
-   * The call pipeline, in its order; each step answers the call or hands it on:
-   * 1. accept: P5, a call during shutdown is refused;
-   * 2. prepare (the backend): T3 lookup, T7 explicit gate, T8 arguments; S2 answered here;
-   * 3. authorize (I3, I4): the caller's policy, right after the lookup (it needs the tool) and
-   *    before the gate, the arguments or any downstream: a denied call is `access_denied`;
-   * 4. run (the backend): queue, deadline, the downstream call, normalize (R3), the outcome step
-   *    (R4, L1, O1); or an input round to relay (Q3).
-   * Rendering (R2) follows in {@link answer}.
-   */
-  async function route(
-    name: string,
-    args: Record<string, unknown> | undefined,
-    extra: CallExtra,
-  ): Promise<Result | InputRound> {
-    if (!accepting) return finish(name, failure('downstream_unavailable', SHUTTING_DOWN), extra.requestId);
-    // Synchronous once the catalog is built (no await on the hot path); I3 authorizes inside it.
-    const { who } = extra;
-    const preparing = backend.prepareCall(name, args, extra.requestId, who.access, who.subject);
-    const prepared = preparing instanceof Promise ? await preparing : preparing;
-    // T7, T8, T9: refused before any downstream sees it (the backend logged it, L1); S2 answered.
-    if (isAnswered(prepared)) return prepared;
-    return backend.callTool(prepared, {
-      signal: extra.signal,
-      exposedName: name,
-      requestId: extra.requestId,
-      caller: extra.caller,
-      trace: extra.span.trace,
-      ...(who.instance !== undefined ? { instance: who.instance } : {}),
-      ...(who.subject !== undefined ? { principal: who.subject } : {}),
-      ...(extra.reply !== undefined ? { reply: extra.reply } : {}),
-      // P3: forward progress only when the upstream asked for it, with ITS token.
-      ...(extra.onProgress !== undefined ? { onProgress: extra.onProgress } : {}),
-    });
-  }
+  const pipeline = createCallPipeline({
+    backend,
+    logger,
+    accepting: () => accepting,
+    render: (result, who) => render(result, who.filesOwner, renderingOf(who)),
+  });
 
   /**
    * One `Server` for either era: the same handlers serve both (the SDK encodes per era). Its
@@ -279,11 +170,11 @@ export function createUpstreamServer<F extends PreparedForward>(deps: UpstreamDe
     const hint = <T extends object>(result: T): T => {
       if (era !== 'modern') return result;
       const growing = deps.listsComplete?.() === false;
-      if (!growing && deps.policy === undefined) return result;
+      if (!growing && !personal) return result;
       return {
         ...result,
         ...(growing ? { ttlMs: 0 } : {}),
-        ...(deps.policy !== undefined ? { cacheScope: 'private' } : {}),
+        ...(personal ? { cacheScope: 'private' } : {}),
       };
     };
     const files = deps.files;
@@ -350,7 +241,7 @@ export function createUpstreamServer<F extends PreparedForward>(deps: UpstreamDe
           detach: era === 'modern',
         },
         (run) =>
-          answer(name, request.params.arguments, {
+          pipeline.answer(name, request.params.arguments, {
             signal: run.signal,
             requestId,
             onProgress: run.onProgress,
@@ -359,7 +250,7 @@ export function createUpstreamServer<F extends PreparedForward>(deps: UpstreamDe
             who,
             span,
           }),
-        (result) => render(finish(called, result, requestId), undefined, renderingOf(who)),
+        (result) => render(pipeline.finish(called, result, requestId), undefined, renderingOf(who)),
       );
       calls.add(pending);
       const ended = (): void => {

@@ -44,7 +44,7 @@ export async function run(args: readonly string[], io: CliIO): Promise<number> {
       const profileLists = await Promise.all(
         Object.keys(proxy.config.profiles).map(async (name) => ({
           name,
-          tools: await proxy.toolList(proxy.profileView(name)),
+          tools: await proxy.toolList(proxy.views.ofProfile(name)),
         })),
       );
       const servers = proxy.servers();
@@ -79,7 +79,7 @@ export async function run(args: readonly string[], io: CliIO): Promise<number> {
       const hints = configHints(
         proxy.config,
         catalog,
-        (profile, name) => proxy.profileView(profile)?.sees(name) ?? true,
+        (profile, name) => proxy.views.holds(proxy.views.ofProfile(profile), name),
         servers.every((server) => server.state === 'ready'),
       );
       const errors =

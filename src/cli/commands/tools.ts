@@ -55,12 +55,12 @@ export async function run(args: readonly string[], io: CliIO): Promise<number> {
       io.out(
         values['json'] === true
           ? JSON.stringify(await proxy.toolList(view), null, 2)
-          : formatToolTable(catalog.tools.filter((tool) => view === undefined || view.sees(tool.name))),
+          : formatToolTable(proxy.views.callable(view, catalog)),
       );
       // I3: an empty view of a full catalog says why, not just "(no tools exposed)".
       const first = catalog.tools[0];
-      if (view !== undefined && first !== undefined && !catalog.tools.some((tool) => view.sees(tool.name))) {
-        const verdict = view.decide(first.name);
+      if (view !== undefined && first !== undefined && proxy.views.callable(view, catalog).length === 0) {
+        const verdict = proxy.views.verdict(view, first.name);
         const reason = verdict.allowed ? 'allowed' : verdict.reason;
         io.err(
           `warning: the catalog has ${catalog.tools.length} tools, and the local user sees none: ${EMPTY_VIEW[reason] ?? reason}`,
