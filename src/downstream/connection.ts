@@ -14,71 +14,31 @@
  * {@link Connection#lose}.
  */
 import { SdkErrorCode, SdkError } from '@modelcontextprotocol/client';
-import type {
-  Client,
-  Implementation,
-  LoggingMessageNotification,
-  Transport,
-} from '@modelcontextprotocol/client';
+import type { Client, Implementation, Transport } from '@modelcontextprotocol/client';
 import type { Logger } from 'pino';
 import type { ServerConfig } from '../config/types.js';
 import type { Scrubber } from '../core/secrets.js';
-import { nextDelay, type BackoffOptions } from './backoff.js';
+import { RestartClock } from './restart-clock.js';
 import { createDownstreamClient } from './client.js';
 import { Emitter } from './emitter.js';
 import { EraMemory, type DownstreamEra } from './era.js';
 import { describeError as describe, isUnreachable } from './errors.js';
 import { keepListening } from './listen.js';
-import { Listings, type FeatureCapability, type FeatureLists, type ListGroup } from './listing.js';
+import { announcedLists, Listings, type FeatureLists, type ListGroup } from './listing.js';
 import { RequestTap } from './request-tap.js';
 import { Routes, type ConnectionCallOptions } from './routes.js';
-import { isLoginRequired, located, startupTimeout, withExitReport } from './start-errors.js';
+import { InFlight } from './in-flight.js';
+import { isLoginRequired, startFailure, withExitReport } from './start-errors.js';
 import { SkippedLine, StdioClientTransport } from './stdio-client.js';
 import { Children } from './children.js';
-import type { TimerHandle, Timers } from '../core/timers.js';
+import type { Timers } from '../core/timers.js';
 import { systemTimers } from '../wire/timers.js';
 import { defaultTransportFactory, type TransportFactory } from './transport.js';
+import type { ConnectionEvents, ConnectionOptions, ConnectionState } from './connection-types.js';
 
 export type { ConnectionCallOptions } from './routes.js';
 export type { DownstreamEra } from './era.js';
-
-/** Where a downstream is in its life cycle. */
-export type ConnectionState = 'connecting' | 'ready' | 'down' | 'restarting' | 'closed';
-
-/** Options of {@link Connection}. */
-export interface ConnectionOptions {
-  readonly server: ServerConfig;
-  /** The server's child logger (stderr lines, state changes, dropped entries). */
-  readonly logger: Logger;
-  /** @default defaultTransportFactory */
-  readonly transports?: TransportFactory;
-  /** @default systemTimers */
-  readonly timers?: Timers;
-  /** Source of jitter in [0, 1). @default Math.random */
-  readonly random?: () => number;
-  /** Restart curve. @default DEFAULT_BACKOFF */
-  readonly backoff?: BackoffOptions;
-  /** The name and version our client announces (the pool passes the package's). */
-  readonly clientInfo: Implementation;
-  /** L2: given to the transport, which scrubs the child's stderr lines before cutting them. */
-  readonly scrub?: Scrubber;
-}
-
-/** Events of a {@link Connection}. */
-export type ConnectionEvents = {
-  stateChanged: [state: ConnectionState];
-  /** The served tool list changed: new list, first listing, withheld, or no longer withheld (T10). */
-  toolsChanged: [];
-  /** U5: the served prompts (`prompts`) or resources and templates (`resources`) changed. */
-  featuresChanged: [capability: FeatureCapability];
-  /** U5: a `notifications/message` (logging) from the downstream. */
-  log: [params: LoggingMessageNotification['params']];
-  /** Q5: `notifications/resources/updated` for a URI we subscribed to (its own URI). */
-  resourceUpdated: [uri: string];
-};
-
-/** How long a failed start waits for its stdio child's exit, to report it (U3). */
-const EXIT_WAIT_MS = 500;
+export type { ConnectionEvents, ConnectionOptions, ConnectionState } from './connection-types.js';
 
 /** One downstream MCP server behind an SDK `Client`, restarted with backoff when it fails. */
 export class Connection {
@@ -96,12 +56,8 @@ export class Connection {
   #transport: Transport | undefined;
   /** P5: every child and client close of this connection (none outlives us). */
   readonly #children: Children;
-  #restarts = 0;
-  #failures = 0;
-  #nextAttemptAt: number | undefined;
-  #restartTimer: TimerHandle | undefined;
-  #withholdTimer: TimerHandle | undefined;
-  readonly #inflight = new Set<(error: Error) => void>();
+  readonly #clock: RestartClock;
+  readonly #inflight = new InFlight();
   readonly #era: EraMemory;
   readonly #lists: Listings;
   readonly #routes: Routes;
@@ -109,8 +65,6 @@ export class Connection {
   readonly #logger: Logger;
   readonly #transports: TransportFactory;
   readonly #timers: Timers;
-  readonly #random: () => number;
-  readonly #backoff: BackoffOptions;
   readonly #clientInfo: Implementation;
   readonly #scrub: Scrubber | undefined;
 
@@ -120,8 +74,12 @@ export class Connection {
     this.#logger = options.logger;
     this.#transports = options.transports ?? defaultTransportFactory;
     this.#timers = options.timers ?? systemTimers;
-    this.#random = options.random ?? Math.random;
-    this.#backoff = options.backoff ?? {};
+    this.#clock = new RestartClock(
+      this.#timers,
+      options.random ?? Math.random,
+      options.backoff ?? {},
+      options.server.withholdAfterMs,
+    );
     this.#clientInfo = options.clientInfo;
     this.#scrub = options.scrub;
     this.events = new Emitter((error) => this.#logger.error({ err: error }, 'connection listener threw'));
@@ -170,7 +128,7 @@ export class Connection {
   }
   /** Restart attempts started since construction. */
   get restarts(): number {
-    return this.#restarts;
+    return this.#clock.restarts;
   }
   /** Calls currently in flight on the downstream. */
   get inflight(): number {
@@ -180,8 +138,7 @@ export class Connection {
   /** P4: ms until the next restart attempt while down; 0 while an attempt runs; else undefined. */
   retryAfterMs(): number | undefined {
     if (this.#state === 'connecting' || this.#state === 'restarting') return 0;
-    if (this.#state !== 'down' || this.#nextAttemptAt === undefined) return undefined;
-    return Math.max(0, this.#nextAttemptAt - this.#timers.now());
+    return this.#state === 'down' ? this.#clock.retryAfterMs() : undefined;
   }
 
   /**
@@ -219,16 +176,12 @@ export class Connection {
     if (this.#state !== 'ready' || !client || era === undefined) {
       throw new SdkError(SdkErrorCode.ConnectionClosed, `Server "${this.name}" is ${this.#state}`);
     }
-    let fail!: (error: Error) => void;
     // Q1: while the call runs, what the server pushes to its client belongs to this caller.
     const leave = options.caller !== undefined ? this.#routes.callers.enter(options.caller) : undefined;
     try {
-      return await new Promise<unknown>((resolve, reject) => {
-        // P4: our own rejection on close, so no call can hang even if the SDK's does not come.
-        fail = reject;
-        this.#inflight.add(fail);
-        this.#routes.send({ client, era, tap: this.#tap }, method, params, options).then(resolve, reject);
-      });
+      // P4: our own rejection on close, so no call can hang even if the SDK's does not come.
+      const route = { client, era, tap: this.#tap };
+      return await this.#inflight.run(() => this.#routes.send(route, method, params, options));
     } catch (error) {
       // P4 for remote servers: HTTP has no "process exited"; a request that cannot reach the
       // server is how we learn it is gone. Take it down so it is reconnected with backoff.
@@ -241,7 +194,6 @@ export class Connection {
       }
       throw error;
     } finally {
-      this.#inflight.delete(fail);
       leave?.();
     }
   }
@@ -253,7 +205,7 @@ export class Connection {
   async close(): Promise<void> {
     if (this.#state === 'closed') return;
     this.#generation++;
-    this.#clearTimers();
+    this.#clock.stop();
     const client = this.#client;
     this.#client = undefined;
     this.#dropInflight('shutting down');
@@ -330,7 +282,7 @@ export class Connection {
         this.#tap = new RequestTap(transport);
       // U5: listed before `ready` so the first round carries them; a failed feature listing
       // keeps the server ready (its tools work) with its last known good lists.
-      const reading = await this.#lists.readAll(own, this.#announced(own), {
+      const reading = await this.#lists.readAll(own, announcedLists(own), {
         tools: this.#server.startupTimeoutMs,
         features: this.#server.timeoutMs,
       });
@@ -343,19 +295,11 @@ export class Connection {
       if (this.#era.era === 'modern') void this.#listen(own);
     } catch (error) {
       if (stale()) return;
-      // A stdio server that died at start: how, and its last words. Read before the client is
-      // closed (closing forgets the child); its write often fails a moment before its exit.
-      const report =
-        transport instanceof StdioClientTransport
-          ? await transport.exitReportWithin(EXIT_WAIT_MS)
-          : undefined;
+      // A stdio server that died at start: how, and its last words (before its client closes).
+      const worded = await startFailure(error, this.#server, transport, this.#scrub);
       if (stale()) return;
       if (client && this.#client === client) this.#client = undefined;
       if (client) void this.#children.close(client);
-      const worded = located(
-        withExitReport(startupTimeout(error, this.#server, transport), report, this.#scrub),
-        this.#server,
-      );
       // E5: a failed attempt re-probes next time, and says what a failed probe found.
       this.#goDown(this.#era.failed(worded));
     }
@@ -387,22 +331,12 @@ export class Connection {
     return keepListening(client, {
       current: () => generation === this.#generation && client === this.#client && this.#state === 'ready',
       reopened: () => {
-        for (const group of new Set<ListGroup>(['tools', ...this.#announced(client)]))
+        for (const group of new Set<ListGroup>(['tools', ...announcedLists(client)]))
           this.#onListChanged(client, group);
       },
       timers: this.#timers,
       logger: this.#logger,
     });
-  }
-
-  /** The lists this downstream announced in its capabilities. */
-  #announced(client: Client): ListGroup[] {
-    const announced = client.getServerCapabilities();
-    const kinds: ListGroup[] = [];
-    if (announced?.tools) kinds.push('tools');
-    if (announced?.prompts) kinds.push('prompts');
-    if (announced?.resources) kinds.push('resources');
-    return kinds;
   }
 
   /** T10, U5: a list of the current client changed; a failed tool listing takes it down (P4). */
@@ -413,7 +347,7 @@ export class Connection {
       ready: this.#state === 'ready',
       current: () => generation === this.#generation && this.#state === 'ready' && client === this.#client,
       timeoutMs: this.#server.timeoutMs,
-      announced: this.#announced(client),
+      announced: announcedLists(client),
       toolsFailed: (error) => this.#lose(client, 'tool listing failed', error),
     });
   }
@@ -443,52 +377,33 @@ export class Connection {
   }
 
   #becomeReady(): void {
-    this.#failures = 0;
-    this.#nextAttemptAt = undefined;
+    this.#clock.ready();
     this.#lastError = undefined;
     this.#loginRequired = false;
     this.#era.ready();
-    if (this.#withholdTimer !== undefined) this.#timers.clearTimeout(this.#withholdTimer);
-    this.#withholdTimer = undefined;
     this.#setState('ready');
   }
 
   #goDown(error: unknown): void {
     this.#lastError = describe(error);
     this.#loginRequired = isLoginRequired(error);
-    if (this.#withholdTimer === undefined && !this.#lists.withheld) {
-      // P4: only a server down longer than withhold_after_ms loses its lists (T10).
-      this.#withholdTimer = this.#timers.setTimeout(() => this.#withhold(), this.#server.withholdAfterMs);
-    }
-    const delay = nextDelay(this.#failures++, this.#random, this.#backoff);
-    this.#nextAttemptAt = this.#timers.now() + delay;
-    this.#restartTimer = this.#timers.setTimeout(() => {
-      this.#restartTimer = undefined;
-      this.#restarts++;
-      void this.#attempt('restarting');
-    }, delay);
+    // P4: only a server down longer than withhold_after_ms loses its lists (T10).
+    const delay = this.#clock.down(
+      { restart: () => void this.#attempt('restarting'), withhold: () => this.#withhold() },
+      !this.#lists.withheld,
+    );
     this.#setState('down');
     this.#logger.warn({ error: this.#lastError, retryInMs: delay }, 'downstream down');
   }
 
   #withhold(): void {
-    this.#withholdTimer = undefined;
     if (this.#state === 'ready' || this.#state === 'closed') return;
     this.#logger.warn({ withholdAfterMs: this.#server.withholdAfterMs }, 'downstream tools withheld');
     this.#lists.withhold();
   }
 
   #dropInflight(why: string): void {
-    const error = new SdkError(SdkErrorCode.ConnectionClosed, `Server "${this.name}": ${why}`);
-    for (const fail of this.#inflight) fail(error);
-    this.#inflight.clear();
-  }
-
-  #clearTimers(): void {
-    if (this.#restartTimer !== undefined) this.#timers.clearTimeout(this.#restartTimer);
-    if (this.#withholdTimer !== undefined) this.#timers.clearTimeout(this.#withholdTimer);
-    this.#restartTimer = undefined;
-    this.#withholdTimer = undefined;
+    this.#inflight.dropAll(new SdkError(SdkErrorCode.ConnectionClosed, `Server "${this.name}": ${why}`));
   }
 
   #setState(state: ConnectionState): void {

@@ -384,3 +384,13 @@ export class Listings {
     return GROUPS[group].every((kind) => (this.#groups[group].served[kind.key]?.length ?? 0) === 0);
   }
 }
+
+/** The lists a downstream announced in its capabilities. */
+export function announcedLists(client: Pick<Client, 'getServerCapabilities'>): ListGroup[] {
+  const announced = client.getServerCapabilities();
+  const kinds: ListGroup[] = [];
+  if (announced?.tools) kinds.push('tools');
+  if (announced?.prompts) kinds.push('prompts');
+  if (announced?.resources) kinds.push('resources');
+  return kinds;
+}

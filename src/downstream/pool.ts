@@ -11,7 +11,6 @@ import type {
 import type { Logger } from 'pino';
 import type { ServerConfig } from '../config/types.js';
 import { failure, type Result } from '../core/result.js';
-import type { Caller, InputReply } from '../core/input.js';
 import type { Scrubber } from '../core/secrets.js';
 import { serverLogger } from '../log/logger.js';
 import type { BackoffOptions } from './backoff.js';
@@ -28,16 +27,19 @@ import {
 import type { FeatureCapability } from './listing.js';
 import { Emitter } from './emitter.js';
 import { watchHealth } from './health.js';
-import type { ServerSnapshot } from './snapshot.js';
+import { snapshotOf, type ServerSnapshot } from './snapshot.js';
 import { Instances } from './instances.js';
 import { CallSlots } from './slots.js';
 import { raceTimeout } from '../core/timers.js';
 import type { Timers } from '../core/timers.js';
 import { systemTimers } from '../wire/timers.js';
 import type { TransportFactory } from './transport.js';
+import { withReply, type RequestOptions } from './feature-requests.js';
+import { asPrincipal, copyKey, LOGIN_KEY, loginsPerPrincipal } from './login-copies.js';
 
 export type { CallOptions, CallOutcome } from './dispatch.js';
 export type { ServerSnapshot } from './snapshot.js';
+export type { RequestOptions } from './feature-requests.js';
 
 /** Options of {@link Pool}. */
 export interface PoolOptions {
@@ -83,26 +85,6 @@ export type PoolEvents = {
   resourceUpdated: [server: string, uri: string];
 };
 
-/** Options of the U5 requests ({@link Pool.getPrompt}, {@link Pool.readResource}, {@link Pool.complete}). */
-export interface RequestOptions {
-  /** The upstream request's cancellation: aborting it cancels the downstream request. */
-  readonly signal?: AbortSignal;
-  /** Q3: the retry of a relayed `input_required` round (`prompts/get`, `resources/read`). */
-  readonly reply?: InputReply;
-  /** Q2: the host behind the request (its capabilities travel to a 2026 server). */
-  readonly caller?: Caller;
-}
-
-/** Q3: `params` with a relayed round's answers and the server's own state. */
-function withReply(params: Record<string, unknown>, reply: InputReply | undefined): Record<string, unknown> {
-  if (reply === undefined) return params;
-  return {
-    ...params,
-    inputResponses: reply.inputResponses,
-    ...(reply.requestState !== undefined ? { requestState: reply.requestState } : {}),
-  };
-}
-
 interface Entry extends DispatchTarget {
   readonly connection: Connection;
   /** P10: the per-caller copies of a server with `instances: per_session`. */
@@ -112,22 +94,6 @@ interface Entry extends DispatchTarget {
   settled?: boolean;
   /** O4: since when (wall clock) it is down, through its restarts; unset while it is up. */
   downSince?: number;
-}
-
-/** D3: the key of a principal's own copy of a server behind `auth: oauth`. */
-const LOGIN_KEY = 'login:';
-
-/** D3: a server whose callers each log in for themselves (`auth: oauth`). */
-function loginsPerPrincipal(server: ServerConfig): boolean {
-  return server.transport.type !== 'stdio' && server.transport.auth?.type === 'oauth';
-}
-
-/** D3: `server` as `key`'s copy sees it: with that principal's login. */
-function asPrincipal(server: ServerConfig, key: string): ServerConfig {
-  const transport = server.transport;
-  if (transport.type === 'stdio' || transport.auth?.type !== 'oauth') return server;
-  const principal = key.startsWith(LOGIN_KEY) ? key.slice(LOGIN_KEY.length) : key;
-  return { ...server, transport: { ...transport, auth: { ...transport.auth, principal } } };
 }
 
 /** The downstream pool. Construct, `start()`, serve `callTool`s, `close()`. */
@@ -332,27 +298,7 @@ export class Pool {
 
   /** Every enabled server in config order. */
   snapshot(): readonly ServerSnapshot[] {
-    return [...this.#entries.values()].map(({ server, connection, slots, instances, downSince }) => {
-      const retryAfterMs = connection.state === 'down' ? connection.retryAfterMs() : undefined;
-      const copies = instances?.load;
-      return {
-        name: server.name,
-        state: connection.state,
-        tools: connection.tools,
-        toolsWithheld: connection.toolsWithheld,
-        features: connection.features,
-        ...(connection.lastError !== undefined ? { lastError: connection.lastError } : {}),
-        ...(connection.loginRequired ? { loginRequired: true } : {}),
-        ...(downSince !== undefined ? { downSince } : {}),
-        ...(connection.era !== undefined ? { era: connection.era } : {}),
-        ...(connection.protocolVersion !== undefined ? { protocolVersion: connection.protocolVersion } : {}),
-        restarts: connection.restarts,
-        ...(retryAfterMs !== undefined ? { retryAfterMs } : {}),
-        inFlight: slots.inFlight + (copies?.inFlight ?? 0),
-        queued: slots.waiting + (copies?.queued ?? 0),
-        ...(instances !== undefined ? { instances: instances.size } : {}),
-      };
-    });
+    return [...this.#entries.values()].map(snapshotOf);
   }
 
   /** P10: the caller behind `instance` went away: its copies of per-session servers stop. */
@@ -400,11 +346,7 @@ export class Pool {
     }
     // P10: a caller's own copy; the shared one while the server is being removed (it answers).
     // D3: on a server behind `auth: oauth`, a caller with its own identity has its own login.
-    const key = loginsPerPrincipal(entry.server)
-      ? options.principal === undefined
-        ? undefined
-        : `${LOGIN_KEY}${options.principal}`
-      : options.instance;
+    const key = copyKey(entry.server, options);
     if (entry.instances !== undefined && key !== undefined && entry.removing !== true && !this.#closing) {
       return entry.instances.run(key, tool, (copy) => dispatchCall(this.#context, copy, tool, args, options));
     }

@@ -2,8 +2,10 @@
  * What the pool tells of one server (`Pool.snapshot()`): its state and last known lists, as
  * `check`, `/healthz`, the status page and the catalog read it.
  */
-import type { ConnectionState, DownstreamEra } from './connection.js';
+import type { Connection, ConnectionState, DownstreamEra } from './connection.js';
 import type { FeatureLists } from './listing.js';
+import type { Instances } from './instances.js';
+import type { CallSlots } from './slots.js';
 
 /** One server as `check`, `/healthz` and the catalog see it. */
 export interface ServerSnapshot {
@@ -30,4 +32,34 @@ export interface ServerSnapshot {
   readonly queued: number;
   /** P10: per-caller copies running now (a server with `instances: per_session`). */
   readonly instances?: number;
+}
+
+/** One pool entry as its snapshot: the connection's state, the slots' and copies' load. */
+export function snapshotOf(entry: {
+  readonly server: { readonly name: string };
+  readonly connection: Connection;
+  readonly slots: CallSlots;
+  readonly instances?: Instances;
+  readonly downSince?: number;
+}): ServerSnapshot {
+  const { server, connection, slots, instances, downSince } = entry;
+  const retryAfterMs = connection.state === 'down' ? connection.retryAfterMs() : undefined;
+  const copies = instances?.load;
+  return {
+    name: server.name,
+    state: connection.state,
+    tools: connection.tools,
+    toolsWithheld: connection.toolsWithheld,
+    features: connection.features,
+    ...(connection.lastError !== undefined ? { lastError: connection.lastError } : {}),
+    ...(connection.loginRequired ? { loginRequired: true } : {}),
+    ...(downSince !== undefined ? { downSince } : {}),
+    ...(connection.era !== undefined ? { era: connection.era } : {}),
+    ...(connection.protocolVersion !== undefined ? { protocolVersion: connection.protocolVersion } : {}),
+    restarts: connection.restarts,
+    ...(retryAfterMs !== undefined ? { retryAfterMs } : {}),
+    inFlight: slots.inFlight + (copies?.inFlight ?? 0),
+    queued: slots.waiting + (copies?.queued ?? 0),
+    ...(instances !== undefined ? { instances: instances.size } : {}),
+  };
 }

@@ -59,3 +59,22 @@ export function isLoginRequired(error: unknown): boolean {
     if (at instanceof LoginRequiredError) return true;
   return false;
 }
+
+/** How long a failed start waits for its stdio child's exit, to report it (U3). */
+const EXIT_WAIT_MS = 500;
+
+/**
+ * U3: a failed start as the operator reads it: a timeout named as such, a stdio child's exit and
+ * last words (read before its client is closed, which forgets the child; its write often fails a
+ * moment before its exit), and where in the config the server is.
+ */
+export async function startFailure(
+  error: unknown,
+  server: ServerConfig,
+  transport: unknown,
+  scrub: Scrubber | undefined,
+): Promise<unknown> {
+  const report =
+    transport instanceof StdioClientTransport ? await transport.exitReportWithin(EXIT_WAIT_MS) : undefined;
+  return located(withExitReport(startupTimeout(error, server, transport), report, scrub), server);
+}
