@@ -1,9 +1,10 @@
 /**
  * The composition root (CONTRACT P1, P5, T10, U1): config → pool → catalogs → upstream server →
  * stdio or HTTP hosting. The only module that knows every other layer; each part only knows the
- * narrow interface it is given here. It reads top to bottom: the list-change bus is created
- * first, so that whatever publishes on it (the catalogs, the log forwarding) gets it at
- * construction, and nothing refers forward.
+ * narrow interface it is given here. It reads top to bottom, in the order the parts are used:
+ * the list-change bus is created first, so that whatever publishes on it (the catalogs, the log
+ * forwarding) gets it at construction. One reference points forward: the metrics read the
+ * catalog's size when scraped (the catalogs count their announcements in the metrics).
  */
 import type { Era } from '../core/options.js';
 import type { Logger } from 'pino';
@@ -11,7 +12,7 @@ import type { Tool } from '@modelcontextprotocol/server';
 import type { Config } from '../config/types.js';
 import type { Catalog, CatalogOptions } from '../core/catalog.js';
 import type { FeatureIndex } from '../core/feature-index.js';
-import { secretScrubber } from '../core/secrets.js';
+import { secretScrubber, type Scrubber } from '../core/secrets.js';
 import { LOCAL_PRINCIPAL, type CallAccess } from '../core/policy.js';
 import { Pool } from '../downstream/pool.js';
 import type { PoolOptions, ServerSnapshot } from '../downstream/pool.js';
@@ -19,24 +20,25 @@ import { transportFactory, type EarlyChildren } from '../downstream/transport.js
 import { ENVELOPE_OUTPUT_SCHEMAS, typedEnvelopeSchema } from '../upstream/envelope-schema.js';
 import { createFileStore } from '../upstream/file-store.js';
 import type { HealthReport, HttpHandle, HttpOptions } from '../upstream/http.js';
-import { createInputRounds } from '../upstream/input-rounds.js';
+import { createInputRounds, type InputRounds } from '../upstream/input-rounds.js';
 import { createNotifier } from '../upstream/notifier.js';
 import { createUpstreamServer, type UpstreamServer } from '../upstream/server.js';
 import { serveStdio } from '../upstream/stdio.js';
 import type { StdioHandle, StdioOptions } from '../upstream/stdio.js';
-import { createCatalogs } from './catalogs.js';
-import { createLogins, LOGIN_PATHS } from './logins.js';
+import { createCatalogs, type Catalogs } from './catalogs.js';
+import { createLogins } from './logins.js';
 import { STATUS_LOGIN_PATH } from './status-signin.js';
 import { createFeatures } from './features.js';
 import { createHealth, type ServerHealth } from './health.js';
 import { createMetrics } from './metrics.js';
-import { createStatus } from './status.js';
+import { createStatus, type Status } from './status.js';
 import type { StatusHandler } from './status-http.js';
 import { applyServers, restartNeeded } from './reload.js';
 import { serverHolder } from './servers.js';
 import { createToolBackend } from './calls.js';
 import { createSearches } from './searches.js';
-import { callerViews, httpIdentity, renderings } from './identity.js';
+import { callerViews, renderings } from './identity.js';
+import { listenEndpoint } from './http-endpoint.js';
 import type { Views } from './views.js';
 import { PACKAGE_NAME, packageVersion } from './version.js';
 
@@ -139,6 +141,93 @@ function catalogOptions(config: Config): CatalogOptions {
   };
 }
 
+/** P1, P2: the pool of `config`'s servers (tests inject transports, timers and backoff). */
+function createPool(config: Config, options: ProxyOptions, scrub: Scrubber | undefined): Pool {
+  return new Pool({
+    ...(scrub !== undefined ? { scrub } : {}),
+    maxInlineBytes: config.output.maxInlineBytes,
+    clientInfo: { name: PACKAGE_NAME, version: packageVersion() },
+    ...(options.headStart !== undefined ? { transports: transportFactory(options.headStart) } : {}),
+    ...options.pool,
+    servers: config.servers,
+    logger: options.logger,
+  });
+}
+
+/** Q3: the input rounds `config.input_required` asks for. */
+function inputRounds(config: Config, logger: Logger): InputRounds {
+  return createInputRounds({
+    ...(config.inputRequired.stateKey !== undefined ? { key: config.inputRequired.stateKey } : {}),
+    roundTimeoutMs: config.inputRequired.roundTimeoutMs,
+    maxRounds: config.inputRequired.maxRounds,
+    logger,
+  });
+}
+
+/**
+ * O4: the status page's records (a ring and per-server windows) and its handler, made at its
+ * first use (it reads the page's assets once).
+ */
+function statusOf(
+  config: Config,
+  pool: Pool,
+  catalog: () => Catalog,
+  options: Pick<ProxyOptions, 'problems'>,
+  scrub: Scrubber | undefined,
+): { readonly status: Status; readonly statusPage: () => Promise<StatusHandler> } {
+  const status = createStatus({
+    config,
+    pool,
+    catalog,
+    clock: Date.now,
+    version: packageVersion(),
+    ...(options.problems !== undefined ? { problems: options.problems } : {}),
+    ...(scrub !== undefined ? { scrub } : {}),
+  });
+  let handler: StatusHandler | undefined;
+  const statusPage = async (): Promise<StatusHandler> => {
+    const { createStatusHandler } = await import('./status-http.js');
+    // O4: behind http.auth with an issuer, the page signs a person in in the browser.
+    handler ??= createStatusHandler(
+      status,
+      config.http.auth?.issuer !== undefined ? STATUS_LOGIN_PATH : undefined,
+    );
+    return handler;
+  };
+  return { status, statusPage };
+}
+
+/**
+ * P5: stop in order: no new calls, the calls in flight drained (bounded by `graceMs`), the
+ * endpoints and sessions closed, then every downstream within what is left of the grace.
+ */
+async function stopInOrder(
+  parts: {
+    readonly catalogs: Pick<Catalogs, 'stop'>;
+    readonly upstream: UpstreamServer;
+    readonly endpoints: readonly { close(): Promise<void> }[];
+    readonly searches: { close(): Promise<void> };
+    readonly pool: Pool;
+    readonly logger: Logger;
+  },
+  graceMs: number,
+): Promise<void> {
+  const { upstream } = parts;
+  const began = Date.now();
+  parts.catalogs.stop();
+  upstream.stopAccepting();
+  const drained = await upstream.drain(graceMs);
+  if (!drained)
+    parts.logger.warn(
+      { inFlight: upstream.inFlight(), graceMs },
+      'calls still running after the grace period',
+    );
+  await Promise.allSettled(parts.endpoints.map((endpoint) => endpoint.close()));
+  await upstream.close();
+  await parts.searches.close();
+  await parts.pool.close({ graceMs: Math.max(0, graceMs - (Date.now() - began)) });
+}
+
 /**
  * Builds the proxy. Nothing starts until {@link Proxy.start}.
  * @example const proxy = createProxy(config, { logger }); void proxy.start(); await proxy.serveStdio();
@@ -148,33 +237,25 @@ export function createProxy(config: Config, options: ProxyOptions): Proxy {
   const scrub = secretScrubber(config.secrets);
   // O3: a reload replaces them; every part reads the servers here.
   const servers = serverHolder(config.servers);
-  const pool = new Pool({
-    ...(scrub !== undefined ? { scrub } : {}),
-    maxInlineBytes: config.output.maxInlineBytes,
-    clientInfo: { name: PACKAGE_NAME, version: packageVersion() },
-    ...(options.headStart !== undefined ? { transports: transportFactory(options.headStart) } : {}),
-    ...options.pool,
-    servers: config.servers,
-    logger,
-  });
+  const pool = createPool(config, options, scrub);
+  /** What most parts are built from. */
+  const base = { config, servers, pool, logger };
   let started: Promise<void> | undefined;
   let firstRoundDone = false;
   let stopping = false;
-  let sessions: () => number = () => 0;
   const endpoints: { close(): Promise<void> }[] = [];
+  /** U1: the HTTP endpoints listening (O1 counts their open sessions). */
+  const https: HttpHandle[] = [];
 
   // E4: the one list-change bus, before anything that publishes on it.
   const notifier = createNotifier(logger);
   const metrics = createMetrics({
     pool,
     catalogSize: () => catalogs.tools().tools.length,
-    sessions: () => sessions(),
+    sessions: () => https.reduce((open, handle) => open + handle.sessionCount(), 0),
   });
   const catalogs = createCatalogs({
-    config,
-    servers,
-    pool,
-    logger,
+    ...base,
     catalogOptions: catalogOptions(config),
     startupWaitMs: options.startupWaitMs ?? 10_000,
     listWaitMs: config.listWaitMs,
@@ -192,16 +273,15 @@ export function createProxy(config: Config, options: ProxyOptions): Proxy {
     logger,
   );
   const features = createFeatures({
-    config,
+    ...base,
     views,
-    servers,
-    pool,
-    logger,
     index: catalogs.features,
     settle: () => catalogs.settle(),
     settleLists: catalogs.settleLists,
     log: (params) => (metrics.forwarded('log'), notifier.log(params)),
   });
+  // O4: the status page's records (a ring and per-server windows; nothing runs until a page asks).
+  const { status, statusPage } = statusOf(config, pool, catalogs.tools, options, scrub);
   // S2: search_tools rankings in a worker thread, started at the first search.
   const searches = createSearches(logger);
   // D3: callers' own logins to servers behind `auth: oauth`, once an HTTP endpoint gives them a callback.
@@ -211,10 +291,7 @@ export function createProxy(config: Config, options: ProxyOptions): Proxy {
     loggedIn: (server, principal) => pool.renewLogin(server, principal),
   });
   const backend = createToolBackend({
-    config,
-    servers,
-    pool,
-    logger,
+    ...base,
     searches,
     logins,
     views,
@@ -228,49 +305,21 @@ export function createProxy(config: Config, options: ProxyOptions): Proxy {
         }
       : {}),
   });
-  const { output, profileOutputs } = renderings(config);
   const upstream = createUpstreamServer({
     backend,
     views,
     ...(options.profile !== undefined ? { profile: options.profile } : {}),
     notifier,
-    output,
-    profileOutputs,
+    ...renderings(config),
     ...(config.output.files === 'resource' ? { files: createFileStore(config.output.fileStore) } : {}),
     logger,
     features: features.backend,
     serverInfo: { name: PACKAGE_NAME, version: packageVersion() },
     onForward: (kind) => metrics.forwarded(kind),
     listsComplete: () => pool.starting().length === 0,
-    rounds: createInputRounds({
-      ...(config.inputRequired.stateKey !== undefined ? { key: config.inputRequired.stateKey } : {}),
-      roundTimeoutMs: config.inputRequired.roundTimeoutMs,
-      maxRounds: config.inputRequired.maxRounds,
-      logger,
-    }),
+    rounds: inputRounds(config, logger),
     ...(scrub !== undefined ? { scrub } : {}),
   });
-  // O4: the status page's records (a ring and per-server windows; nothing runs until a page asks).
-  const status = createStatus({
-    config,
-    pool,
-    catalog: catalogs.tools,
-    clock: Date.now,
-    version: packageVersion(),
-    ...(options.problems !== undefined ? { problems: options.problems } : {}),
-    ...(scrub !== undefined ? { scrub } : {}),
-  });
-  let statusHandler: StatusHandler | undefined;
-  const statusPage = async (): Promise<StatusHandler> => {
-    // Loaded on demand: reads the page's assets once.
-    const { createStatusHandler } = await import('./status-http.js');
-    // O4: behind http.auth with an issuer, the page signs a person in in the browser.
-    statusHandler ??= createStatusHandler(
-      status,
-      config.http.auth?.issuer !== undefined ? STATUS_LOGIN_PATH : undefined,
-    );
-    return statusHandler;
-  };
   const health = createHealth({
     pool,
     catalog: catalogs.tools,
@@ -308,59 +357,16 @@ export function createProxy(config: Config, options: ProxyOptions): Proxy {
       return handle;
     },
     async listenHttp(overrides = {}) {
-      // Loaded on demand: stdio serving never pays for the HTTP stack's import (cold start).
-      const { listenHttp } = await import('../upstream/http.js');
-      const handle = await listenHttp(
-        upstream,
-        {
-          host: config.http.host,
-          port: config.http.port,
-          allowedHosts: config.http.allowedHosts,
-          sessionIdleMs: config.http.sessionIdleMs,
-          maxSessions: config.http.maxSessions,
-          legacy: config.http.legacy,
-          ...(config.http.replicaId !== undefined ? { replicaId: config.http.replicaId } : {}),
-          ...httpIdentity(config, views, backend),
-          metrics: () => metrics.scrape(),
-          onRequest,
-          onSessions: (count) => (sessions = count),
-          ...(config.statusPage ? { status: await statusPage() } : {}),
-          profiles: Object.keys(config.profiles),
-          browserLogin: { paths: LOGIN_PATHS, answer: logins.browser },
-          statusSession: logins.statusPrincipal,
-          ...overrides,
-          health: health.report,
-        },
-        logger,
-      );
-      // D3: the redirect URI of callers' logins: under the public URL, else the URL served.
-      logins.setBase(config.http.publicUrl ?? new URL(handle.url).origin);
-      // D4: a caller's login is confirmed by a sign-in at the gateway's issuer.
-      const auth = config.http.auth;
-      if (auth?.issuer !== undefined && handle.identity !== undefined)
-        logins.setSignIn({
-          issuer: auth.issuer,
-          resource: auth.audience ?? handle.identity.resource,
-          scopes: auth.requiredScopes,
-          ...(auth.loginClient !== undefined ? { client: auth.loginClient } : {}),
-          authenticate: handle.identity.authenticate,
-        });
+      const status = config.statusPage ? statusPage : undefined;
+      const parts = { ...base, upstream, views, backend, logins, onRequest, health: health.report, status };
+      const handle = await listenEndpoint({ ...parts, metrics: () => metrics.scrape() }, overrides);
+      https.push(handle);
       endpoints.push(handle);
       return handle;
     },
-    async stop(stopOptions = {}) {
-      const graceMs = stopOptions.graceMs ?? 5000;
-      const began = Date.now();
+    async stop({ graceMs = 5000 } = {}) {
       stopping = true;
-      catalogs.stop();
-      upstream.stopAccepting();
-      const drained = await upstream.drain(graceMs);
-      if (!drained)
-        logger.warn({ inFlight: upstream.inFlight(), graceMs }, 'calls still running after the grace period');
-      await Promise.allSettled(endpoints.map((endpoint) => endpoint.close()));
-      await upstream.close();
-      await searches.close();
-      await pool.close({ graceMs: Math.max(0, graceMs - (Date.now() - began)) });
+      await stopInOrder({ catalogs, upstream, endpoints, searches, pool, logger }, graceMs);
     },
     async reload(next, graceMs = 5000) {
       await applyServers(pool, servers, next, graceMs, logger);

@@ -72,8 +72,6 @@ export interface HttpOptions {
   readonly metrics?: () => Promise<{ contentType: string; body: string }>;
   /** O1: each request of a POST body, by era and method (`initialize` and `ping` included). */
   readonly onRequest?: (era: Era, method: string) => void;
-  /** Open 2025 sessions, for the metrics; called by `listenHttp` with its counter. */
-  readonly onSessions?: (count: () => number) => void;
   /** Builds the `/healthz` answer on each request. */
   readonly health: () => HealthReport;
   /**

@@ -84,7 +84,6 @@ export async function listenHttp(
       options.replicaId === undefined ? randomUUID : (): string => `${options.replicaId}.${randomUUID()}`,
     logger,
   });
-  options.onSessions?.(() => sessions.size);
   const serveModern = bridgeFetchHandler(modern, onerror);
   let httpAuth: HttpAuth | undefined;
   /** What the probes read; with `auth`, also who is an admin (set once listening). */
