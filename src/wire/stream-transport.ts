@@ -96,7 +96,16 @@ export abstract class StreamTransport implements Transport {
     if (this.#closed || output === undefined || output.destroyed || output.writableEnded) {
       return Promise.reject(new Error('Not connected'));
     }
-    if (output.write(serializeMessage(message))) return Promise.resolve();
+    // Writes of one turn of the event loop go out in one system call (a writev at the uncork):
+    // at 64 calls in flight the pipe writes were a third of the gateway's CPU, one per message.
+    // A send resolves once its turn's writes went out, so that `await send(); exit()` loses nothing.
+    let flushed = this.#flushed;
+    if (flushed === undefined) {
+      output.cork();
+      flushed = this.#flushed = new Promise<void>((resolve) => (this.#written = resolve));
+      process.nextTick(this.#uncork, output);
+    }
+    if (output.write(serializeMessage(message))) return flushed;
     this.#drained ??= new Promise<void>((resolve, reject) => {
       const done = (error?: Error): void => {
         output.off('drain', onDrain);
@@ -114,6 +123,17 @@ export abstract class StreamTransport implements Transport {
     });
     return this.#drained;
   }
+
+  /** While this turn's writes are corked (they go out together at the next tick): their end. */
+  #flushed: Promise<void> | undefined;
+  #written: (() => void) | undefined;
+  readonly #uncork = (output: Writable): void => {
+    const written = this.#written;
+    this.#flushed = undefined;
+    this.#written = undefined;
+    output.uncork();
+    written?.();
+  };
 
   readonly #onError = (error: Error): void => {
     this.onerror?.(error);
