@@ -20,6 +20,7 @@ import { isForward, prepareCall, type CallCatalog, type PreparedCall } from '../
 import type { CallAccess } from '../core/policy.js';
 import { calledName, readSearchArguments, searchPairNames, type SearchPair } from '../core/search.js';
 import { failure, type FailureResult, type Result } from '../core/result.js';
+import type { DefinitionChange } from '../core/pins.js';
 import { logCallEnd } from '../log/call-log.js';
 import { serverLogger } from '../log/logger.js';
 import type { Pool } from '../downstream/pool.js';
@@ -49,6 +50,10 @@ export interface ToolDeps {
   settle(name: string): Promise<void> | undefined;
   /** P1: a list's wait for servers still starting, in the first moments (undefined: none). */
   settleLists(): Promise<void> | undefined;
+  /** K2: a call to a remembered tool of a server still starting waits for it (undefined: not starting). */
+  settleServer?(server: string): Promise<void> | undefined;
+  /** K4: the change behind a withheld tool's exposed name (`pinning: hold`). */
+  held?(name: string): DefinitionChange | undefined;
   /** O1: every answer is counted here, where it is logged. */
   readonly metrics?: Metrics;
   /** D3: callers' own logins to servers behind `auth: oauth` (HTTP only). */
@@ -232,6 +237,20 @@ export function createToolBackend(deps: ToolDeps): ToolBackend<PreparedCall> {
     };
   }
 
+  /** K4: the refusal of a call to a tool withheld for a changed definition (`pinning: hold`). */
+  function heldTool(name: string): Result | undefined {
+    const change = deps.held?.(name);
+    if (change === undefined) return undefined;
+    return failure(
+      'definition_changed',
+      `The definition of "${name}" changed since it was pinned and is withheld until an operator approves it (mcp-normalizer pins approve ${change.server} ${change.name})`,
+      {
+        meta: { server: change.server, tool: change.name },
+        errorData: { server: change.server, tool: change.name, change: change.change, diff: change.diff },
+      },
+    );
+  }
+
   /** T9: the call named no tool. */
   function unknownTool(prepared: PreparedCall | Result): boolean {
     return !isForward(prepared) && !prepared.success && prepared.errorType === 'unknown_tool';
@@ -248,8 +267,11 @@ export function createToolBackend(deps: ToolDeps): ToolBackend<PreparedCall> {
     if (isForward(prepared)) return prepared;
     // S4: a refusal of the call `call_tool` named is that tool's (its name, its instructions).
     const called = calledName(searchPair(), name, args);
-    // T9: a name of a server that never came up is that server's failure, not a typo.
-    const refused = (!prepared.success && prepared.errorType === 'unknown_tool' && notUp(called)) || prepared;
+    // T9: a name of a server that never came up is that server's failure, not a typo; K4: a
+    // withheld definition is refused as such.
+    const refused =
+      (!prepared.success && prepared.errorType === 'unknown_tool' && (heldTool(called) ?? notUp(called))) ||
+      prepared;
     return outcome(refused, deps.catalog().get(called), {
       exposedName: echoedName(called),
       requestId,
@@ -275,6 +297,13 @@ export function createToolBackend(deps: ToolDeps): ToolBackend<PreparedCall> {
       );
     }
     const prepared = prepareCall(deps.catalog(), name, args, access);
+    // K2: a remembered tool of a server still starting: the call waits for it (bounded), then
+    // runs on what it listed live.
+    const starting = isForward(prepared) ? deps.settleServer?.(prepared.server) : undefined;
+    if (starting !== undefined)
+      return starting.then(() =>
+        finishPrepare(prepareCall(deps.catalog(), name, args, access), name, args, requestId, principal),
+      );
     if (!unknownTool(prepared)) return finishPrepare(prepared, name, args, requestId, principal);
     // P1: a name no tool has yet, while a server that could hold it is still starting: the call
     // waits for that server (bounded) instead of being answered unknown_tool. A server that came

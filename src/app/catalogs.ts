@@ -30,6 +30,8 @@ import type { Pool } from '../downstream/pool.js';
 import { raceTimeout } from '../core/timers.js';
 import { systemTimers } from '../wire/timers.js';
 import type { ServerSource } from './servers.js';
+import type { CatalogMemory } from './memory.js';
+import type { DefinitionChange } from '../core/pins.js';
 
 /** Where changes are announced (the upstream's list-change bus). */
 export interface ListChanges {
@@ -52,6 +54,8 @@ export interface CatalogsDeps {
   readonly listWaitMs: number;
   /** P1: when the gateway started (ms since the epoch). @default the time of {@link Catalogs.begin} */
   readonly startedAt?: number;
+  /** K1–K4: what is remembered of each server, and its pins; absent: nothing is remembered. */
+  readonly memory?: CatalogMemory;
 }
 
 /** Both catalogs of a proxy. */
@@ -75,6 +79,13 @@ export interface Catalogs {
    * is nothing to wait for.
    */
   settleLists(): Promise<void> | undefined;
+  /**
+   * K2: resolves once `server` ended its first attempt (at most the startup wait), for a call to
+   * one of its remembered tools; undefined when it is not starting.
+   */
+  settleServer(server: string): Promise<void> | undefined;
+  /** K4: the change behind exposed tool name `name`, when it is withheld (`pinning: hold`). */
+  held(name: string): DefinitionChange | undefined;
   /** The pool is starting now: the list wait counts from here. */
   begin(): void;
   /** Stops rebuilding (shutdown). */
@@ -83,7 +94,7 @@ export interface Catalogs {
 
 /** Builds the holder; it rebuilds on the pool's events from now on. */
 export function createCatalogs(deps: CatalogsDeps): Catalogs {
-  const { config, servers, pool, logger, catalogOptions, changes } = deps;
+  const { config, servers, pool, logger, catalogOptions, changes, memory } = deps;
   const featureOptions = {
     ...(config.prefix !== undefined ? { globalPrefix: config.prefix } : {}),
     separator: config.separator,
@@ -92,6 +103,8 @@ export function createCatalogs(deps: CatalogsDeps): Catalogs {
   let tools = buildCatalog([], catalogOptions);
   let features = buildFeatureIndex([], featureOptions);
   let stopped = false;
+  /** K4: the exposed names of withheld tools, and their changes. */
+  let held = new Map<string, DefinitionChange>();
   let begunAt: number | undefined;
   const dirty = new Set<'tools' | 'features'>();
   let scheduled: NodeJS.Immediate | undefined;
@@ -114,12 +127,14 @@ export function createCatalogs(deps: CatalogsDeps): Catalogs {
     const inputs = servers.list().flatMap((server) => {
       const snapshot = snapshots.get(server.name);
       if (snapshot === undefined) return [];
+      // K2, K4: the live listing, else the remembered one; a withheld definition left out.
+      const tools = memory === undefined ? snapshot.tools : memory.listing(server, snapshot).tools;
       return [
         {
           server: server.name,
           prefix: server.prefix,
           expose: server.expose,
-          tools: snapshot.tools,
+          tools,
           include: server.tools.include,
           exclude: server.tools.exclude,
           rename: server.tools.rename,
@@ -128,6 +143,7 @@ export function createCatalogs(deps: CatalogsDeps): Catalogs {
         },
       ];
     });
+    held = heldNames();
     const next = buildCatalog(inputs, { ...catalogOptions, previous: tools });
     const diff = diffCatalogs(tools, next);
     logNew(tools.problems, next.problems);
@@ -138,11 +154,17 @@ export function createCatalogs(deps: CatalogsDeps): Catalogs {
   }
 
   function rebuildFeatures(): void {
-    const inputs = pool.snapshot().map((snapshot) => ({
-      server: snapshot.name,
-      prefix: servers.get(snapshot.name)?.prefix ?? snapshot.name,
-      ...snapshot.features,
-    }));
+    const inputs = pool.snapshot().map((snapshot) => {
+      const server = servers.get(snapshot.name);
+      return {
+        server: snapshot.name,
+        prefix: server?.prefix ?? snapshot.name,
+        // K2, K4: as for tools.
+        ...(memory === undefined || server === undefined
+          ? snapshot.features
+          : memory.listing(server, snapshot).features),
+      };
+    });
     const next = buildFeatureIndex(inputs, featureOptions);
     const diff = diffFeatureIndexes(features, next);
     logNew(features.problems, next.problems);
@@ -196,6 +218,8 @@ export function createCatalogs(deps: CatalogsDeps): Catalogs {
     scheduled ??= setImmediate(flush);
   }
 
+  // K2: before the rebuild its listing schedules, a server's state tells whether it is live.
+  pool.on('stateChanged', (server, state) => memory?.stateChanged(server, state));
   pool.on('toolsChanged', () => schedule('tools'));
   pool.on('featuresChanged', () => schedule('features'));
 
@@ -211,6 +235,25 @@ export function createCatalogs(deps: CatalogsDeps): Catalogs {
     }
     const attempts = Promise.all(starting.map((server) => pool.firstAttempt(server)));
     return raceTimeout(attempts, ms, systemTimers).then(() => flush());
+  }
+
+  /** K4: the exposed names the withheld tools would have (their server's prefix, its rename). */
+  function heldNames(): Map<string, DefinitionChange> {
+    const names = new Map<string, DefinitionChange>();
+    if (config.pinning !== 'hold') return names;
+    for (const change of memory?.changes() ?? []) {
+      if (change.kind !== 'tool') continue;
+      const server = servers.get(change.server);
+      const tool = server?.tools.rename[change.name] ?? change.name;
+      const name = composeName({
+        globalPrefix: config.prefix,
+        serverPrefix: server?.prefix ?? change.server,
+        separator: config.separator,
+        tool,
+      });
+      names.set(name, change);
+    }
+    return names;
   }
 
   /** T1: the prefix every name of `server` starts with ("" for an unprefixed server). */
@@ -242,10 +285,21 @@ export function createCatalogs(deps: CatalogsDeps): Catalogs {
     },
     settleLists() {
       if (begunAt === undefined) return undefined;
-      return waitFor(pool.starting(), begunAt + deps.listWaitMs - Date.now());
+      // K2: a server remembered is listed from memory: a list waits only for the others.
+      const unknown = pool.starting().filter((name) => {
+        const server = servers.get(name);
+        return memory === undefined || server === undefined || !memory.remembers(server);
+      });
+      return waitFor(unknown, begunAt + deps.listWaitMs - Date.now());
     },
+    settleServer(server) {
+      return waitFor(pool.starting().includes(server) ? [server] : [], deps.startupWaitMs);
+    },
+    held: (name) => held.get(name),
     begin() {
       begunAt ??= deps.startedAt ?? Date.now();
+      // K2: the remembered catalogs are served from the start, before any server is up.
+      if (memory !== undefined) this.rebuild();
     },
     stop() {
       stopped = true;

@@ -59,6 +59,8 @@ export interface MetricsSources {
   catalogSize(): number;
   /** Open 2025 HTTP sessions right now (0 when not serving HTTP). */
   sessions(): number;
+  /** K3: the definitions that differ from their pins now, by server. @default none */
+  definitionChanges?(): ReadonlyMap<string, number>;
 }
 
 /** Methods counted by name; anything else is counted as `other` (bounded label values). */
@@ -219,6 +221,16 @@ function createSink(prom: typeof import('prom-client'), sources: MetricsSources)
     registers: [registry],
     collect() {
       this.set(sources.catalogSize());
+    },
+  });
+  new Gauge({
+    name: 'mcp_normalizer_definition_changes',
+    help: 'Tool and prompt definitions that differ from their pins now (K3), by server.',
+    labelNames: ['server'],
+    registers: [registry],
+    collect() {
+      this.reset();
+      for (const [server, count] of sources.definitionChanges?.() ?? []) this.set({ server }, count);
     },
   });
   new Gauge({

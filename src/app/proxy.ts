@@ -3,8 +3,9 @@
  * stdio or HTTP hosting. The only module that knows every other layer; each part only knows the
  * narrow interface it is given here. It reads top to bottom, in the order the parts are used:
  * the list-change bus is created first, so that whatever publishes on it (the catalogs, the log
- * forwarding) gets it at construction. One reference points forward: the metrics read the
- * catalog's size when scraped (the catalogs count their announcements in the metrics).
+ * forwarding) gets it at construction. Two references point forward, in callbacks that run
+ * later: the metrics read the catalog's size when scraped (the catalogs count their
+ * announcements in the metrics), and an approval of pins rebuilds the catalogs (K4).
  */
 import type { Era } from '../core/options.js';
 import type { Logger } from 'pino';
@@ -26,6 +27,8 @@ import { createUpstreamServer, type UpstreamServer } from '../upstream/server.js
 import { serveStdio } from '../upstream/stdio.js';
 import type { StdioHandle, StdioOptions } from '../upstream/stdio.js';
 import { createCatalogs, type Catalogs } from './catalogs.js';
+import { createMemory, type CatalogMemory } from './memory.js';
+import type { DefinitionChange } from '../core/pins.js';
 import { createLogins } from './logins.js';
 import { STATUS_LOGIN_PATH } from './status-signin.js';
 import { createFeatures } from './features.js';
@@ -82,6 +85,8 @@ export interface Proxy {
   localView(profile?: string): CallAccess | undefined;
   /** I3, I6: the callers' views (app/views.ts): what a view sees, and `profile`'s own. */
   readonly views: Views;
+  /** K3: the definitions that differ from their pins now (`check` shows them). */
+  definitionChanges(): readonly DefinitionChange[];
   /**
    * T6, I6: the tools/list answer the one listing machine gives `view` (what {@link localView}
    * returns, or another); `undefined`: the whole catalog.
@@ -172,6 +177,7 @@ function statusOf(
   config: Config,
   pool: Pool,
   catalog: () => Catalog,
+  memory: CatalogMemory,
   options: Pick<ProxyOptions, 'problems'>,
   scrub: Scrubber | undefined,
 ): { readonly status: Status; readonly statusPage: () => Promise<StatusHandler> } {
@@ -182,6 +188,7 @@ function statusOf(
     clock: Date.now,
     version: packageVersion(),
     ...(options.problems !== undefined ? { problems: options.problems } : {}),
+    definitionChanges: () => memory.changes(),
     ...(scrub !== undefined ? { scrub } : {}),
   });
   let handler: StatusHandler | undefined;
@@ -228,6 +235,13 @@ async function stopInOrder(
   await parts.pool.close({ graceMs: Math.max(0, graceMs - (Date.now() - began)) });
 }
 
+/** K3: how many definitions differ from their pins, by server. */
+function countByServer(changes: readonly DefinitionChange[]): Map<string, number> {
+  const counts = new Map<string, number>();
+  for (const change of changes) counts.set(change.server, (counts.get(change.server) ?? 0) + 1);
+  return counts;
+}
+
 /**
  * Builds the proxy. Nothing starts until {@link Proxy.start}.
  * @example const proxy = createProxy(config, { logger }); void proxy.start(); await proxy.serveStdio();
@@ -249,13 +263,17 @@ export function createProxy(config: Config, options: ProxyOptions): Proxy {
 
   // E4: the one list-change bus, before anything that publishes on it.
   const notifier = createNotifier(logger);
+  // K1–K4: each server's remembered catalog and pins (an approval on disk rebuilds the catalogs).
+  const memory = createMemory({ config, logger, scrub, pinsChanged: () => catalogs.rebuild() });
   const metrics = createMetrics({
     pool,
     catalogSize: () => catalogs.tools().tools.length,
     sessions: () => https.reduce((open, handle) => open + handle.sessionCount(), 0),
+    definitionChanges: () => countByServer(memory.changes()),
   });
   const catalogs = createCatalogs({
     ...base,
+    memory,
     catalogOptions: catalogOptions(config),
     startupWaitMs: options.startupWaitMs ?? 10_000,
     listWaitMs: config.listWaitMs,
@@ -281,7 +299,7 @@ export function createProxy(config: Config, options: ProxyOptions): Proxy {
     log: (params) => (metrics.forwarded('log'), notifier.log(params)),
   });
   // O4: the status page's records (a ring and per-server windows; nothing runs until a page asks).
-  const { status, statusPage } = statusOf(config, pool, catalogs.tools, options, scrub);
+  const { status, statusPage } = statusOf(config, pool, catalogs.tools, memory, options, scrub);
   // S2: search_tools rankings in a worker thread, started at the first search.
   const searches = createSearches(logger);
   // D3: callers' own logins to servers behind `auth: oauth`, once an HTTP endpoint gives them a callback.
@@ -298,6 +316,8 @@ export function createProxy(config: Config, options: ProxyOptions): Proxy {
     catalog: catalogs.tools,
     settle: catalogs.settle,
     settleLists: catalogs.settleLists,
+    settleServer: catalogs.settleServer,
+    held: catalogs.held,
     metrics,
     ...(config.statusPage
       ? {
@@ -335,6 +355,7 @@ export function createProxy(config: Config, options: ProxyOptions): Proxy {
     catalog: catalogs.tools,
     localView: (profile) => views.of(LOCAL_PRINCIPAL, profile),
     views,
+    definitionChanges: () => memory.changes(),
     toolList: async (view) => backend.listTools(view),
     features: catalogs.features,
     snapshot: () => pool.snapshot(),
@@ -367,6 +388,7 @@ export function createProxy(config: Config, options: ProxyOptions): Proxy {
     async stop({ graceMs = 5000 } = {}) {
       stopping = true;
       await stopInOrder({ catalogs, upstream, endpoints, searches, pool, logger }, graceMs);
+      await memory.close();
     },
     async reload(next, graceMs = 5000) {
       await applyServers(pool, servers, next, graceMs, logger);

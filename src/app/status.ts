@@ -9,6 +9,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { Config } from '../config/types.js';
+import type { DefinitionChange } from '../core/pins.js';
 import type { Catalog } from '../core/catalog.js';
 import type { Result } from '../core/result.js';
 import { scrubDeep, type Scrubber } from '../core/secrets.js';
@@ -114,6 +115,8 @@ export interface StatusSources {
   readonly version: string;
   /** Config problems found at load (warnings), shown as they were printed. */
   readonly problems?: readonly string[];
+  /** K3: the definitions that differ from their pins now. @default none */
+  readonly definitionChanges?: () => readonly DefinitionChange[];
   readonly scrub?: Scrubber;
 }
 
@@ -232,6 +235,11 @@ export function createStatus(sources: StatusSources): Status {
         problems: [
           ...(sources.problems ?? []),
           ...catalog.problems.map((p) => `${p.severity}: ${p.message}`),
+          // K3: a definition that changed since it was pinned, until it is approved.
+          ...(sources.definitionChanges?.() ?? []).map(
+            (change) =>
+              `definition_changed: the ${change.kind} "${change.name}" of "${change.server}" ${change.change === 'new' ? 'is new' : 'differs from its pin'}${sources.config.pinning === 'hold' ? ' (withheld)' : ''}: ${change.diff.join(' ')} (mcp-normalizer pins approve ${change.server})`,
+          ),
         ],
         servers: servers(now),
         tools: catalog.tools.map((tool) => ({

@@ -36,6 +36,10 @@ const COMMANDS: Readonly<Record<string, { summary: string; load: () => Promise<C
     summary: 'forget the stored login to a remote server',
     load: async () => ({ run: (await import('./commands/login.js')).runLogout }),
   },
+  pins: {
+    summary: 'list definitions that changed since pinned; pins approve accepts them',
+    load: () => import('./commands/pins.js'),
+  },
 };
 
 /**

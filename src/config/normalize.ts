@@ -65,13 +65,22 @@ function isMcpEntry(entry: ServerEntry): boolean {
 }
 
 /**
- * D2: where `auth: oauth` logins are kept: `token_store` (relative to the config file's folder),
- * else `$XDG_STATE_HOME/mcp-normalizer/tokens.json`, else `~/.local/state/mcp-normalizer/tokens.json`.
+ * K1: the state folder: `state_dir` (relative to the config file's folder), else
+ * `$XDG_STATE_HOME/mcp-normalizer`, else `~/.local/state/mcp-normalizer`.
  */
-export function tokenStorePath(written: string | undefined, folder: string, env: EnvMap): string {
+export function stateDirPath(written: string | undefined, folder: string, env: EnvMap): string {
   if (written !== undefined) return path.resolve(folder, written);
   const state = env['XDG_STATE_HOME'] ?? path.join(env['HOME'] ?? '.', '.local', 'state');
-  return path.join(state, 'mcp-normalizer', 'tokens.json');
+  return path.join(state, 'mcp-normalizer');
+}
+
+/**
+ * D2: where `auth: oauth` logins are kept: `token_store` (relative to the config file's folder),
+ * else `tokens.json` in the state folder.
+ */
+export function tokenStorePath(written: string | undefined, folder: string, stateDir: string): string {
+  if (written !== undefined) return path.resolve(folder, written);
+  return path.join(stateDir, 'tokens.json');
 }
 
 /** C3 (+ C2 for `type`/`serverUrl`): the transport of one server. */
@@ -152,7 +161,7 @@ function toolsOf(server: WrittenServer): ToolsConfig {
   };
 }
 
-function serverConfig(entry: ServerEntry, written: WrittenConfig, env: EnvMap): ServerConfig {
+function serverConfig(entry: ServerEntry, written: WrittenConfig, stateDir: string): ServerConfig {
   const server = entry.server as WrittenServer & Partial<WrittenMcpServer>;
   const defaults = written.defaults;
   const disabled = isMcpEntry(entry) && server.disabled === true;
@@ -165,7 +174,7 @@ function serverConfig(entry: ServerEntry, written: WrittenConfig, env: EnvMap): 
     transport: transportOf(
       server,
       path.dirname(entry.parsed.file),
-      tokenStorePath(written.token_store, path.dirname(entry.parsed.file), env),
+      tokenStorePath(written.token_store, path.dirname(entry.parsed.file), stateDir),
     ),
     timeoutMs: server.timeout_ms ?? defaults.timeout_ms,
     startupTimeoutMs: server.startup_timeout_ms ?? defaults.startup_timeout_ms,
@@ -203,6 +212,7 @@ export function normalizeConfig(
   const token = written.http.token;
   const auth = written.http.auth;
   const stateKey = written.input_required.state_key;
+  const stateDir = stateDirPath(written.state_dir, path.dirname(context.file), context.env);
   const config: Config = {
     separator: written.separator,
     nameMaxLength: written.name_max_length,
@@ -223,6 +233,8 @@ export function normalizeConfig(
     explicitDestructive: written.explicit_destructive,
     strictArguments: written.strict_arguments,
     listWaitMs: written.list_wait_ms,
+    stateDir,
+    pinning: written.pinning,
     expose: written.expose,
     instructions: (written.instructions ?? {}) as InstructionMap,
     http: {
@@ -285,7 +297,7 @@ export function normalizeConfig(
       roundTimeoutMs: written.input_required.round_timeout_ms,
       maxRounds: written.input_required.max_rounds,
     },
-    servers: entries.map((entry) => serverConfig(entry, written, context.env)),
+    servers: entries.map((entry) => serverConfig(entry, written, stateDir)),
     redactKeys: written.redact_keys,
     // L2: the state key and static tokens are secrets even when written literally.
     secrets: [

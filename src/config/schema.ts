@@ -233,9 +233,9 @@ export const ConfigSchema = z
       .int()
       .min(0)
       .max(120_000)
-      .default(800)
+      .default(8000)
       .describe(
-        "P1: until this many ms after the gateway's process started, a tools/prompts/resources list waits for servers still starting (a host that lists once gets them in one answer); later, lists answer at once with what is ready and list_changed follows. server/discover and initialize never wait.",
+        "P1, K2: until this many ms after the gateway's process started, a tools/prompts/resources list waits for servers still starting that it remembers no catalog of (a host that lists once gets them in one answer); a remembered server is listed from memory at once. Later, lists answer at once with what is ready and list_changed follows. server/discover, initialize and ping never wait.",
       ),
     expose: exposeSchema
       .default('all')
@@ -251,7 +251,20 @@ export const ConfigSchema = z
       .min(1)
       .optional()
       .describe(
-        'D2: the file that keeps `auth: oauth` logins (mode 0600), relative to this file. Default: $XDG_STATE_HOME/mcp-normalizer/tokens.json, else ~/.local/state/mcp-normalizer/tokens.json.',
+        'D2: the file that keeps `auth: oauth` logins (mode 0600), relative to this file. Default: tokens.json in the state folder (state_dir).',
+      ),
+    state_dir: z
+      .string()
+      .min(1)
+      .optional()
+      .describe(
+        "K1: the folder of what the gateway remembers (each server's last catalog, pinned definitions, logins), relative to this file. Default: $XDG_STATE_HOME/mcp-normalizer, else ~/.local/state/mcp-normalizer.",
+      ),
+    pinning: z
+      .enum(['warn', 'hold', 'off'])
+      .default('warn')
+      .describe(
+        'K3: a tool or prompt definition that changed since it was pinned: warn (served, logged and shown as definition_changed), hold (withheld, with the new tools of a pinned server, until `mcp-normalizer pins approve`), off.',
       ),
     status_page: z
       .boolean()

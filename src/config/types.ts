@@ -14,6 +14,7 @@ import type {
 } from '../core/options.js';
 import type { ErrorType } from '../core/result.js';
 import type { AccessRule, ProfileGlobs } from '../core/policy.js';
+import type { PinningMode } from '../core/pins.js';
 
 /** The envelope an upstream client receives (F1–F3). */
 export type { OutputFormat } from '../core/options.js';
@@ -278,8 +279,15 @@ export interface Config {
   readonly explicitDestructive: boolean;
   /** T8. @default false */
   readonly strictArguments: boolean;
-  /** P1: until how long after the process started a list waits for servers still starting. @default 800 */
+  /**
+   * P1, K2: until how long after the process started a list waits for servers still starting
+   * that nothing is remembered of. @default 8000
+   */
   readonly listWaitMs: number;
+  /** K1: the folder of what the gateway remembers (catalogs, pins, logins). */
+  readonly stateDir: string;
+  /** K3: how a definition that changed since it was pinned is treated. @default 'warn' */
+  readonly pinning: PinningMode;
   /** T11. @default 'all' */
   readonly expose: ExposeMode;
   /** R4, global layer. */

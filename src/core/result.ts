@@ -23,6 +23,7 @@ export const ERROR_TYPES = [
   'downstream_unavailable',
   'downstream_error',
   'normalization_error',
+  'definition_changed',
 ] as const;
 
 /** One of {@link ERROR_TYPES}. */

@@ -3,7 +3,8 @@
  * `npm run build`), run by the current Node binary, plus runtime ServerConfig builders.
  */
 import { spawn } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { MAX_STDIO_MESSAGE_BYTES } from '../../src/config/schema.js';
@@ -173,6 +174,9 @@ export function runtimeConfig(servers: ServerConfig[], overrides: Partial<Config
     explicitDestructive: true,
     strictArguments: false,
     listWaitMs: 1000,
+    // K1: a fresh state folder per config: nothing remembered leaks from one test to the next.
+    stateDir: mkdtempSync(join(tmpdir(), 'state-')),
+    pinning: 'warn',
     expose: 'all',
     instructions: {},
     http: {

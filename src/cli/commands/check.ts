@@ -82,6 +82,14 @@ export async function run(args: readonly string[], io: CliIO): Promise<number> {
         (profile, name) => proxy.views.holds(proxy.views.ofProfile(profile), name),
         servers.every((server) => server.state === 'ready'),
       );
+      // K3: a definition that changed since it was pinned is shown until it is approved.
+      for (const change of proxy.definitionChanges())
+        hints.push(
+          [
+            `warning: definition_changed: the ${change.kind} "${change.name}" of "${change.server}" ${change.change === 'new' ? 'is new since the server was pinned' : 'differs from its pin'}${proxy.config.pinning === 'hold' ? ' and is withheld' : ''}; review it, then: mcp-normalizer pins approve ${change.server} ${change.name}`,
+            ...change.diff.map((line) => `    ${line}`),
+          ].join('\n'),
+        );
       const errors =
         configWarnings.length +
         failures.length +

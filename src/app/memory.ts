@@ -1,0 +1,312 @@
+/**
+ * What the gateway remembers of each server (CONTRACT K1–K4): its last good listing (tools,
+ * prompts, resources, templates) and its pinned definitions, kept in the state folder under a key
+ * of what identifies the server in the config (a changed entry starts afresh).
+ *
+ * - K2: a server that has not listed in this process yet (it is starting, or stuck), or whose
+ *   lists are withheld (down past `withhold_after_ms`), is served from memory; its live listing
+ *   replaces the remembered one as soon as it has one, and is saved when it differs.
+ * - K3, K4: every listing served is compared with the pins (`core/pins.ts`); a changed definition
+ *   is logged once at warn with `definition_changed` and a diff, counted and shown; under
+ *   `pinning: hold` it is withheld until `mcp-normalizer pins approve`, which the running gateway
+ *   picks up from the pins file within two seconds.
+ *
+ * Files: `<state>/catalogs/<key>.json` and `<state>/pins/<key>.json`, written atomically
+ * (`state-files.ts`); a secret interpolated into the config never reaches them (L2).
+ */
+import { createHash } from 'node:crypto';
+import { statSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Logger } from 'pino';
+import type { Config, ServerConfig } from '../config/types.js';
+import { canonicalJson, isRecord } from '../core/json.js';
+import { comparePins, type DefinitionChange, type PinSet } from '../core/pins.js';
+import { scrubDeep, type Scrubber } from '../core/secrets.js';
+import type { FeatureLists } from '../downstream/listing.js';
+import type { ServerSnapshot } from '../downstream/snapshot.js';
+import { readStateFile, writeStateFile } from './state-files.js';
+
+/** One server's listing as the catalogs are built from it. */
+export interface ServerListing {
+  readonly tools: readonly unknown[];
+  readonly features: FeatureLists;
+  /** K2: read from the state folder (the server has no live listing in this process now). */
+  readonly remembered: boolean;
+}
+
+/** What {@link createMemory} needs. */
+export interface MemoryOptions {
+  readonly config: Pick<Config, 'stateDir' | 'pinning'>;
+  readonly logger: Logger;
+  readonly scrub: Scrubber | undefined;
+  /** K4: the pins changed on disk (an approval): the catalogs are rebuilt. */
+  readonly pinsChanged: () => void;
+}
+
+/** The gateway's memory of its servers. */
+export interface CatalogMemory {
+  /** K2, K3: the listing to serve for `server` now (its live one, else the remembered one), pins applied. */
+  listing(server: ServerConfig, snapshot: ServerSnapshot): ServerListing;
+  /** K2: whether a catalog of `server` is remembered (a list need not wait for it). */
+  remembers(server: ServerConfig): boolean;
+  /**
+   * K2: `server`'s state changed: once ready it has a live listing in this process; a new
+   * connection (a reload replaced it) has none until it is ready.
+   */
+  stateChanged(server: string, state: ServerSnapshot['state']): void;
+  /** K3: the definitions that differ from their pins now, every server. */
+  changes(): readonly DefinitionChange[];
+  /** Stops the pins watch; resolves once every write is done. */
+  close(): Promise<void>;
+}
+
+/** A remembered catalog file. */
+interface CatalogFile {
+  readonly version: 1;
+  readonly server: string;
+  readonly savedAt: string;
+  readonly tools: readonly unknown[];
+  readonly features: FeatureLists;
+}
+
+/** A text's hex SHA-256 (the pins' digest). */
+export const sha256 = (text: string): string => createHash('sha256').update(text).digest('hex');
+
+/** How often the pins files of servers with pending changes are looked at (an approval). */
+const PINS_POLL_MS = 2000;
+
+/** K1: the key of `server` in the state folder: its name and a digest of its config entry. */
+export function memoryKey(server: Pick<ServerConfig, 'name' | 'transport'>): string {
+  const digest = createHash('sha256')
+    .update(canonicalJson({ name: server.name, transport: server.transport }))
+    .digest('hex')
+    .slice(0, 16);
+  return `${server.name.replace(/[^A-Za-z0-9_.-]/g, '_')}.${digest}`;
+}
+
+/** The paths of `server`'s state files under `stateDir`. */
+export function memoryPaths(stateDir: string, server: Pick<ServerConfig, 'name' | 'transport'>) {
+  const key = memoryKey(server);
+  return {
+    catalog: join(stateDir, 'catalogs', `${key}.json`),
+    pins: join(stateDir, 'pins', `${key}.json`),
+  };
+}
+
+/** A catalog file as written, or undefined when it is not one. */
+export function readCatalogFile(path: string): CatalogFile | undefined {
+  const file = readStateFile(path);
+  if (!isRecord(file) || file['version'] !== 1 || !Array.isArray(file['tools'])) return undefined;
+  const features = isRecord(file['features']) ? file['features'] : {};
+  const list = (key: string): unknown[] => (Array.isArray(features[key]) ? (features[key] as unknown[]) : []);
+  return {
+    version: 1,
+    server: String(file['server']),
+    savedAt: String(file['savedAt']),
+    tools: file['tools'] as unknown[],
+    features: {
+      prompts: list('prompts'),
+      resources: list('resources'),
+      resourceTemplates: list('resourceTemplates'),
+    } as unknown as FeatureLists,
+  };
+}
+
+/** A pins file as written, or undefined when there is none. */
+export function readPinsFile(path: string): PinSet | undefined {
+  const file = readStateFile(path);
+  if (!isRecord(file) || file['version'] !== 1) return undefined;
+  const set = (key: string): PinSet['tools'] => (isRecord(file[key]) ? (file[key] as PinSet['tools']) : {});
+  return { tools: set('tools'), prompts: set('prompts') };
+}
+
+/** Writes `pins` as `server`'s pins file. */
+export function writePinsFile(path: string, server: string, pins: PinSet): Promise<void> {
+  return writeStateFile(path, { version: 1, server, tools: pins.tools, prompts: pins.prompts });
+}
+
+/** One server's memory in this process. */
+interface Entry {
+  readonly paths: ReturnType<typeof memoryPaths>;
+  /** The remembered catalog (undefined: none), read once. */
+  remembered: CatalogFile | undefined;
+  /** The digest of the listing last saved or read. */
+  saved: string | undefined;
+  pins: PinSet | undefined;
+  pinsMtime: number;
+  /** The pin check of the listing last served: its digest, and the changes found. */
+  checked?: { readonly digest: string; readonly changes: readonly DefinitionChange[] };
+}
+
+/** @example const memory = createMemory({ config, logger, pinsChanged: () => catalogs.rebuild() }); */
+export function createMemory(options: MemoryOptions): CatalogMemory {
+  const { config, logger } = options;
+  const entries = new Map<string, Entry>();
+  const told = new Set<string>();
+  const writes = new Set<Promise<void>>();
+  const digests = new WeakMap<object, string>();
+  /** K2: the servers with a live listing in this process. */
+  const up = new Set<string>();
+  let poll: NodeJS.Timeout | undefined;
+
+  const entryOf = (server: ServerConfig): Entry => {
+    let entry = entries.get(server.name);
+    const paths = memoryPaths(config.stateDir, server);
+    if (entry === undefined || entry.paths.catalog !== paths.catalog) {
+      const remembered = readCatalogFile(paths.catalog);
+      entry = {
+        paths,
+        remembered,
+        saved: remembered === undefined ? undefined : digestOf(remembered.tools, remembered.features),
+        pins: readPinsFile(paths.pins),
+        pinsMtime: mtimeOf(paths.pins),
+      };
+      entries.set(server.name, entry);
+    }
+    return entry;
+  };
+
+  /** The digest of a listing (cached by the arrays' identity: a new listing is a new array). */
+  function digestOf(tools: readonly unknown[], features: FeatureLists): string {
+    const known = digests.get(tools);
+    if (known !== undefined && digests.get(features) === known) return known;
+    const digest = createHash('sha256').update(canonicalJson({ tools, features })).digest('hex');
+    digests.set(tools, digest);
+    digests.set(features, digest);
+    return digest;
+  }
+
+  function write(what: string, run: () => Promise<void>): void {
+    const pending = run()
+      .catch((error: unknown) => logger.warn({ err: error, file: what }, 'state file not written'))
+      .finally(() => writes.delete(pending));
+    writes.add(pending);
+  }
+
+  /** K2: a live listing that differs from the one remembered is saved (scrubbed, L2). */
+  function remember(server: ServerConfig, entry: Entry, tools: readonly unknown[], features: FeatureLists) {
+    const digest = digestOf(tools, features);
+    if (digest === entry.saved) return;
+    entry.saved = digest;
+    const file: CatalogFile = {
+      version: 1,
+      server: server.name,
+      savedAt: new Date().toISOString(),
+      tools,
+      features,
+    };
+    entry.remembered = file;
+    const kept = options.scrub === undefined ? file : scrubDeep(file, options.scrub);
+    write(entry.paths.catalog, () => writeStateFile(entry.paths.catalog, kept));
+  }
+
+  /** K3, K4: the listing compared with the pins; the changed ones withheld under `hold`. */
+  function pinned(server: ServerConfig, entry: Entry, listing: ServerListing): ServerListing {
+    if (config.pinning === 'off') return listing;
+    const digest = `${digestOf(listing.tools, listing.features)}:${entry.pinsMtime}`;
+    if (entry.checked?.digest !== digest) {
+      const check = comparePins(
+        server.name,
+        entry.pins,
+        { tools: listing.tools, prompts: listing.features.prompts },
+        config.pinning,
+        sha256,
+      );
+      if (check.pinned) {
+        entry.pins = check.pins;
+        write(entry.paths.pins, () => writePinsFile(entry.paths.pins, server.name, check.pins));
+      }
+      entry.checked = { digest, changes: check.changes };
+      for (const change of check.changes) tell(change);
+      watchPins();
+    }
+    const changes = entry.checked.changes;
+    if (config.pinning !== 'hold' || changes.length === 0) return listing;
+    const held = (kind: DefinitionChange['kind']): Set<string> =>
+      new Set(changes.filter((change) => change.kind === kind).map((change) => change.name));
+    const tools = held('tool');
+    const prompts = held('prompt');
+    const named = (names: Set<string>) => (definition: unknown) =>
+      !names.has(String((definition as { name?: unknown } | null)?.name));
+    return {
+      ...listing,
+      tools: listing.tools.filter(named(tools)),
+      features: { ...listing.features, prompts: listing.features.prompts.filter(named(prompts)) },
+    };
+  }
+
+  /** K3: a change is logged once per process (per definition and digest). */
+  function tell(change: DefinitionChange): void {
+    const key = `${change.server}\n${change.kind}\n${change.name}\n${change.sha256}`;
+    if (told.has(key)) return;
+    told.add(key);
+    logger.warn(
+      {
+        server: change.server,
+        [change.kind]: change.name,
+        change: change.change,
+        held: config.pinning === 'hold',
+        diff: change.diff,
+      },
+      `definition_changed: the ${change.kind} "${change.name}" of "${change.server}" differs from its pin${config.pinning === 'hold' ? ' and is withheld' : ''}: review it, then run mcp-normalizer pins approve ${change.server}`,
+    );
+  }
+
+  /** K4: while a change is pending, an approval on disk is looked for every two seconds. */
+  function watchPins(): void {
+    const pending = [...entries.values()].some((entry) => (entry.checked?.changes.length ?? 0) > 0);
+    if (!pending) {
+      if (poll !== undefined) clearInterval(poll);
+      poll = undefined;
+      return;
+    }
+    poll ??= setInterval(() => {
+      let changed = false;
+      for (const entry of entries.values()) {
+        if ((entry.checked?.changes.length ?? 0) === 0) continue;
+        const mtime = mtimeOf(entry.paths.pins);
+        if (mtime === entry.pinsMtime) continue;
+        entry.pinsMtime = mtime;
+        entry.pins = readPinsFile(entry.paths.pins);
+        changed = true;
+      }
+      if (changed) options.pinsChanged();
+    }, PINS_POLL_MS).unref();
+  }
+
+  return {
+    listing(server, snapshot) {
+      const entry = entryOf(server);
+      const live = up.has(server.name) && !snapshot.toolsWithheld;
+      if (live) remember(server, entry, snapshot.tools, snapshot.features);
+      const { remembered } = entry;
+      if (live) return pinned(server, entry, { ...snapshot, remembered: false });
+      // Nothing known of it yet (not up, nothing remembered): nothing to pin or compare.
+      if (remembered === undefined)
+        return { tools: snapshot.tools, features: snapshot.features, remembered: false };
+      return pinned(server, entry, {
+        tools: remembered.tools,
+        features: remembered.features,
+        remembered: true,
+      });
+    },
+    remembers: (server) => entryOf(server).remembered !== undefined,
+    stateChanged(server, state) {
+      if (state === 'ready') up.add(server);
+      else if (state === 'connecting') up.delete(server);
+    },
+    changes: () => [...entries.values()].flatMap((entry) => entry.checked?.changes ?? []),
+    async close() {
+      if (poll !== undefined) clearInterval(poll);
+      while (writes.size > 0) await Promise.allSettled([...writes]);
+    },
+  };
+}
+
+function mtimeOf(path: string): number {
+  try {
+    return statSync(path).mtimeMs;
+  } catch {
+    return 0;
+  }
+}

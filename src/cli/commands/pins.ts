@@ -1,0 +1,107 @@
+/**
+ * `mcp-normalizer pins` and `pins approve <server> [name]` (K3, K4): the definitions that differ
+ * from their pins, with the diff, read from the state folder (the gateway's remembered catalogs,
+ * no server is started); an approval pins them as they are now, and a running gateway picks it up
+ * (within two seconds) without a restart.
+ */
+import type { Config, ServerConfig } from '../../config/types.js';
+import { approve, comparePins, type DefinitionChange } from '../../core/pins.js';
+import { memoryPaths, readCatalogFile, readPinsFile, sha256, writePinsFile } from '../../app/memory.js';
+import type { CliIO } from '../common.js';
+import { CliError, EXIT, loadConfigOrFail, parseCommandArgs, resolveConfigPath } from '../common.js';
+
+/** `pins --help`. */
+export const HELP = `Usage: mcp-normalizer pins [--json] [--config FILE]
+       mcp-normalizer pins approve <server> [name] [--config FILE]
+
+Every tool and prompt definition the model reads is pinned by its SHA-256 when the gateway
+first sees it. \`pins\` lists the definitions that differ from their pins now (and, under
+\`pinning: hold\`, the new tools of a pinned server), with what changed; \`pins approve\` pins them
+as they are now (one by its downstream name, or every change of the server). A running gateway
+picks an approval up within two seconds.
+
+Options:
+  -c, --config FILE   config file (default: $MCP_NORMALIZER_CONFIG, else ./mcp-normalizer.{yaml,yml,json})
+      --json          the changes as JSON
+  -h, --help          show this help
+
+Exit codes: 0 done, 2 usage error, 3 invalid config.`;
+
+const OPTIONS = {
+  config: { type: 'string', short: 'c' },
+  json: { type: 'boolean' },
+  help: { type: 'boolean', short: 'h' },
+} as const;
+
+/** What is remembered of `server`, and how it compares with its pins. */
+function stateOf(config: Config, server: ServerConfig) {
+  const paths = memoryPaths(config.stateDir, server);
+  const catalog = readCatalogFile(paths.catalog);
+  const pins = readPinsFile(paths.pins);
+  if (catalog === undefined || pins === undefined) return { paths, catalog, pins, changes: [] };
+  const listing = { tools: catalog.tools, prompts: catalog.features.prompts };
+  // `off` shows nothing to approve; `warn` pins a new tool at once, `hold` waits for it.
+  const mode = config.pinning === 'off' ? 'hold' : config.pinning;
+  return {
+    paths,
+    catalog,
+    pins,
+    listing,
+    changes: comparePins(server.name, pins, listing, mode, sha256).changes,
+  };
+}
+
+function format(change: DefinitionChange): string {
+  const head = `${change.server}  ${change.kind} ${change.name}  ${change.change}`;
+  return [head, ...change.diff.map((line) => `    ${line}`)].join('\n');
+}
+
+/** Runs `pins`. */
+export async function run(args: readonly string[], io: CliIO): Promise<number> {
+  const { values, positionals } = parseCommandArgs('pins', args, OPTIONS, true);
+  if (values['help'] === true) {
+    io.out(HELP);
+    return EXIT.ok;
+  }
+  const file = resolveConfigPath(values['config'] as string | undefined, process.env, process.cwd());
+  const config = await loadConfigOrFail(file, io);
+  const servers = config.servers.filter((server) => server.enabled);
+  const [verb, name, tool, ...extra] = positionals;
+  if (verb === undefined) {
+    const changes = servers.flatMap((server) => stateOf(config, server).changes);
+    if (values['json'] === true) io.out(JSON.stringify(changes, null, 2));
+    else if (changes.length === 0) io.out('No definition differs from its pin.');
+    else io.out(changes.map(format).join('\n'));
+    for (const server of servers)
+      if (stateOf(config, server).catalog === undefined)
+        io.err(`note: nothing is remembered of "${server.name}" yet (the gateway has not listed it)`);
+    if (config.pinning === 'off') io.err('note: pinning is off in this config: changes are not acted on');
+    return EXIT.ok;
+  }
+  if (verb !== 'approve' || name === undefined || extra.length > 0)
+    throw new CliError('pins: expected `pins` or `pins approve <server> [name]`', EXIT.usage);
+  const server = servers.find((candidate) => candidate.name === name);
+  if (server === undefined)
+    throw new CliError(
+      `pins approve: no enabled server "${name}"; servers: ${servers.map((s) => s.name).join(', ')}`,
+      EXIT.usage,
+    );
+  const state = stateOf(config, server);
+  if (state.pins === undefined || state.listing === undefined) {
+    io.err(`Nothing to approve: "${name}" has no pins yet (they are made when the gateway first lists it).`);
+    return EXIT.ok;
+  }
+  const { pins, approved } = approve(state.pins, state.changes, state.listing, sha256, tool);
+  if (approved.length === 0) {
+    io.err(
+      tool === undefined
+        ? `Nothing to approve: every definition of "${name}" matches its pin.`
+        : `Nothing to approve: "${tool}" of "${name}" matches its pin (or is not listed).`,
+    );
+    return EXIT.ok;
+  }
+  await writePinsFile(state.paths.pins, server.name, pins);
+  for (const change of approved)
+    io.err(`Approved: ${change.server} ${change.kind} ${change.name} (${change.change})`);
+  return EXIT.ok;
+}
