@@ -29,6 +29,7 @@ import { fixedServers, type ServerSource } from './servers.js';
 import type { ToolBackend } from '../upstream/server.js';
 import type { Searches } from './searches.js';
 import type { Views } from './views.js';
+import type { RateLimiter } from './rate-limiter.js';
 import { loginThenCall, needsLogin, type Logins } from './logins.js';
 
 /** What {@link createToolBackend} needs from the proxy. */
@@ -54,6 +55,8 @@ export interface ToolDeps {
   settleServer?(server: string): Promise<void> | undefined;
   /** K4: the change behind a withheld tool's exposed name (`pinning: hold`). */
   held?(name: string): DefinitionChange | undefined;
+  /** I7: the callers' rate limits; absent: none. */
+  readonly limiter?: RateLimiter;
   /** O1: every answer is counted here, where it is logged. */
   readonly metrics?: Metrics;
   /** D3: callers' own logins to servers behind `auth: oauth` (HTTP only). */
@@ -373,6 +376,30 @@ export function createToolBackend(deps: ToolDeps): ToolBackend<PreparedCall> {
         requestId: options.requestId,
         principal: options.principal,
       });
+    },
+    limit(call, principal, requestId) {
+      if (deps.limiter === undefined) return undefined;
+      const exposedName = call.exposedName ?? call.entry.name;
+      const verdict = deps.limiter.admit(principal, exposedName);
+      if (verdict.allowed) return undefined;
+      const retryAfterS = Math.max(1, Math.ceil(verdict.retryAfterMs / 1000));
+      const { calls, windowMs } = verdict.limit;
+      return outcome(
+        failure(
+          'rate_limited',
+          `Rate limit: at most ${calls} calls per ${windowMs / 1000} s to "${echoedName(exposedName)}" for this caller; try again in ${retryAfterS} s`,
+          {
+            meta: { server: call.server, tool: call.tool },
+            errorData: { calls, per_s: windowMs / 1000, retry_after_s: retryAfterS },
+          },
+        ),
+        call.entry,
+        {
+          exposedName: echoedName(exposedName),
+          requestId,
+          ...(principal.kind === 'issuer' || principal.kind === 'token' ? { principal: principal.key } : {}),
+        },
+      ) as FailureResult;
     },
     releaseCaller(instance) {
       pool.releaseCaller(instance);

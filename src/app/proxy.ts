@@ -28,6 +28,8 @@ import { serveStdio } from '../upstream/stdio.js';
 import type { StdioHandle, StdioOptions } from '../upstream/stdio.js';
 import { createCatalogs, type Catalogs } from './catalogs.js';
 import { createMemory, type CatalogMemory } from './memory.js';
+import { createRateLimiter, localCounts, type RateLimiter } from './rate-limiter.js';
+import { compileLimits } from '../core/rate-limits.js';
 import type { DefinitionChange } from '../core/pins.js';
 import { createLogins } from './logins.js';
 import { STATUS_LOGIN_PATH } from './status-signin.js';
@@ -235,6 +237,12 @@ async function stopInOrder(
   await parts.pool.close({ graceMs: Math.max(0, graceMs - (Date.now() - began)) });
 }
 
+/** I7: the limiter of `config.rate_limits`, counting in this process; none without rules. */
+function rateLimits(config: Config): { limiter?: RateLimiter } {
+  if (config.rateLimits === undefined || config.rateLimits.length === 0) return {};
+  return { limiter: createRateLimiter(compileLimits(config.rateLimits), localCounts(), Date.now) };
+}
+
 /** K3: how many definitions differ from their pins, by server. */
 function countByServer(changes: readonly DefinitionChange[]): Map<string, number> {
   const counts = new Map<string, number>();
@@ -318,6 +326,7 @@ export function createProxy(config: Config, options: ProxyOptions): Proxy {
     settleLists: catalogs.settleLists,
     settleServer: catalogs.settleServer,
     held: catalogs.held,
+    ...rateLimits(config),
     metrics,
     ...(config.statusPage
       ? {

@@ -145,3 +145,20 @@ export const AccessRuleSchema = z.strictObject({
       'I6: the profiles (profiles: keys) the principals may use; absent: every profile and the whole catalog at /mcp.',
     ),
 });
+
+/** I7: one `rate_limits:` rule. */
+export const RateLimitSchema = z.strictObject({
+  principals: z
+    .array(principalPattern)
+    .min(1)
+    .describe(
+      'Who the limit is for (each principal has its own count): sub:, group:, scope:, client:, token:, local, *.',
+    ),
+  tools: z
+    .array(z.string().min(1))
+    .min(1)
+    .default(['*'])
+    .describe('Globs over exposed tool names the limit counts; `!glob` excludes. Default: every tool.'),
+  calls: z.number().int().min(1).describe('At most this many calls in each window.'),
+  per_s: z.number().positive().max(86_400).describe('The window, in seconds.'),
+});

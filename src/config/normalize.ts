@@ -292,6 +292,16 @@ export function normalizeConfig(
     statusPage: written.status_page,
     profiles: written.profiles ?? {},
     ...(written.access !== undefined ? { access: written.access } : {}),
+    ...(written.rate_limits !== undefined
+      ? {
+          rateLimits: written.rate_limits.map((rule) => ({
+            principals: rule.principals,
+            tools: rule.tools,
+            calls: rule.calls,
+            perS: rule.per_s,
+          })),
+        }
+      : {}),
     inputRequired: {
       ...(stateKey !== undefined ? { stateKey } : {}),
       roundTimeoutMs: written.input_required.round_timeout_ms,

@@ -16,7 +16,7 @@ import {
   TEXT_MODES,
 } from '../core/options.js';
 import { z } from 'zod';
-import { AccessRuleSchema, AuthSchema } from './identity-schema.js';
+import { AccessRuleSchema, RateLimitSchema, AuthSchema } from './identity-schema.js';
 import {
   DefaultsSchema,
   exposeSchema,
@@ -307,6 +307,12 @@ export const ConfigSchema = z
       )
       .optional()
       .describe('I6: named views of the catalog, served at /mcp/<name> and by serve --profile <name>.'),
+    rate_limits: z
+      .array(RateLimitSchema)
+      .optional()
+      .describe(
+        'I7: calls per caller: every rule a call matches (its principal, its tool) counts it, per principal, in fixed windows of per_s seconds; a call over a limit fails with rate_limited and the wait.',
+      ),
     access: z
       .array(AccessRuleSchema)
       .optional()

@@ -15,6 +15,9 @@ import type {
 import type { ErrorType } from '../core/result.js';
 import type { AccessRule, ProfileGlobs } from '../core/policy.js';
 import type { PinningMode } from '../core/pins.js';
+import type { RateLimitRule } from '../core/rate-limits.js';
+
+export type { RateLimitRule } from '../core/rate-limits.js';
 
 /** The envelope an upstream client receives (F1–F3). */
 export type { OutputFormat } from '../core/options.js';
@@ -301,6 +304,8 @@ export interface Config {
   readonly statusPage: boolean;
   /** I3: the access rules; absent: every caller everything. */
   readonly access?: readonly AccessRule[];
+  /** I7: limits on calls per caller; absent: none. */
+  readonly rateLimits?: readonly RateLimitRule[];
   /** Enabled and disabled servers, in config order (T4 decides collisions by this order). */
   readonly servers: readonly ServerConfig[];
   /** Argument keys whose values are redacted in trace logs (L1). */

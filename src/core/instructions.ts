@@ -24,6 +24,8 @@ export const DEFAULT_INSTRUCTIONS: Readonly<Record<ErrorType, string>> = Object.
   downstream_error:
     'The server behind this tool failed to handle the call: tell the user and stop; retry only if the user asks.',
   normalization_error: 'mcp-normalizer could not read the tool result: tell the user and stop; do not retry.',
+  rate_limited:
+    'Too many calls: wait the retry_after_s seconds the error names before calling this tool again; do not retry sooner.',
   definition_changed:
     "The tool's definition changed since it was approved and is withheld until an operator reviews it: do not retry; tell the user that the tool's definition changed and needs their approval.",
 });

@@ -24,6 +24,7 @@ export const ERROR_TYPES = [
   'downstream_error',
   'normalization_error',
   'definition_changed',
+  'rate_limited',
 ] as const;
 
 /** One of {@link ERROR_TYPES}. */

@@ -122,7 +122,8 @@ export function createCallPipeline<F extends PreparedForward>(deps: PipelineDeps
    * 2. prepare (the backend): T3 lookup, T7 explicit gate, T8 arguments; S2 answered here;
    * 3. authorize (I3, I4): the caller's policy, right after the lookup (it needs the tool) and
    *    before the gate, the arguments or any downstream: a denied call is `access_denied`;
-   * 4. run (the backend): queue, deadline, the downstream call, normalize (R3), the outcome step
+   * 4. limit (I7): the caller's rate limits count the call; one passed refuses it (`rate_limited`);
+   * 5. run (the backend): queue, deadline, the downstream call, normalize (R3), the outcome step
    *    (R4, L1, O1); or an input round to relay (Q3).
    * Rendering (R2) follows in {@link answer}.
    */
@@ -139,6 +140,10 @@ export function createCallPipeline<F extends PreparedForward>(deps: PipelineDeps
     const prepared = preparing instanceof Promise ? await preparing : preparing;
     // T7, T8, T9: refused before any downstream sees it (the backend logged it, L1); S2 answered.
     if (isAnswered(prepared)) return prepared;
+    // I7: a caller over a rate limit is refused before any downstream (counted only now, once
+    // the call is known to be allowed and well formed).
+    const limited = backend.limit?.(prepared, who.principal, extra.requestId);
+    if (limited !== undefined) return limited;
     return backend.callTool(prepared, {
       signal: extra.signal,
       exposedName: name,

@@ -1,0 +1,61 @@
+/**
+ * I7: the rate limits applied: each call a rule counts increments its principal's count for the
+ * window (`core/rate-limits.ts`). The counts live in this process (a map swept of past windows);
+ * a call no rule counts touches nothing.
+ */
+import { countKey, type Limits, type LimitVerdict } from '../core/rate-limits.js';
+import type { Principal } from '../core/policy.js';
+
+/** Where counts are kept: `increment` returns the count after this call. */
+export interface Counts {
+  increment(key: string, resetAt: number): number;
+}
+
+/** The most counts kept before the past windows are swept. */
+const SWEEP_AT = 10_000;
+
+/** Counts in this process, for one gateway (replicas without a shared store each count their own). */
+export function localCounts(): Counts {
+  const counts = new Map<string, { count: number; resetAt: number }>();
+  return {
+    increment(key, resetAt) {
+      let entry = counts.get(key);
+      if (entry === undefined) {
+        if (counts.size >= SWEEP_AT) {
+          const now = Date.now();
+          for (const [old, { resetAt: end }] of counts) if (end <= now) counts.delete(old);
+        }
+        counts.set(key, (entry = { count: 0, resetAt }));
+      }
+      return ++entry.count;
+    },
+  };
+}
+
+/** The limiter of one gateway. */
+export interface RateLimiter {
+  /** I7: counts a call of `principal` to `tool`; refused when a limit it counts is passed. */
+  admit(principal: Principal, tool: string): LimitVerdict;
+}
+
+const ALLOWED: LimitVerdict = { allowed: true };
+
+/** @example const limiter = createRateLimiter(compileLimits(config.rateLimits), localCounts(), Date.now); */
+export function createRateLimiter(limits: Limits, counts: Counts, clock: () => number): RateLimiter {
+  return {
+    admit(principal, tool) {
+      const matching = limits.for(principal, tool);
+      if (matching.length === 0) return ALLOWED;
+      const now = clock();
+      let refused: LimitVerdict = ALLOWED;
+      for (const limit of matching) {
+        const { key, resetAt } = countKey(limit, principal, now);
+        if (counts.increment(key, resetAt) <= limit.calls) continue;
+        const retryAfterMs = resetAt - now;
+        if (refused.allowed || retryAfterMs > refused.retryAfterMs)
+          refused = { allowed: false, limit, retryAfterMs };
+      }
+      return refused;
+    },
+  };
+}

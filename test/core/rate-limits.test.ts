@@ -1,0 +1,70 @@
+/** I7: rate limits per caller (pure: the rules, and the limiter over counts and a clock). */
+import { describe, expect, it } from 'vitest';
+import { createRateLimiter, localCounts } from '../../src/app/rate-limiter.js';
+import { issuerPrincipal, LOCAL_PRINCIPAL, tokenPrincipal } from '../../src/core/policy.js';
+import { compileLimits } from '../../src/core/rate-limits.js';
+
+const alice = issuerPrincipal('https://idp', 'alice', { groups: ['dev'], scopes: [] });
+const bob = issuerPrincipal('https://idp', 'bob', { groups: [], scopes: [] });
+const robot = tokenPrincipal('robot', [], []);
+
+function limiter(now: { t: number }) {
+  const limits = compileLimits([
+    { principals: ['sub:alice', 'token:robot'], tools: ['fs_*', '!fs_stat'], calls: 3, perS: 10 },
+    { principals: ['group:dev'], tools: ['*'], calls: 5, perS: 60 },
+  ]);
+  return createRateLimiter(limits, localCounts(), () => now.t);
+}
+
+describe('rate limits', () => {
+  it('I7: without rules nothing is counted, for anybody', () => {
+    const none = compileLimits(undefined);
+    expect(none.any).toBe(false);
+    expect(none.for(alice, 'fs_read')).toEqual([]);
+  });
+
+  it.each([
+    ['alice, fs_read: both rules', alice, 'fs_read', [0, 1]],
+    ['alice, fs_stat (excluded): the group rule only', alice, 'fs_stat', [1]],
+    ['the static token robot, fs_read', robot, 'fs_read', [0]],
+    ['bob (no rule names him)', bob, 'fs_read', []],
+    ['the local user', LOCAL_PRINCIPAL, 'fs_read', []],
+  ])('I7: the rules that count %s', (_name, principal, tool, indexes) => {
+    const limits = compileLimits([
+      { principals: ['sub:alice', 'token:robot'], tools: ['fs_*', '!fs_stat'], calls: 3, perS: 10 },
+      { principals: ['group:dev'], tools: ['*'], calls: 5, perS: 60 },
+    ]);
+    expect(limits.for(principal, tool).map((limit) => limit.index)).toEqual(indexes);
+  });
+
+  it('I7: a principal gets its calls in a window, then a refusal with the wait; others are not limited', () => {
+    const now = { t: 1_000_000 };
+    const limits = limiter(now);
+    const verdicts = [1, 2, 3, 4].map(() => limits.admit(robot, 'fs_read').allowed);
+    expect(verdicts).toEqual([true, true, true, false]);
+    now.t += 1500;
+    expect(limits.admit(robot, 'fs_read')).toMatchObject({
+      allowed: false,
+      retryAfterMs: 8500,
+      limit: { calls: 3 },
+    });
+    expect([1, 2, 3, 4, 5].map(() => limits.admit(bob, 'fs_read').allowed)).toEqual([
+      true,
+      true,
+      true,
+      true,
+      true,
+    ]);
+    // The next window counts afresh (windows are fixed: [n·10 s, (n+1)·10 s) since the epoch).
+    now.t = 1_010_000;
+    expect(limits.admit(robot, 'fs_read').allowed).toBe(true);
+  });
+
+  it('I7: a call two rules count is refused by the one passed, with the longest wait', () => {
+    const now = { t: 1_200_000 };
+    const limits = limiter(now);
+    for (let i = 0; i < 5; i++) expect(limits.admit(alice, 'web_get').allowed).toBe(true);
+    const refused = limits.admit(alice, 'fs_read');
+    expect(refused).toMatchObject({ allowed: false, limit: { index: 1 }, retryAfterMs: 60_000 });
+  });
+});
