@@ -9,7 +9,10 @@
  *    request, against the same gateway without auth: calls per second, and the gateway's CPU
  *    per call.
  *
- * Run: `npm run bench:overhead` (`--rounds R --calls N --in-flight F --only status|jwt`).
+ * 3. ratelimit (issue 48, I7): echo p50 over stdio with a rate limit that counts every call
+ *    (and is never reached) against none.
+ *
+ * Run: `npm run bench:overhead` (`--rounds R --calls N --in-flight F --only status|jwt|ratelimit`).
  * Prints one JSON line per part: the median of the per-round ratios and their middle half.
  */
 import './scratch.js';
@@ -52,8 +55,11 @@ function summary(part: string, ratios: number[], extra: Record<string, unknown>)
   );
 }
 
-/** Part 1: sequential echo calls over stdio, p50 per round, on and off alternating. */
-async function status(): Promise<void> {
+/**
+ * Parts 1 and 3: sequential echo calls over stdio, p50 per round, a gateway with `onExtra` in its
+ * config and one with `offExtra`, alternating.
+ */
+async function stdioPair(part: string, onExtra: string, offExtra: string): Promise<void> {
   const open = async (extra: string) => {
     const client = new LegacyClient({ name: 'bench-status', version: '1' });
     await client.connect(
@@ -67,8 +73,8 @@ async function status(): Promise<void> {
     for (let i = 0; i < 200; i++) await client.callTool({ name: 'e_echo', arguments: { message: 'warm' } });
     return client;
   };
-  const on = await open('');
-  const off = await open('status_page: false\n');
+  const on = await open(onExtra);
+  const off = await open(offExtra);
   const round = async (client: LegacyClient): Promise<number> => {
     const times: number[] = [];
     for (let i = 0; i < CALLS; i++) {
@@ -93,7 +99,7 @@ async function status(): Promise<void> {
   }
   await on.close();
   await off.close();
-  summary('status: echo p50 with the page ÷ without', ratios, {
+  summary(part, ratios, {
     p50_us_with: Math.round(median(p50s.on)),
     p50_us_without: Math.round(median(p50s.off)),
   });
@@ -189,5 +195,13 @@ async function jwt(): Promise<void> {
   });
 }
 
-if (values.only === undefined || values.only === 'status') await status();
+if (values.only === undefined || values.only === 'status')
+  await stdioPair('status: echo p50 with the page ÷ without', '', 'status_page: false\n');
 if (values.only === undefined || values.only === 'jwt') await jwt();
+// I7: a rate limit that counts every call (never reached) against none.
+if (values.only === undefined || values.only === 'ratelimit')
+  await stdioPair(
+    'ratelimit: echo p50 with a rate limit on every call ÷ without',
+    "rate_limits:\n  - principals: ['*']\n    calls: 1000000000\n    per_s: 3600\n",
+    '',
+  );

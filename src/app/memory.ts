@@ -22,7 +22,7 @@ import type { Config, ServerConfig } from '../config/types.js';
 import { canonicalJson, isRecord } from '../core/json.js';
 import { comparePins, type DefinitionChange, type PinSet } from '../core/pins.js';
 import { scrubDeep, type Scrubber } from '../core/secrets.js';
-import type { FeatureLists } from '../downstream/listing.js';
+import { EMPTY_FEATURES, type FeatureLists } from '../downstream/listing.js';
 import type { ServerSnapshot } from '../downstream/snapshot.js';
 import { readStateFile, writeStateFile } from './state-files.js';
 
@@ -184,13 +184,13 @@ export function createMemory(options: MemoryOptions): CatalogMemory {
   }
 
   /** K2: a live listing that differs from the one remembered is saved (scrubbed, L2). */
-  function remember(server: ServerConfig, entry: Entry, tools: readonly unknown[], features: FeatureLists) {
+  function remember(server: string, entry: Entry, tools: readonly unknown[], features: FeatureLists) {
     const digest = digestOf(tools, features);
     if (digest === entry.saved) return;
     entry.saved = digest;
     const file: CatalogFile = {
       version: 1,
-      server: server.name,
+      server,
       savedAt: new Date().toISOString(),
       tools,
       features,
@@ -203,6 +203,8 @@ export function createMemory(options: MemoryOptions): CatalogMemory {
   /** K3, K4: the listing compared with the pins; the changed ones withheld under `hold`. */
   function pinned(server: ServerConfig, entry: Entry, listing: ServerListing): ServerListing {
     if (config.pinning === 'off') return listing;
+    // Pins are made from what the server itself listed (trust on first use), never from memory.
+    if (entry.pins === undefined && listing.remembered) return listing;
     const digest = `${digestOf(listing.tools, listing.features)}:${entry.pinsMtime}`;
     if (entry.checked?.digest !== digest) {
       const check = comparePins(
@@ -278,7 +280,7 @@ export function createMemory(options: MemoryOptions): CatalogMemory {
     listing(server, snapshot) {
       const entry = entryOf(server);
       const live = up.has(server.name) && !snapshot.toolsWithheld;
-      if (live) remember(server, entry, snapshot.tools, snapshot.features);
+      if (live) remember(server.name, entry, snapshot.tools, snapshot.features);
       const { remembered } = entry;
       if (live) return pinned(server, entry, { ...snapshot, remembered: false });
       // Nothing known of it yet (not up, nothing remembered): nothing to pin or compare.
@@ -294,6 +296,11 @@ export function createMemory(options: MemoryOptions): CatalogMemory {
     stateChanged(server, state) {
       if (state === 'ready') up.add(server);
       else if (state === 'connecting') up.delete(server);
+      // K2: a first attempt that failed, of a server nothing is remembered of, is remembered as
+      // listing nothing, so that the next start's lists do not wait for it again.
+      const entry = entries.get(server);
+      if (state === 'down' && !up.has(server) && entry !== undefined && entry.remembered === undefined)
+        remember(server, entry, [], EMPTY_FEATURES);
     },
     changes: () => [...entries.values()].flatMap((entry) => entry.checked?.changes ?? []),
     async close() {

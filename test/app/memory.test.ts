@@ -124,6 +124,22 @@ describe('what the gateway remembers', () => {
     expect(refused.meta_data['instruction']).toEqual(expect.stringContaining('unavailable'));
   });
 
+  it('K2: a server whose first attempt failed is remembered as listing nothing: the next start lists at once without waiting for it', async () => {
+    const stateDir = mkdtempSync(join(tmpdir(), 'memory-'));
+    const broken = (): Connectable => {
+      throw new Error('cannot start');
+    };
+    const one = await run(settings(stateDir), { a: () => server(), b: broken });
+    expect((await one.list()).map(([name]) => name)).toEqual(['a_echo', 'a_other']);
+    await one.stop();
+    // The list would wait 60 s for a server starting that nothing is remembered of.
+    const stuck = gated(() => server());
+    const two = await run(settings(stateDir), { a: () => server(), b: stuck.connectable });
+    expect((await two.list()).map(([name]) => name)).toEqual(['a_echo', 'a_other']);
+    stuck.open();
+    await expect.poll(async () => (await two.list()).length).toBe(4);
+  });
+
   it('K3: a description changed between runs is served, logged once with definition_changed and a diff, counted and shown', async () => {
     const stateDir = mkdtempSync(join(tmpdir(), 'memory-'));
     const one = await run(settings(stateDir), { a: () => server(), b: () => server() });
