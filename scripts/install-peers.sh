@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # `npm test`'s pretest: the real third-party peers the tests run that npm does not bring.
 #
-# - nginx and Chromium from Debian (the replica tests, the status page and the logins in a real
-#   browser). Run as root (CI is), a missing one is installed with apt-get, and checked to be
+# - nginx, Chromium and Redis from Debian (the replica tests, the status page and the logins in a
+#   real browser, the shared store). Run as root (CI is), a missing one is installed with apt-get, and checked to be
 #   there afterwards: a failed install fails here, by name. Run as anyone else, nothing is
 #   installed (a test command never asks for privileges): the missing ones are named with the one
 #   command that installs them, and the suites that need them are skipped (test/helpers/peers.ts),
@@ -17,7 +17,7 @@ cd "$(dirname "$0")/.."
 
 missing=()
 # Each Debian package and the program it brings (test/helpers/peers.ts looks for the same).
-for pair in nginx:/usr/sbin/nginx chromium:/usr/bin/chromium; do
+for pair in nginx:/usr/sbin/nginx chromium:/usr/bin/chromium redis-server:/usr/bin/redis-server; do
   package=${pair%%:*}
   program=${pair#*:}
   [ -x "$program" ] || missing+=("$package")
@@ -31,7 +31,7 @@ if [ ${#missing[@]} -gt 0 ]; then
       apt-get update >>/tmp/install-peers.log 2>&1
       apt-get install -y --no-install-recommends "${missing[@]}" >>/tmp/install-peers.log 2>&1
     fi
-    for pair in nginx:/usr/sbin/nginx chromium:/usr/bin/chromium; do
+    for pair in nginx:/usr/sbin/nginx chromium:/usr/bin/chromium redis-server:/usr/bin/redis-server; do
       package=${pair%%:*}
       program=${pair#*:}
       if [[ " ${missing[*]} " == *" $package "* ]]; then

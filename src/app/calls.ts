@@ -30,6 +30,7 @@ import type { ToolBackend } from '../upstream/server.js';
 import type { Searches } from './searches.js';
 import type { Views } from './views.js';
 import type { RateLimiter } from './rate-limiter.js';
+import type { LimitVerdict } from '../core/rate-limits.js';
 import { loginThenCall, needsLogin, type Logins } from './logins.js';
 
 /** What {@link createToolBackend} needs from the proxy. */
@@ -57,6 +58,8 @@ export interface ToolDeps {
   held?(name: string): DefinitionChange | undefined;
   /** I7: the callers' rate limits; absent: none. */
   readonly limiter?: RateLimiter;
+  /** Issue 48: where the shared store is (no password), for the error when it is unreachable. */
+  readonly storeWhere?: string;
   /** O1: every answer is counted here, where it is logged. */
   readonly metrics?: Metrics;
   /** D3: callers' own logins to servers behind `auth: oauth` (HTTP only). */
@@ -72,6 +75,24 @@ export interface ToolDeps {
     result: Result,
     principal?: string,
   ) => void;
+}
+
+/** I7: the refusal of a call past `verdict`'s limit. */
+function rateLimited(
+  call: PreparedCall,
+  name: string,
+  verdict: Extract<LimitVerdict, { allowed: false }>,
+): FailureResult {
+  const retryAfterS = Math.max(1, Math.ceil(verdict.retryAfterMs / 1000));
+  const { calls, windowMs } = verdict.limit;
+  return failure(
+    'rate_limited',
+    `Rate limit: at most ${calls} calls per ${windowMs / 1000} s to "${name}" for this caller; try again in ${retryAfterS} s`,
+    {
+      meta: { server: call.server, tool: call.tool },
+      errorData: { calls, per_s: windowMs / 1000, retry_after_s: retryAfterS },
+    },
+  ) as FailureResult;
 }
 
 /**
@@ -380,26 +401,26 @@ export function createToolBackend(deps: ToolDeps): ToolBackend<PreparedCall> {
     limit(call, principal, requestId) {
       if (deps.limiter === undefined) return undefined;
       const exposedName = call.exposedName ?? call.entry.name;
-      const verdict = deps.limiter.admit(principal, exposedName);
-      if (verdict.allowed) return undefined;
-      const retryAfterS = Math.max(1, Math.ceil(verdict.retryAfterMs / 1000));
-      const { calls, windowMs } = verdict.limit;
-      return outcome(
-        failure(
-          'rate_limited',
-          `Rate limit: at most ${calls} calls per ${windowMs / 1000} s to "${echoedName(exposedName)}" for this caller; try again in ${retryAfterS} s`,
-          {
-            meta: { server: call.server, tool: call.tool },
-            errorData: { calls, per_s: windowMs / 1000, retry_after_s: retryAfterS },
-          },
-        ),
-        call.entry,
-        {
+      const answered = (result: FailureResult): FailureResult =>
+        outcome(result, call.entry, {
           exposedName: echoedName(exposedName),
           requestId,
           ...(principal.kind === 'issuer' || principal.kind === 'token' ? { principal: principal.key } : {}),
-        },
-      ) as FailureResult;
+        }) as FailureResult;
+      const refusal = (verdict: LimitVerdict): FailureResult | undefined =>
+        verdict.allowed ? undefined : answered(rateLimited(call, echoedName(exposedName), verdict));
+      const verdict = deps.limiter.admit(principal, exposedName);
+      if (!(verdict instanceof Promise)) return refusal(verdict);
+      // I7, issue 48: counted in the shared store; unreachable, the call cannot be counted.
+      return verdict.then(refusal, (error: unknown) =>
+        answered(
+          failure(
+            'downstream_unavailable',
+            `The shared store (${deps.storeWhere ?? 'store'}) is unreachable, and calls to "${echoedName(exposedName)}" are rate-limited: they cannot be counted (${error instanceof Error ? error.message : String(error)})`,
+            { meta: { server: call.server, tool: call.tool }, errorData: { reason: 'store_unavailable' } },
+          ),
+        ),
+      );
     },
     releaseCaller(instance) {
       pool.releaseCaller(instance);

@@ -42,6 +42,8 @@ export interface HealthSources {
   readonly pool: Pool;
   catalog(): Catalog;
   lifecycle(): Lifecycle;
+  /** Issue 48: the shared store's connection, when there is one. */
+  store?(): { readonly where: string; readonly ok: boolean; readonly error?: string };
   readonly scrub?: Scrubber;
 }
 
@@ -84,14 +86,16 @@ export function createHealth(sources: HealthSources): Health {
     report() {
       const list = servers();
       const { started, stopping } = sources.lifecycle();
+      // Issue 48: an unreachable store degrades (what needs it fails, the rest goes on).
+      const store = sources.store?.();
       const status = stopping
         ? 'stopping'
         : !started
           ? 'starting'
-          : list.every((server) => server.state === 'ready')
+          : list.every((server) => server.state === 'ready') && store?.ok !== false
             ? 'ok'
             : 'degraded';
-      const body = { status, servers: list };
+      const body = { status, servers: list, ...(store !== undefined ? { store } : {}) };
       // L2: a server's last error can echo an interpolated secret.
       return {
         status: stopping || !started ? 503 : 200,

@@ -29,6 +29,7 @@ import type { StdioHandle, StdioOptions } from '../upstream/stdio.js';
 import { createCatalogs, type Catalogs } from './catalogs.js';
 import { createMemory, type CatalogMemory } from './memory.js';
 import { createRateLimiter, localCounts, type RateLimiter } from './rate-limiter.js';
+import { createStore, type SharedStore } from './store.js';
 import { compileLimits } from '../core/rate-limits.js';
 import type { DefinitionChange } from '../core/pins.js';
 import { createLogins } from './logins.js';
@@ -237,10 +238,20 @@ async function stopInOrder(
   await parts.pool.close({ graceMs: Math.max(0, graceMs - (Date.now() - began)) });
 }
 
-/** I7: the limiter of `config.rate_limits`, counting in this process; none without rules. */
-function rateLimits(config: Config): { limiter?: RateLimiter } {
+/**
+ * I7: the limiter of `config.rate_limits`, counting in the shared store when there is one (issue
+ * 48), else in this process; none without rules.
+ */
+function rateLimits(
+  config: Config,
+  store: SharedStore | undefined,
+): { limiter?: RateLimiter; storeWhere?: string } {
   if (config.rateLimits === undefined || config.rateLimits.length === 0) return {};
-  return { limiter: createRateLimiter(compileLimits(config.rateLimits), localCounts(), Date.now) };
+  const counts = store === undefined ? localCounts() : { increment: store.increment };
+  return {
+    limiter: createRateLimiter(compileLimits(config.rateLimits), counts, Date.now),
+    ...(store !== undefined ? { storeWhere: store.where } : {}),
+  };
 }
 
 /** K3: how many definitions differ from their pins, by server. */
@@ -260,6 +271,7 @@ export function createProxy(config: Config, options: ProxyOptions): Proxy {
   // O3: a reload replaces them; every part reads the servers here.
   const servers = serverHolder(config.servers);
   const pool = createPool(config, options, scrub);
+  const store = config.store === undefined ? undefined : createStore(config.store.url, logger);
   /** What most parts are built from. */
   const base = { config, servers, pool, logger };
   let started: Promise<void> | undefined;
@@ -326,7 +338,7 @@ export function createProxy(config: Config, options: ProxyOptions): Proxy {
     settleLists: catalogs.settleLists,
     settleServer: catalogs.settleServer,
     held: catalogs.held,
-    ...rateLimits(config),
+    ...rateLimits(config, store),
     metrics,
     ...(config.statusPage
       ? {
@@ -353,6 +365,7 @@ export function createProxy(config: Config, options: ProxyOptions): Proxy {
     pool,
     catalog: catalogs.tools,
     lifecycle: () => ({ started: started !== undefined && firstRoundDone, stopping }),
+    ...(store !== undefined ? { store: () => ({ where: store.where, ...store.health() }) } : {}),
     ...(scrub !== undefined ? { scrub } : {}),
   });
   const onRequest = (era: Era, method: string): void => metrics.request(era, method);
@@ -397,7 +410,7 @@ export function createProxy(config: Config, options: ProxyOptions): Proxy {
     async stop({ graceMs = 5000 } = {}) {
       stopping = true;
       await stopInOrder({ catalogs, upstream, endpoints, searches, pool, logger }, graceMs);
-      await memory.close();
+      await Promise.all([memory.close(), store?.close()]);
     },
     async reload(next, graceMs = 5000) {
       await applyServers(pool, servers, next, graceMs, logger);

@@ -1,14 +1,18 @@
 /**
  * I7: the rate limits applied: each call a rule counts increments its principal's count for the
- * window (`core/rate-limits.ts`). The counts live in this process (a map swept of past windows);
- * a call no rule counts touches nothing.
+ * window (`core/rate-limits.ts`). The counts live in this process (a map swept of past windows),
+ * or in the shared store (`store.ts`), where every replica counts the same calls; a call no rule
+ * counts touches neither.
  */
-import { countKey, type Limits, type LimitVerdict } from '../core/rate-limits.js';
+import { countKey, type CompiledLimit, type Limits, type LimitVerdict } from '../core/rate-limits.js';
 import type { Principal } from '../core/policy.js';
 
-/** Where counts are kept: `increment` returns the count after this call. */
+/**
+ * Where counts are kept: `increment` returns the count after this call (a promise from a shared
+ * store, which rejects when the store cannot be reached).
+ */
 export interface Counts {
-  increment(key: string, resetAt: number): number;
+  increment(key: string, resetAt: number): number | Promise<number>;
 }
 
 /** The most counts kept before the past windows are swept. */
@@ -32,13 +36,34 @@ export function localCounts(): Counts {
   };
 }
 
+const ALLOWED: LimitVerdict = { allowed: true };
+
 /** The limiter of one gateway. */
 export interface RateLimiter {
-  /** I7: counts a call of `principal` to `tool`; refused when a limit it counts is passed. */
-  admit(principal: Principal, tool: string): LimitVerdict;
+  /**
+   * I7: counts a call of `principal` to `tool`; refused when a limit it counts is passed. A
+   * promise only when a limit counts the call and the counts are shared.
+   */
+  admit(principal: Principal, tool: string): LimitVerdict | Promise<LimitVerdict>;
 }
 
-const ALLOWED: LimitVerdict = { allowed: true };
+interface Counted {
+  readonly limit: CompiledLimit;
+  readonly resetAt: number;
+  readonly count: number;
+}
+
+/** The verdict on the counts after a call: refused by the passed limit with the longest wait. */
+function verdictOf(counted: readonly Counted[], now: number): LimitVerdict {
+  let refused: LimitVerdict = ALLOWED;
+  for (const { limit, resetAt, count } of counted) {
+    if (count <= limit.calls) continue;
+    const retryAfterMs = resetAt - now;
+    if (refused.allowed || retryAfterMs > refused.retryAfterMs)
+      refused = { allowed: false, limit, retryAfterMs };
+  }
+  return refused;
+}
 
 /** @example const limiter = createRateLimiter(compileLimits(config.rateLimits), localCounts(), Date.now); */
 export function createRateLimiter(limits: Limits, counts: Counts, clock: () => number): RateLimiter {
@@ -47,15 +72,15 @@ export function createRateLimiter(limits: Limits, counts: Counts, clock: () => n
       const matching = limits.for(principal, tool);
       if (matching.length === 0) return ALLOWED;
       const now = clock();
-      let refused: LimitVerdict = ALLOWED;
-      for (const limit of matching) {
+      const pending = matching.map((limit) => {
         const { key, resetAt } = countKey(limit, principal, now);
-        if (counts.increment(key, resetAt) <= limit.calls) continue;
-        const retryAfterMs = resetAt - now;
-        if (refused.allowed || retryAfterMs > refused.retryAfterMs)
-          refused = { allowed: false, limit, retryAfterMs };
-      }
-      return refused;
+        return { limit, resetAt, count: counts.increment(key, resetAt) };
+      });
+      if (pending.every((entry): entry is Counted => typeof entry.count === 'number'))
+        return verdictOf(pending, now);
+      return Promise.all(pending.map(async (entry) => ({ ...entry, count: await entry.count }))).then(
+        (counted) => verdictOf(counted, now),
+      );
     },
   };
 }

@@ -198,6 +198,17 @@ function serverConfig(entry: ServerEntry, written: WrittenConfig, stateDir: stri
   };
 }
 
+/** The password (and user) in a store URL, decoded: secrets (L2). */
+function storePassword(url: string | undefined): string[] {
+  if (url === undefined) return [];
+  try {
+    const parsed = new URL(url);
+    return parsed.password === '' ? [] : [decodeURIComponent(parsed.password)];
+  } catch {
+    return [];
+  }
+}
+
 /**
  * The runtime Config: defaults applied, servers in config order (main file first, as written,
  * then `servers_dir` files by name).
@@ -292,6 +303,7 @@ export function normalizeConfig(
     statusPage: written.status_page,
     profiles: written.profiles ?? {},
     ...(written.access !== undefined ? { access: written.access } : {}),
+    ...(written.store !== undefined ? { store: { url: written.store.url } } : {}),
     ...(written.rate_limits !== undefined
       ? {
           rateLimits: written.rate_limits.map((rule) => ({
@@ -317,6 +329,8 @@ export function normalizeConfig(
         ...Object.values(auth?.tokens ?? {}).map((entry) => entry.token),
         ...(auth?.introspection !== undefined ? [auth.introspection.client_secret] : []),
         ...(auth?.login_client?.client_secret !== undefined ? [auth.login_client.client_secret] : []),
+        // The store's password, also when it is written in its URL.
+        ...storePassword(written.store?.url),
         // D1: downstream client secrets and signing keys.
         ...entries.flatMap((entry) => {
           const auth = (entry.server as { auth?: { client_secret?: string; private_key?: string } }).auth;

@@ -307,6 +307,17 @@ export const ConfigSchema = z
       )
       .optional()
       .describe('I6: named views of the catalog, served at /mcp/<name> and by serve --profile <name>.'),
+    store: z
+      .strictObject({
+        url: z
+          .string()
+          .regex(/^rediss?:\/\/\S+$/, { message: 'expected a redis:// or rediss:// URL' })
+          .describe('The Redis server (a password through ${VAR}: it is scrubbed from every output).'),
+      })
+      .optional()
+      .describe(
+        'Issue 48: state the replicas share, in Redis: the rate-limit counts (I7). Absent: each process keeps its own.',
+      ),
     rate_limits: z
       .array(RateLimitSchema)
       .optional()

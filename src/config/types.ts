@@ -304,6 +304,8 @@ export interface Config {
   readonly statusPage: boolean;
   /** I3: the access rules; absent: every caller everything. */
   readonly access?: readonly AccessRule[];
+  /** The store the replicas share (Redis); absent: each process keeps its own state. */
+  readonly store?: { readonly url: string };
   /** I7: limits on calls per caller; absent: none. */
   readonly rateLimits?: readonly RateLimitRule[];
   /** Enabled and disabled servers, in config order (T4 decides collisions by this order). */

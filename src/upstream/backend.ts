@@ -77,7 +77,11 @@ export interface ToolBackend<F extends PreparedForward = PreparedForward> {
    * I7: the call counted against the caller's rate limits: a refusal (`rate_limited`, through the
    * outcome step) when it passes one, else undefined. @default no limits
    */
-  limit?(call: F, principal: Principal, requestId: string | number): FailureResult | undefined;
+  limit?(
+    call: F,
+    principal: Principal,
+    requestId: string | number,
+  ): FailureResult | undefined | Promise<FailureResult | undefined>;
   /** O2: false for a name no tool has now (it names no span). @default true */
   exposes?(name: string): boolean;
   /**

@@ -142,7 +142,8 @@ export function createCallPipeline<F extends PreparedForward>(deps: PipelineDeps
     if (isAnswered(prepared)) return prepared;
     // I7: a caller over a rate limit is refused before any downstream (counted only now, once
     // the call is known to be allowed and well formed).
-    const limited = backend.limit?.(prepared, who.principal, extra.requestId);
+    const limiting = backend.limit?.(prepared, who.principal, extra.requestId);
+    const limited = limiting instanceof Promise ? await limiting : limiting;
     if (limited !== undefined) return limited;
     return backend.callTool(prepared, {
       signal: extra.signal,

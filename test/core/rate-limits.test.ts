@@ -1,19 +1,22 @@
 /** I7: rate limits per caller (pure: the rules, and the limiter over counts and a clock). */
 import { describe, expect, it } from 'vitest';
 import { createRateLimiter, localCounts } from '../../src/app/rate-limiter.js';
-import { issuerPrincipal, LOCAL_PRINCIPAL, tokenPrincipal } from '../../src/core/policy.js';
-import { compileLimits } from '../../src/core/rate-limits.js';
+import { issuerPrincipal, LOCAL_PRINCIPAL, tokenPrincipal, type Principal } from '../../src/core/policy.js';
+import { compileLimits, type LimitVerdict } from '../../src/core/rate-limits.js';
 
 const alice = issuerPrincipal('https://idp', 'alice', { groups: ['dev'], scopes: [] });
 const bob = issuerPrincipal('https://idp', 'bob', { groups: [], scopes: [] });
 const robot = tokenPrincipal('robot', [], []);
 
-function limiter(now: { t: number }) {
+function limiter(now: { t: number }): { admit(p: Principal, tool: string): LimitVerdict } {
   const limits = compileLimits([
     { principals: ['sub:alice', 'token:robot'], tools: ['fs_*', '!fs_stat'], calls: 3, perS: 10 },
     { principals: ['group:dev'], tools: ['*'], calls: 5, perS: 60 },
   ]);
-  return createRateLimiter(limits, localCounts(), () => now.t);
+  // Local counts answer at once: never a promise.
+  return createRateLimiter(limits, localCounts(), () => now.t) as {
+    admit(p: Principal, tool: string): LimitVerdict;
+  };
 }
 
 describe('rate limits', () => {

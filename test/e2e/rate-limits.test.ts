@@ -5,8 +5,10 @@
 import type { ChildProcess } from 'node:child_process';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { afterEach, describe, expect, it } from 'vitest';
+import { awayFromWindowEnd } from '../helpers/redis.js';
 import { fixtureEntry, serveHttp, writeConfig } from './cli-process.js';
 
+const DAY_S = 86_400;
 const children: ChildProcess[] = [];
 const clients: Client[] = [];
 afterEach(async () => {
@@ -39,7 +41,7 @@ describe('rate limits per caller, over HTTP', () => {
         "  - principals: ['token:alice']",
         "    tools: ['e_echo']",
         '    calls: 3',
-        '    per_s: 3600',
+        `    per_s: ${DAY_S}`,
         'servers:',
         fixtureEntry('e', 'echo'),
         fixtureEntry('s', 'structured'),
@@ -53,13 +55,14 @@ describe('rate limits per caller, over HTTP', () => {
     const type = (result: Awaited<ReturnType<typeof echo>>) =>
       (result.structuredContent as { meta_data?: { error_type?: string } } | undefined)?.meta_data
         ?.error_type;
+    await awayFromWindowEnd(DAY_S * 1000);
     const results = [];
     for (let i = 0; i < 4; i++) results.push(await echo(alice));
     expect(results.map(type)).toEqual([undefined, undefined, undefined, 'rate_limited']);
     const refused = results[3]!.structuredContent as {
       meta_data: { error_data: Record<string, unknown>; instruction: string };
     };
-    expect(refused.meta_data.error_data).toMatchObject({ calls: 3, per_s: 3600 });
+    expect(refused.meta_data.error_data).toMatchObject({ calls: 3, per_s: DAY_S });
     expect(refused.meta_data.error_data['retry_after_s']).toBeGreaterThan(0);
     expect(refused.meta_data.instruction).toContain('retry_after_s');
     expect(results[3]!.isError).toBe(true);

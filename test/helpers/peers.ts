@@ -1,5 +1,5 @@
 /**
- * The system peers some tests run that npm does not bring (nginx, Chromium), from Debian. `npm
+ * The system peers some tests run that npm does not bring (nginx, Chromium, Redis), from Debian. `npm
  * test`'s pretest installs them when it runs as root (CI does); without root it installs nothing
  * and says which are missing. A test file that needs one declares it here: when the peer is
  * missing, its suite is skipped under a title that names the peer and the one command that
@@ -12,6 +12,7 @@ import { describe, it } from 'vitest';
 export const PEERS = {
   nginx: { paths: ['/usr/sbin/nginx', '/usr/bin/nginx'], package: 'nginx' },
   chromium: { paths: ['/usr/bin/chromium'], package: 'chromium' },
+  'redis-server': { paths: ['/usr/bin/redis-server'], package: 'redis-server' },
 } as const;
 
 export type Peer = keyof typeof PEERS;

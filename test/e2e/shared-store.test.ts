@@ -1,0 +1,84 @@
+/**
+ * Issue 48 with a real Redis: two replicas (`serve --http`) with one `store.url` count one
+ * principal's calls together (I7), and when the store goes away the calls that need it fail with
+ * an error that names it while the rest go on.
+ */
+import type { ChildProcess } from 'node:child_process';
+import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { afterEach, expect, it } from 'vitest';
+import { describeWith } from '../helpers/peers.js';
+import { awayFromWindowEnd, startRedis, type RedisPeer } from '../helpers/redis.js';
+import { fixtureEntry, serveHttp, writeConfig } from './cli-process.js';
+
+const children: ChildProcess[] = [];
+const clients: Client[] = [];
+const redises: RedisPeer[] = [];
+afterEach(async () => {
+  for (const client of clients.splice(0)) await client.close();
+  for (const child of children.splice(0)) child.kill('SIGKILL');
+  for (const redis of redises.splice(0)) await redis.stop();
+});
+
+const ALICE = 'alice-token-0123456789abcdef';
+const BOB = 'bob-token-0123456789abcdef0';
+const DAY_S = 86_400;
+
+async function client(url: string, token: string): Promise<Client> {
+  const made = new Client({ name: 'replica-client', version: '1.0.0' });
+  clients.push(made);
+  await made.connect(
+    new StreamableHTTPClientTransport(new URL(url), {
+      requestInit: { headers: { authorization: `Bearer ${token}` } },
+    }),
+  );
+  return made;
+}
+
+type Answer = { meta_data?: { error_type?: string; error_data?: Record<string, unknown> } };
+const echo = async (who: Client): Promise<Answer> =>
+  (await who.callTool({ name: 'e_echo', arguments: { text: 'x' } })).structuredContent as Answer;
+
+describeWith(['redis-server'])('state shared by replicas in Redis', () => {
+  it('I7: with one store.url, 10 calls per window for one principal hold across two replicas; another principal is not limited; a store gone fails only what needs it, by name', async () => {
+    const redis = await startRedis();
+    redises.push(redis);
+    const file = writeConfig(
+      [
+        `store: { url: "${redis.url}" }`,
+        'http:',
+        '  auth:',
+        '    tokens:',
+        `      alice: { token: ${ALICE} }`,
+        `      bob: { token: ${BOB} }`,
+        "    admins: ['token:bob']",
+        'rate_limits:',
+        "  - principals: ['token:alice']",
+        "    tools: ['e_*']",
+        '    calls: 10',
+        `    per_s: ${DAY_S}`,
+        'servers:',
+        fixtureEntry('e', 'echo'),
+      ].join('\n'),
+    );
+    const [one, two] = await Promise.all([serveHttp(file), serveHttp(file)]);
+    children.push(one.child, two.child);
+    const alice = [await client(one.url, ALICE), await client(two.url, ALICE)];
+    const bob = [await client(one.url, BOB), await client(two.url, BOB)];
+    await awayFromWindowEnd(DAY_S * 1000);
+    const types: (string | undefined)[] = [];
+    for (let i = 0; i < 12; i++) types.push((await echo(alice[i % 2]!)).meta_data?.error_type);
+    expect(types).toEqual([...Array<undefined>(10).fill(undefined), 'rate_limited', 'rate_limited']);
+    for (let i = 0; i < 12; i++) expect((await echo(bob[i % 2]!)).meta_data?.error_type).toBeUndefined();
+
+    await redis.stop();
+    const refused = await echo(alice[0]!);
+    expect(refused.meta_data?.error_type).toBe('downstream_unavailable');
+    expect(refused.meta_data?.error_data).toMatchObject({ reason: 'store_unavailable' });
+    expect(JSON.stringify(refused)).toContain(redis.url);
+    expect((await echo(bob[1]!)).meta_data?.error_type).toBeUndefined();
+    const health = (await (
+      await fetch(one.healthUrl, { headers: { authorization: `Bearer ${BOB}` } })
+    ).json()) as { status: string; store: { ok: boolean; where: string } };
+    expect(health).toMatchObject({ status: 'degraded', store: { ok: false, where: redis.url } });
+  });
+});
