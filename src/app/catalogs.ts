@@ -86,8 +86,11 @@ export interface Catalogs {
   settleServer(server: string): Promise<void> | undefined;
   /** K4: the change behind exposed tool name `name`, when it is withheld (`pinning: hold`). */
   held(name: string): DefinitionChange | undefined;
-  /** The pool is starting now: the list wait counts from here. */
-  begin(): void;
+  /**
+   * The pool is starting now: the list wait counts from here. `loading`: what the shared store
+   * remembers is being read (issue 48); a list waits for it first.
+   */
+  begin(loading?: Promise<void>): void;
   /** Stops rebuilding (shutdown). */
   stop(): void;
 }
@@ -103,6 +106,8 @@ export function createCatalogs(deps: CatalogsDeps): Catalogs {
   let tools = buildCatalog([], catalogOptions);
   let features = buildFeatureIndex([], featureOptions);
   let stopped = false;
+  /** Issue 48: the read of what the shared store remembers, while it runs. */
+  let shared: Promise<void> | undefined;
   /** K4: the exposed names of withheld tools, and their changes. */
   let held = new Map<string, DefinitionChange>();
   let begunAt: number | undefined;
@@ -285,6 +290,8 @@ export function createCatalogs(deps: CatalogsDeps): Catalogs {
     },
     settleLists() {
       if (begunAt === undefined) return undefined;
+      // Issue 48: what another replica remembered is read first (bounded by the store's timeout).
+      if (shared !== undefined) return shared.then(() => this.settleLists());
       // K2: a server remembered is listed from memory: a list waits only for the others.
       const unknown = pool.starting().filter((name) => {
         const server = servers.get(name);
@@ -296,8 +303,12 @@ export function createCatalogs(deps: CatalogsDeps): Catalogs {
       return waitFor(pool.starting().includes(server) ? [server] : [], deps.startupWaitMs);
     },
     held: (name) => held.get(name),
-    begin() {
+    begin(loading) {
       begunAt ??= deps.startedAt ?? Date.now();
+      if (loading !== undefined) {
+        shared = loading;
+        void loading.finally(() => (shared = undefined));
+      }
       // K2: the remembered catalogs are served from the start, before any server is up.
       if (memory !== undefined) this.rebuild();
     },

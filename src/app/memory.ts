@@ -16,7 +16,7 @@
  */
 import { createHash } from 'node:crypto';
 import { statSync } from 'node:fs';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import type { Logger } from 'pino';
 import type { Config, ServerConfig } from '../config/types.js';
 import { canonicalJson, isRecord } from '../core/json.js';
@@ -41,6 +41,11 @@ export interface MemoryOptions {
   readonly scrub: Scrubber | undefined;
   /** K4: the pins changed on disk (an approval): the catalogs are rebuilt. */
   readonly pinsChanged: () => void;
+  /**
+   * Issue 48: every state file written is also handed here (`catalogs/<key>.json` or
+   * `pins/<key>.json`, and its JSON), for the store the replicas share. @default nowhere
+   */
+  readonly saved?: (name: string, json: string) => void;
 }
 
 /** The gateway's memory of its servers. */
@@ -56,6 +61,12 @@ export interface CatalogMemory {
   stateChanged(server: string, state: ServerSnapshot['state']): void;
   /** K3: the definitions that differ from their pins now, every server. */
   changes(): readonly DefinitionChange[];
+  /**
+   * Issue 48: what another replica remembered of `server` (from the shared store): its catalog
+   * when this process remembers none, its pins when they differ from this process's. True when
+   * something was taken.
+   */
+  adopt(server: ServerConfig, catalog: unknown, pins: unknown): boolean;
   /** Stops the pins watch; resolves once every write is done. */
   close(): Promise<void>;
 }
@@ -95,7 +106,11 @@ export function memoryPaths(stateDir: string, server: Pick<ServerConfig, 'name' 
 
 /** A catalog file as written, or undefined when it is not one. */
 export function readCatalogFile(path: string): CatalogFile | undefined {
-  const file = readStateFile(path);
+  return catalogOf(readStateFile(path));
+}
+
+/** A catalog file's JSON value, or undefined when it is not one. */
+export function catalogOf(file: unknown): CatalogFile | undefined {
   if (!isRecord(file) || file['version'] !== 1 || !Array.isArray(file['tools'])) return undefined;
   const features = isRecord(file['features']) ? file['features'] : {};
   const list = (key: string): unknown[] => (Array.isArray(features[key]) ? (features[key] as unknown[]) : []);
@@ -114,15 +129,24 @@ export function readCatalogFile(path: string): CatalogFile | undefined {
 
 /** A pins file as written, or undefined when there is none. */
 export function readPinsFile(path: string): PinSet | undefined {
-  const file = readStateFile(path);
+  return pinsOf(readStateFile(path));
+}
+
+/** A pins file's JSON value, or undefined when it is not one. */
+export function pinsOf(file: unknown): PinSet | undefined {
   if (!isRecord(file) || file['version'] !== 1) return undefined;
   const set = (key: string): PinSet['tools'] => (isRecord(file[key]) ? (file[key] as PinSet['tools']) : {});
   return { tools: set('tools'), prompts: set('prompts') };
 }
 
+/** The JSON of `server`'s pins file. */
+export function pinsFile(server: string, pins: PinSet): Record<string, unknown> {
+  return { version: 1, server, tools: pins.tools, prompts: pins.prompts };
+}
+
 /** Writes `pins` as `server`'s pins file. */
 export function writePinsFile(path: string, server: string, pins: PinSet): Promise<void> {
-  return writeStateFile(path, { version: 1, server, tools: pins.tools, prompts: pins.prompts });
+  return writeStateFile(path, pinsFile(server, pins));
 }
 
 /** One server's memory in this process. */
@@ -184,7 +208,13 @@ export function createMemory(options: MemoryOptions): CatalogMemory {
   }
 
   /** K2: a live listing that differs from the one remembered is saved (scrubbed, L2). */
-  function remember(server: string, entry: Entry, tools: readonly unknown[], features: FeatureLists) {
+  function remember(
+    server: string,
+    entry: Entry,
+    tools: readonly unknown[],
+    features: FeatureLists,
+    share = true,
+  ) {
     const digest = digestOf(tools, features);
     if (digest === entry.saved) return;
     entry.saved = digest;
@@ -198,6 +228,7 @@ export function createMemory(options: MemoryOptions): CatalogMemory {
     entry.remembered = file;
     const kept = options.scrub === undefined ? file : scrubDeep(file, options.scrub);
     write(entry.paths.catalog, () => writeStateFile(entry.paths.catalog, kept));
+    if (share) options.saved?.(`catalogs/${basename(entry.paths.catalog)}`, JSON.stringify(kept));
   }
 
   /** K3, K4: the listing compared with the pins; the changed ones withheld under `hold`. */
@@ -217,6 +248,10 @@ export function createMemory(options: MemoryOptions): CatalogMemory {
       if (check.pinned) {
         entry.pins = check.pins;
         write(entry.paths.pins, () => writePinsFile(entry.paths.pins, server.name, check.pins));
+        options.saved?.(
+          `pins/${basename(entry.paths.pins)}`,
+          JSON.stringify(pinsFile(server.name, check.pins)),
+        );
       }
       entry.checked = { digest, changes: check.changes };
       for (const change of check.changes) tell(change);
@@ -297,12 +332,30 @@ export function createMemory(options: MemoryOptions): CatalogMemory {
       if (state === 'ready') up.add(server);
       else if (state === 'connecting') up.delete(server);
       // K2: a first attempt that failed, of a server nothing is remembered of, is remembered as
-      // listing nothing, so that the next start's lists do not wait for it again.
+      // listing nothing, so that the next start's lists do not wait for it again (in this folder
+      // only: the shared store keeps what another replica listed).
       const entry = entries.get(server);
       if (state === 'down' && !up.has(server) && entry !== undefined && entry.remembered === undefined)
-        remember(server, entry, [], EMPTY_FEATURES);
+        remember(server, entry, [], EMPTY_FEATURES, false);
     },
     changes: () => [...entries.values()].flatMap((entry) => entry.checked?.changes ?? []),
+    adopt(server, catalog, pins) {
+      const entry = entryOf(server);
+      const shared = catalogOf(catalog);
+      let taken = false;
+      if (entry.remembered === undefined && shared !== undefined) {
+        entry.remembered = shared;
+        entry.saved = digestOf(shared.tools, shared.features);
+        taken = true;
+      }
+      const sharedPins = pinsOf(pins);
+      if (sharedPins !== undefined && canonicalJson(sharedPins) !== canonicalJson(entry.pins ?? null)) {
+        entry.pins = sharedPins;
+        entry.checked = undefined;
+        taken = true;
+      }
+      return taken;
+    },
     async close() {
       if (poll !== undefined) clearInterval(poll);
       while (writes.size > 0) await Promise.allSettled([...writes]);

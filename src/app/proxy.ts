@@ -27,10 +27,8 @@ import { createUpstreamServer, type UpstreamServer } from '../upstream/server.js
 import { serveStdio } from '../upstream/stdio.js';
 import type { StdioHandle, StdioOptions } from '../upstream/stdio.js';
 import { createCatalogs, type Catalogs } from './catalogs.js';
-import { createMemory, type CatalogMemory } from './memory.js';
-import { createRateLimiter, localCounts, type RateLimiter } from './rate-limiter.js';
-import { createStore, type SharedStore } from './store.js';
-import { compileLimits } from '../core/rate-limits.js';
+import type { CatalogMemory } from './memory.js';
+import { countByServer, rateLimits, rememberedState } from './state.js';
 import type { DefinitionChange } from '../core/pins.js';
 import { createLogins } from './logins.js';
 import { STATUS_LOGIN_PATH } from './status-signin.js';
@@ -239,29 +237,6 @@ async function stopInOrder(
 }
 
 /**
- * I7: the limiter of `config.rate_limits`, counting in the shared store when there is one (issue
- * 48), else in this process; none without rules.
- */
-function rateLimits(
-  config: Config,
-  store: SharedStore | undefined,
-): { limiter?: RateLimiter; storeWhere?: string } {
-  if (config.rateLimits === undefined || config.rateLimits.length === 0) return {};
-  const counts = store === undefined ? localCounts() : { increment: store.increment };
-  return {
-    limiter: createRateLimiter(compileLimits(config.rateLimits), counts, Date.now),
-    ...(store !== undefined ? { storeWhere: store.where } : {}),
-  };
-}
-
-/** K3: how many definitions differ from their pins, by server. */
-function countByServer(changes: readonly DefinitionChange[]): Map<string, number> {
-  const counts = new Map<string, number>();
-  for (const change of changes) counts.set(change.server, (counts.get(change.server) ?? 0) + 1);
-  return counts;
-}
-
-/**
  * Builds the proxy. Nothing starts until {@link Proxy.start}.
  * @example const proxy = createProxy(config, { logger }); void proxy.start(); await proxy.serveStdio();
  */
@@ -271,7 +246,6 @@ export function createProxy(config: Config, options: ProxyOptions): Proxy {
   // O3: a reload replaces them; every part reads the servers here.
   const servers = serverHolder(config.servers);
   const pool = createPool(config, options, scrub);
-  const store = config.store === undefined ? undefined : createStore(config.store.url, logger);
   /** What most parts are built from. */
   const base = { config, servers, pool, logger };
   let started: Promise<void> | undefined;
@@ -283,8 +257,9 @@ export function createProxy(config: Config, options: ProxyOptions): Proxy {
 
   // E4: the one list-change bus, before anything that publishes on it.
   const notifier = createNotifier(logger);
-  // K1–K4: each server's remembered catalog and pins (an approval on disk rebuilds the catalogs).
-  const memory = createMemory({ config, logger, scrub, pinsChanged: () => catalogs.rebuild() });
+  // K1–K4, issue 48: what is remembered of each server (an approval rebuilds the catalogs), and
+  // the store the replicas share.
+  const { memory, store, ...remembered } = rememberedState(base, scrub, () => catalogs.rebuild());
   const metrics = createMetrics({
     pool,
     catalogSize: () => catalogs.tools().tools.length,
@@ -386,7 +361,7 @@ export function createProxy(config: Config, options: ProxyOptions): Proxy {
     start() {
       // `finally`: even if the pool's start ever rejected (it is written never to), the first
       // round must end, or /healthz would say `starting` for ever.
-      catalogs.begin();
+      catalogs.begin(remembered.load());
       started ??= pool.start().finally(() => {
         firstRoundDone = true;
         if (!stopping) catalogs.rebuild();
@@ -410,7 +385,7 @@ export function createProxy(config: Config, options: ProxyOptions): Proxy {
     async stop({ graceMs = 5000 } = {}) {
       stopping = true;
       await stopInOrder({ catalogs, upstream, endpoints, searches, pool, logger }, graceMs);
-      await Promise.all([memory.close(), store?.close()]);
+      await remembered.close();
     },
     async reload(next, graceMs = 5000) {
       await applyServers(pool, servers, next, graceMs, logger);

@@ -1,7 +1,8 @@
 /**
  * The store the replicas share (issue 48): Redis, through `redis` (node-redis, the client Redis
  * maintains; ioredis is in maintenance). What it holds today: the rate-limit counts (I7), so that
- * a limit holds across replicas. A call that needs the store while it is unreachable fails with
+ * a limit holds across replicas, and the remembered catalogs and pins (K1–K4), so that a replica
+ * started later lists them at once and an approval is given once. A call that needs the store while it is unreachable fails with
  * an error that names it; nothing else waits for it. Commands are not queued while the
  * connection is down (they fail at once) and each is bounded by a second.
  */
@@ -19,6 +20,10 @@ export interface SharedStore {
   readonly where: string;
   /** I7: increments `key`, expiring at `resetAt` (epoch ms); the count after this call. */
   increment(key: string, resetAt: number): Promise<number>;
+  /** Issue 48: a shared state file (`catalogs/<key>.json`, `pins/<key>.json`), if stored. */
+  get(name: string): Promise<string | undefined>;
+  /** Issue 48: stores a shared state file. */
+  set(name: string, json: string): Promise<void>;
   /** Whether the connection is up now, and the last error otherwise. */
   health(): { readonly ok: boolean; readonly error?: string };
   close(): Promise<void>;
@@ -57,8 +62,13 @@ export function createStore(url: string, logger: Logger): SharedStore {
     if (lastError !== undefined) logger.info({ store: where }, 'store connected');
     lastError = undefined;
   });
-  void client.connect().catch(() => undefined);
-  const bounded = async <T>(run: Promise<T>): Promise<T> => {
+  // A command waits for the first connection (within its bound), then fails at once while down.
+  const connected = client.connect().then(
+    () => undefined,
+    () => undefined,
+  );
+  const bounded = async <T>(command: () => Promise<T>): Promise<T> => {
+    const run = connected.then(command);
     if ((await raceTimeout(run, COMMAND_MS, systemTimers)) === 'timeout')
       throw new Error(`no answer within ${COMMAND_MS} ms`);
     return run;
@@ -66,7 +76,7 @@ export function createStore(url: string, logger: Logger): SharedStore {
   return {
     where,
     async increment(key, resetAt) {
-      const replies = await bounded(
+      const replies = await bounded(() =>
         client
           .multi()
           .incr(`mcp-normalizer:rl:${key}`)
@@ -74,6 +84,12 @@ export function createStore(url: string, logger: Logger): SharedStore {
           .exec(),
       );
       return Number(replies[0]);
+    },
+    async get(name) {
+      return (await bounded(() => client.get(`mcp-normalizer:state:${name}`))) ?? undefined;
+    },
+    async set(name, json) {
+      await bounded(() => client.set(`mcp-normalizer:state:${name}`, json));
     },
     health: () => (lastError === undefined ? { ok: true } : { ok: false, error: lastError }),
     async close() {

@@ -8,6 +8,11 @@ import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/cli
 import { afterEach, expect, it } from 'vitest';
 import { describeWith } from '../helpers/peers.js';
 import { awayFromWindowEnd, startRedis, type RedisPeer } from '../helpers/redis.js';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createClient } from 'redis';
+import { fixtureServer } from '../helpers/fixtures.js';
 import { fixtureEntry, serveHttp, writeConfig } from './cli-process.js';
 
 const children: ChildProcess[] = [];
@@ -80,5 +85,51 @@ describeWith(['redis-server'])('state shared by replicas in Redis', () => {
       await fetch(one.healthUrl, { headers: { authorization: `Bearer ${BOB}` } })
     ).json()) as { status: string; store: { ok: boolean; where: string } };
     expect(health).toMatchObject({ status: 'degraded', store: { ok: false, where: redis.url } });
+  });
+
+  it('K2: a replica started later, with a state folder of its own, lists the catalog another replica remembered in the store, before its server is up', async () => {
+    const redis = await startRedis();
+    redises.push(redis);
+    const dir = mkdtempSync(join(tmpdir(), 'mcp-normalizer-shared-'));
+    const gate = join(dir, 'gate');
+    const { command, args } = fixtureServer('echo');
+    const config = (state: string): string =>
+      writeConfig(
+        [
+          `store: { url: "${redis.url}" }`,
+          `state_dir: ${JSON.stringify(join(dir, state))}`,
+          'servers:',
+          '  e:',
+          `    command: ${JSON.stringify(command)}`,
+          `    args: ${JSON.stringify([...args, `--start-after=${gate}`])}`,
+          // serve --http listens once the first connection round is over: a second, for the stuck one.
+          '    startup_timeout_ms: 1000',
+        ].join('\n'),
+      );
+    writeFileSync(gate, '');
+    const first = await serveHttp(config('one'));
+    children.push(first.child);
+    const early = new Client({ name: 'first', version: '1.0.0' });
+    clients.push(early);
+    await early.connect(new StreamableHTTPClientTransport(new URL(first.url)));
+    expect((await early.listTools()).tools.map((tool) => tool.name)).toEqual(['e_echo']);
+    // The first replica stored what it listed.
+    const reader = createClient({ url: redis.url });
+    reader.on('error', () => undefined);
+    await reader.connect();
+    try {
+      await expect.poll(async () => (await reader.keys('mcp-normalizer:state:catalogs/*')).length).toBe(1);
+    } finally {
+      reader.destroy();
+    }
+
+    rmSync(gate);
+    const second = await serveHttp(config('two'));
+    children.push(second.child);
+    const late = new Client({ name: 'second', version: '1.0.0' });
+    clients.push(late);
+    await late.connect(new StreamableHTTPClientTransport(new URL(second.url)));
+    // Its server cannot be up (the gate is shut) and its folder is empty: the store's catalog.
+    expect((await late.listTools()).tools.map((tool) => tool.name)).toEqual(['e_echo']);
   });
 });

@@ -6,7 +6,19 @@
  */
 import type { Config, ServerConfig } from '../../config/types.js';
 import { approve, comparePins, type DefinitionChange } from '../../core/pins.js';
-import { memoryPaths, readCatalogFile, readPinsFile, sha256, writePinsFile } from '../../app/memory.js';
+import {
+  catalogOf,
+  memoryPaths,
+  pinsFile,
+  pinsOf,
+  readCatalogFile,
+  readPinsFile,
+  sha256,
+  writePinsFile,
+} from '../../app/memory.js';
+import { sharedNames } from '../../app/shared-memory.js';
+import { createStore, type SharedStore } from '../../app/store.js';
+import pino from 'pino';
 import type { CliIO } from '../common.js';
 import { CliError, EXIT, loadConfigOrFail, parseCommandArgs, resolveConfigPath } from '../common.js';
 
@@ -27,17 +39,28 @@ Options:
 
 Exit codes: 0 done, 2 usage error, 3 invalid config.`;
 
+/** The store client's own log lines are not this command's output. */
+const quiet = pino({ level: 'silent' });
+
 const OPTIONS = {
   config: { type: 'string', short: 'c' },
   json: { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 
-/** What is remembered of `server`, and how it compares with its pins. */
-function stateOf(config: Config, server: ServerConfig) {
+/** Issue 48: the store the replicas share, when the config names one (its files come first). */
+type Shared = { get(name: string): Promise<string | undefined> } | undefined;
+
+/** What is remembered of `server` (in the shared store, else this folder), and its changes. */
+async function stateOf(config: Config, server: ServerConfig, shared: Shared) {
   const paths = memoryPaths(config.stateDir, server);
-  const catalog = readCatalogFile(paths.catalog);
-  const pins = readPinsFile(paths.pins);
+  const names = sharedNames(config.stateDir, server);
+  const fromStore = async (name: string): Promise<unknown> => {
+    const json = await shared?.get(name).catch(() => undefined);
+    return json === undefined ? undefined : (JSON.parse(json) as unknown);
+  };
+  const catalog = catalogOf(await fromStore(names.catalog)) ?? readCatalogFile(paths.catalog);
+  const pins = pinsOf(await fromStore(names.pins)) ?? readPinsFile(paths.pins);
   if (catalog === undefined || pins === undefined) return { paths, catalog, pins, changes: [] };
   const listing = { tools: catalog.tools, prompts: catalog.features.prompts };
   // `off` shows nothing to approve; `warn` pins a new tool at once, `hold` waits for it.
@@ -66,15 +89,33 @@ export async function run(args: readonly string[], io: CliIO): Promise<number> {
   const file = resolveConfigPath(values['config'] as string | undefined, process.env, process.cwd());
   const config = await loadConfigOrFail(file, io);
   const servers = config.servers.filter((server) => server.enabled);
+  const store = config.store === undefined ? undefined : createStore(config.store.url, quiet);
+  try {
+    return await command(config, servers, positionals, values, io, store);
+  } finally {
+    await store?.close();
+  }
+}
+
+async function command(
+  config: Config,
+  servers: readonly ServerConfig[],
+  positionals: readonly string[],
+  values: Record<string, unknown>,
+  io: CliIO,
+  store: SharedStore | undefined,
+): Promise<number> {
   const [verb, name, tool, ...extra] = positionals;
   if (verb === undefined) {
-    const changes = servers.flatMap((server) => stateOf(config, server).changes);
+    const states = await Promise.all(servers.map((server) => stateOf(config, server, store)));
+    const changes = states.flatMap((state) => state.changes);
     if (values['json'] === true) io.out(JSON.stringify(changes, null, 2));
     else if (changes.length === 0) io.out('No definition differs from its pin.');
     else io.out(changes.map(format).join('\n'));
-    for (const server of servers)
-      if (stateOf(config, server).catalog === undefined)
+    servers.forEach((server, i) => {
+      if (states[i]?.catalog === undefined)
         io.err(`note: nothing is remembered of "${server.name}" yet (the gateway has not listed it)`);
+    });
     if (config.pinning === 'off') io.err('note: pinning is off in this config: changes are not acted on');
     return EXIT.ok;
   }
@@ -86,7 +127,7 @@ export async function run(args: readonly string[], io: CliIO): Promise<number> {
       `pins approve: no enabled server "${name}"; servers: ${servers.map((s) => s.name).join(', ')}`,
       EXIT.usage,
     );
-  const state = stateOf(config, server);
+  const state = await stateOf(config, server, store);
   if (state.pins === undefined || state.listing === undefined) {
     io.err(`Nothing to approve: "${name}" has no pins yet (they are made when the gateway first lists it).`);
     return EXIT.ok;
@@ -101,6 +142,8 @@ export async function run(args: readonly string[], io: CliIO): Promise<number> {
     return EXIT.ok;
   }
   await writePinsFile(state.paths.pins, server.name, pins);
+  // Issue 48: every replica takes the approval from the store.
+  await store?.set(sharedNames(config.stateDir, server).pins, JSON.stringify(pinsFile(server.name, pins)));
   for (const change of approved)
     io.err(`Approved: ${change.server} ${change.kind} ${change.name} (${change.change})`);
   return EXIT.ok;

@@ -1,0 +1,76 @@
+/**
+ * Issue 48: what the gateway remembers (K1–K4), shared by replicas through the store: every
+ * catalog and pins file a replica writes is also stored in Redis; a replica starting reads the
+ * stored ones of its servers (a catalog it has none of, pins that differ), and while a change is
+ * pending it looks for an approval in the store every two seconds (`pins approve` writes there
+ * too), so an approval is given once for every replica.
+ */
+import { basename } from 'node:path';
+import type { Logger } from 'pino';
+import type { ServerConfig } from '../config/types.js';
+import { memoryPaths, type CatalogMemory } from './memory.js';
+import type { SharedStore } from './store.js';
+
+/** How often a pending change's pins are looked for in the store. */
+const POLL_MS = 2000;
+
+/** The names a server's files have in the store. */
+export function sharedNames(stateDir: string, server: Pick<ServerConfig, 'name' | 'transport'>) {
+  const paths = memoryPaths(stateDir, server);
+  return { catalog: `catalogs/${basename(paths.catalog)}`, pins: `pins/${basename(paths.pins)}` };
+}
+
+function parse(json: string | undefined): unknown {
+  if (json === undefined) return undefined;
+  try {
+    return JSON.parse(json) as unknown;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Reads what the store holds of `servers` into `memory`; true when anything was taken. */
+export async function loadShared(
+  store: SharedStore,
+  memory: CatalogMemory,
+  servers: readonly ServerConfig[],
+  stateDir: string,
+  logger: Logger,
+): Promise<boolean> {
+  try {
+    const taken = await Promise.all(
+      servers.map(async (server) => {
+        const names = sharedNames(stateDir, server);
+        const [catalog, pins] = await Promise.all([store.get(names.catalog), store.get(names.pins)]);
+        return memory.adopt(server, parse(catalog), parse(pins));
+      }),
+    );
+    return taken.includes(true);
+  } catch (error) {
+    logger.warn(
+      { store: store.where, error: error instanceof Error ? error.message : String(error) },
+      'store unreachable: catalogs and pins from this replica only',
+    );
+    return false;
+  }
+}
+
+/** While a change is pending, takes an approval from the store; `changed` rebuilds the catalogs. */
+export function watchShared(
+  store: SharedStore,
+  memory: CatalogMemory,
+  servers: () => readonly ServerConfig[],
+  stateDir: string,
+  logger: Logger,
+  changed: () => void,
+): { stop(): void } {
+  const timer = setInterval(() => {
+    const pending = new Set(memory.changes().map((change) => change.server));
+    if (pending.size === 0) return;
+    const those = servers().filter((server) => pending.has(server.name));
+    void loadShared(store, memory, those, stateDir, logger).then((taken) => {
+      if (taken) changed();
+    });
+  }, POLL_MS).unref();
+  return { stop: () => clearInterval(timer) };
+}

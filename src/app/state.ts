@@ -1,0 +1,67 @@
+/**
+ * The state of a gateway beyond one call (K1–K4, I7, issue 48): what it remembers of each server,
+ * mirrored to the store the replicas share when the config names one, and the rate limiter
+ * counting in that store or in this process. Built by the composition root (`proxy.ts`).
+ */
+import type { Logger } from 'pino';
+import type { Config } from '../config/types.js';
+import type { DefinitionChange } from '../core/pins.js';
+import { compileLimits } from '../core/rate-limits.js';
+import type { Scrubber } from '../core/secrets.js';
+import { createMemory } from './memory.js';
+import { createRateLimiter, localCounts, type RateLimiter } from './rate-limiter.js';
+import type { ServerSource } from './servers.js';
+import { loadShared, watchShared } from './shared-memory.js';
+import { createStore, type SharedStore } from './store.js';
+
+/**
+ * K1–K4, issue 48: the memory of each server, mirrored to the shared store when the config names
+ * one (a replica starting loads what the others remembered; an approval there is taken).
+ */
+export function rememberedState(
+  { config, servers, logger }: { config: Config; servers: ServerSource; logger: Logger },
+  scrub: Scrubber | undefined,
+  rebuild: () => void,
+) {
+  const store = config.store === undefined ? undefined : createStore(config.store.url, logger);
+  const saved = (name: string, json: string): void => void store?.set(name, json).catch(() => undefined);
+  const memory = createMemory({ config, logger, scrub, pinsChanged: rebuild, saved });
+  const watch = store && watchShared(store, memory, () => servers.list(), config.stateDir, logger, rebuild);
+  return {
+    memory,
+    store,
+    /** Resolves once what the store holds is loaded (at once without a store). */
+    load: async (): Promise<void> => {
+      if (store !== undefined && (await loadShared(store, memory, servers.list(), config.stateDir, logger)))
+        rebuild();
+    },
+    async close(): Promise<void> {
+      watch?.stop();
+      await memory.close();
+      await store?.close();
+    },
+  };
+}
+
+/**
+ * I7: the limiter of `config.rate_limits`, counting in the shared store when there is one (issue
+ * 48), else in this process; none without rules.
+ */
+export function rateLimits(
+  config: Config,
+  store: SharedStore | undefined,
+): { limiter?: RateLimiter; storeWhere?: string } {
+  if (config.rateLimits === undefined || config.rateLimits.length === 0) return {};
+  const counts = store === undefined ? localCounts() : { increment: store.increment };
+  return {
+    limiter: createRateLimiter(compileLimits(config.rateLimits), counts, Date.now),
+    ...(store !== undefined ? { storeWhere: store.where } : {}),
+  };
+}
+
+/** K3: how many definitions differ from their pins, by server. */
+export function countByServer(changes: readonly DefinitionChange[]): Map<string, number> {
+  const counts = new Map<string, number>();
+  for (const change of changes) counts.set(change.server, (counts.get(change.server) ?? 0) + 1);
+  return counts;
+}
