@@ -58,7 +58,14 @@ describe('docs/deployment.md', () => {
       expect(d.errors).toEqual([]);
       return d.toJS() as { kind: string; data?: Record<string, string>; spec?: unknown };
     });
-    expect(documents.map((d) => d.kind)).toEqual(['ConfigMap', 'Secret', 'Deployment', 'Service']);
+    expect(documents.map((d) => d.kind)).toEqual([
+      'ConfigMap',
+      'Secret',
+      'Deployment',
+      'Service',
+      'Deployment',
+      'Service',
+    ]);
 
     const file = join(mkdtempSync(join(tmpdir(), 'mcp-normalizer-k8s-')), 'config.yaml');
     writeFileSync(file, documents[0]?.data?.['config.yaml'] ?? '');
@@ -66,6 +73,7 @@ describe('docs/deployment.md', () => {
       MCP_NORMALIZER_TOKEN: 'token',
       MCP_NORMALIZER_STATE_KEY: 'x'.repeat(32),
       HOSTNAME: 'mcp-normalizer-7d9f-abcde',
+      MCP_NORMALIZER_REDIS_PASSWORD: 'redis-secret-0123',
     });
     expect(loaded.errors).toEqual([]);
     // I1, I3, I6: the team setup: tokens from the identity provider, rules, a profile.
@@ -75,6 +83,9 @@ describe('docs/deployment.md', () => {
     });
     expect(loaded.config?.access?.map((rule) => rule.principals)).toEqual([['group:sre'], ['group:dev']]);
     expect(Object.keys(loaded.config?.profiles ?? {})).toEqual(['readers']);
+    // Issue 48: the store the replicas share, its password a secret (L2).
+    expect(loaded.config?.store?.url).toBe('redis://:redis-secret-0123@mcp-normalizer-redis:6379');
+    expect(loaded.config?.secrets).toContain('redis-secret-0123');
 
     const deployment = documents[2] as {
       spec: {
