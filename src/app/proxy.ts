@@ -19,7 +19,6 @@ import { Pool } from '../downstream/pool.js';
 import type { PoolOptions, ServerSnapshot } from '../downstream/pool.js';
 import { transportFactory, type EarlyChildren } from '../downstream/transport.js';
 import { ENVELOPE_OUTPUT_SCHEMAS, typedEnvelopeSchema } from '../upstream/envelope-schema.js';
-import { createFileStore } from '../upstream/file-store.js';
 import type { HealthReport, HttpHandle, HttpOptions } from '../upstream/http.js';
 import { createInputRounds, type InputRounds } from '../upstream/input-rounds.js';
 import { createNotifier } from '../upstream/notifier.js';
@@ -28,7 +27,7 @@ import { serveStdio } from '../upstream/stdio.js';
 import type { StdioHandle, StdioOptions } from '../upstream/stdio.js';
 import { createCatalogs, type Catalogs } from './catalogs.js';
 import type { CatalogMemory } from './memory.js';
-import { countByServer, rateLimits, rememberedState } from './state.js';
+import { countByServer, fileStore, rateLimits, rememberedState } from './state.js';
 import type { DefinitionChange } from '../core/pins.js';
 import { createLogins } from './logins.js';
 import { STATUS_LOGIN_PATH } from './status-signin.js';
@@ -327,7 +326,7 @@ export function createProxy(config: Config, options: ProxyOptions): Proxy {
     ...(options.profile !== undefined ? { profile: options.profile } : {}),
     notifier,
     ...renderings(config),
-    ...(config.output.files === 'resource' ? { files: createFileStore(config.output.fileStore) } : {}),
+    ...(config.output.files === 'resource' ? { files: fileStore(config, store, logger) } : {}),
     logger,
     features: features.backend,
     serverInfo: { name: PACKAGE_NAME, version: packageVersion() },

@@ -13,6 +13,12 @@ import { createRateLimiter, localCounts, type RateLimiter } from './rate-limiter
 import type { ServerSource } from './servers.js';
 import { loadShared, watchShared } from './shared-memory.js';
 import { createStore, type SharedStore } from './store.js';
+import {
+  createFileStore,
+  type FileStore,
+  type SharedFile,
+  type SharedFiles,
+} from '../upstream/file-store.js';
 
 /**
  * K1–K4, issue 48: the memory of each server, mirrored to the shared store when the config names
@@ -64,4 +70,30 @@ export function countByServer(changes: readonly DefinitionChange[]): Map<string,
   const counts = new Map<string, number>();
   for (const change of changes) counts.set(change.server, (counts.get(change.server) ?? 0) + 1);
   return counts;
+}
+
+/**
+ * F7, issue 48: the file store of `output.files: resource`; with a shared store, a principal's
+ * files are kept there too (their bytes, with their TTL), so that any replica reads its links.
+ */
+export function fileStore(config: Config, store: SharedStore | undefined, logger: Logger): FileStore {
+  const shared: SharedFiles | undefined =
+    store === undefined
+      ? undefined
+      : {
+          put: (id, file, ttlMs) =>
+            void store
+              .putFile(id, JSON.stringify(file), ttlMs)
+              .catch((error: unknown) =>
+                logger.warn(
+                  { store: store.where, error: error instanceof Error ? error.message : String(error) },
+                  'file link not shared: only this replica can read it',
+                ),
+              ),
+          get: async (id) => {
+            const json = await store.getFile(id);
+            return json === undefined ? undefined : (JSON.parse(json) as SharedFile);
+          },
+        };
+  return createFileStore({ ...config.output.fileStore, ...(shared !== undefined ? { shared } : {}) });
 }

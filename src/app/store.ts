@@ -1,8 +1,9 @@
 /**
  * The store the replicas share (issue 48): Redis, through `redis` (node-redis, the client Redis
  * maintains; ioredis is in maintenance). What it holds today: the rate-limit counts (I7), so that
- * a limit holds across replicas, and the remembered catalogs and pins (K1–K4), so that a replica
- * started later lists them at once and an approval is given once. A call that needs the store while it is unreachable fails with
+ * a limit holds across replicas, the remembered catalogs and pins (K1–K4), so that a replica
+ * started later lists them at once and an approval is given once, and a principal's file links
+ * (F7), so that a link made on one replica reads on another, for that principal only. A call that needs the store while it is unreachable fails with
  * an error that names it; nothing else waits for it. Commands are not queued while the
  * connection is down (they fail at once) and each is bounded by a second.
  */
@@ -24,6 +25,10 @@ export interface SharedStore {
   get(name: string): Promise<string | undefined>;
   /** Issue 48: stores a shared state file. */
   set(name: string, json: string): Promise<void>;
+  /** Issue 48: a file link's file (JSON), kept for `ttlMs`. */
+  putFile(id: string, json: string, ttlMs: number): Promise<void>;
+  /** Issue 48: a file link's file (JSON), if kept and not expired. */
+  getFile(id: string): Promise<string | undefined>;
   /** Whether the connection is up now, and the last error otherwise. */
   health(): { readonly ok: boolean; readonly error?: string };
   close(): Promise<void>;
@@ -90,6 +95,12 @@ export function createStore(url: string, logger: Logger): SharedStore {
     },
     async set(name, json) {
       await bounded(() => client.set(`mcp-normalizer:state:${name}`, json));
+    },
+    async putFile(id, json, ttlMs) {
+      await bounded(() => client.set(`mcp-normalizer:file:${id}`, json, { PX: ttlMs }));
+    },
+    async getFile(id) {
+      return (await bounded(() => client.get(`mcp-normalizer:file:${id}`))) ?? undefined;
     },
     health: () => (lastError === undefined ? { ok: true } : { ok: false, error: lastError }),
     async close() {

@@ -316,7 +316,7 @@ export const ConfigSchema = z
       })
       .optional()
       .describe(
-        'Issue 48: state the replicas share, in Redis: the rate-limit counts (I7), the remembered catalogs and pins (K1–K4). Absent: each process keeps its own.',
+        'Issue 48: state the replicas share, in Redis: the rate-limit counts (I7), the remembered catalogs and pins (K1–K4), the file links of principals (F7). Absent: each process keeps its own.',
       ),
     rate_limits: z
       .array(RateLimitSchema)

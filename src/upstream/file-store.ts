@@ -29,6 +29,28 @@ export interface FileStoreOptions {
   readonly ttlMs: number;
   /** The clock (tests pass a fake one). @default Date.now */
   readonly now?: () => number;
+  /**
+   * Issue 48: where a principal's files are also kept for the other replicas (the shared store);
+   * a session's files stay here (its requests come back to this replica). @default none
+   */
+  readonly shared?: SharedFiles;
+}
+
+/** One file as the replicas share it: bound to the principal whose call made it. */
+export interface SharedFile {
+  readonly name: string;
+  readonly mimeType: string;
+  readonly base64: string;
+  readonly kind: FileArtifact['kind'];
+  readonly principal: string;
+}
+
+/** Issue 48: the shared store's side of the file links. */
+export interface SharedFiles {
+  /** Keeps `file` under `id` for `ttlMs` (a failure is the store's to log: the link still works here). */
+  put(id: string, file: SharedFile, ttlMs: number): void;
+  /** The file under `id`, if another replica kept it and it has not expired; rejects when unreachable. */
+  get(id: string): Promise<SharedFile | undefined>;
 }
 
 /** The store of one gateway process. */
@@ -42,6 +64,11 @@ export interface FileStore {
   owns(uri: string): boolean;
   /** resources/read of a link; throws a JSON-RPC error when it expired or is another session's. */
   read(uri: string, owner: object | undefined): ReadResourceResult;
+  /**
+   * Issue 48: as {@link read}, and a link this process never held is looked for in the shared
+   * store (another replica's, for the same principal only).
+   */
+  readAnywhere(uri: string, owner: object | undefined): Promise<ReadResourceResult>;
   /** The session `owner` closed: its files go now. */
   forget(owner: object): void;
   /** Files and decoded bytes held now (for tests and metrics). */
@@ -109,7 +136,18 @@ export function createFileStore(options: FileStoreOptions): FileStore {
     return uri.slice(FILE_URI_PREFIX.length).split('/')[0];
   }
 
-  return {
+  const contents = (uri: string, file: Pick<Entry, 'kind' | 'mimeType' | 'base64'>): ReadResourceResult => {
+    const text = file.kind === 'json' || file.kind === 'text' ? utf8(file.base64) : undefined;
+    return {
+      contents: [
+        text !== undefined
+          ? { uri, mimeType: file.mimeType, text }
+          : { uri, mimeType: file.mimeType, blob: file.base64 },
+      ],
+    };
+  };
+
+  const store: FileStore = {
     keep(result, owner) {
       if (result.files.length === 0) return result;
       sweep();
@@ -128,6 +166,13 @@ export function createFileStore(options: FileStoreOptions): FileStore {
           expiresAt: now() + options.ttlMs,
         });
         bytes += size;
+        const principal = principalOf(owner);
+        if (options.shared !== undefined && principal !== undefined)
+          options.shared.put(
+            id,
+            { name: file.name, mimeType: file.mimeType, base64: file.base64, kind: file.kind, principal },
+            options.ttlMs,
+          );
         const uri = `${FILE_URI_PREFIX}${id}/${encodeURIComponent(file.name)}`;
         return { ...file, base64: '', link: { uri, size } };
       });
@@ -155,20 +200,31 @@ export function createFileStore(options: FileStoreOptions): FileStore {
       }
       if (entry.owner !== undefined && entry.owner !== owner)
         throw notFound(uri, 'this file belongs to another session');
-      const text = entry.kind === 'json' || entry.kind === 'text' ? utf8(entry.base64) : undefined;
-      return {
-        contents: [
-          text !== undefined
-            ? { uri, mimeType: entry.mimeType, text }
-            : { uri, mimeType: entry.mimeType, blob: entry.base64 },
-        ],
-      };
+      return contents(uri, entry);
+    },
+    async readAnywhere(uri, owner) {
+      sweep();
+      const id = idOf(uri) ?? '';
+      const shared = options.shared;
+      if (shared === undefined || entries.has(id) || forgotten.has(id)) return store.read(uri, owner);
+      const file = await shared.get(id).catch(() => undefined);
+      if (file === undefined) return store.read(uri, owner);
+      // I5: bound to its principal on every replica.
+      if (file.principal !== principalOf(owner)) throw notFound(uri, 'this file belongs to another caller');
+      return contents(uri, file);
     },
     forget(owner) {
       for (const entry of [...entries.values()]) if (entry.owner === owner) drop(entry, 'closed');
     },
     size: () => ({ files: entries.size, bytes }),
   };
+  return store;
+}
+
+/** The principal key of an owner that is a principal (not a session), if it is one. */
+function principalOf(owner: object | undefined): string | undefined {
+  const key = (owner as { principal?: unknown } | undefined)?.principal;
+  return typeof key === 'string' ? key : undefined;
 }
 
 /** The text of a text file, when its bytes are valid UTF-8 (else it is read as a blob). */
@@ -187,6 +243,6 @@ export function withFileLinks(
   return {
     ...features,
     readResource: (uri, options) =>
-      files.owns(uri) ? Promise.resolve(files.read(uri, owner())) : features.readResource(uri, options),
+      files.owns(uri) ? files.readAnywhere(uri, owner()) : features.readResource(uri, options),
   };
 }

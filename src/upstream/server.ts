@@ -201,7 +201,9 @@ export function createUpstreamServer<F extends PreparedForward>(deps: UpstreamDe
           ),
       });
     } else if (files !== undefined) {
-      server.setRequestHandler('resources/read', (request) => files.read(request.params.uri, filesOwner()));
+      server.setRequestHandler('resources/read', (request) =>
+        files.readAnywhere(request.params.uri, filesOwner()),
+      );
     }
     // T6, T10: from memory, no downstream asked. Marked listed after the read: P1's wait's changes are in it.
     server.setRequestHandler('tools/list', async (_request, ctx) => {

@@ -17,7 +17,11 @@ afterEach(async () => {
 });
 
 async function client(url: string, token: string): Promise<Client> {
-  const made = new Client({ name: 'limited', version: '1.0.0' });
+  // A 2026-07-28 client: no session, each request stands alone.
+  const made = new Client(
+    { name: 'limited', version: '1.0.0' },
+    { versionNegotiation: { mode: { pin: '2026-07-28' } } },
+  );
   clients.push(made);
   await made.connect(
     new StreamableHTTPClientTransport(new URL(url), {

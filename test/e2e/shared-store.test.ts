@@ -29,7 +29,11 @@ const BOB = 'bob-token-0123456789abcdef0';
 const DAY_S = 86_400;
 
 async function client(url: string, token: string): Promise<Client> {
-  const made = new Client({ name: 'replica-client', version: '1.0.0' });
+  // A 2026-07-28 client: no session, each request stands alone (as replicas see it).
+  const made = new Client(
+    { name: 'replica-client', version: '1.0.0' },
+    { versionNegotiation: { mode: { pin: '2026-07-28' } } },
+  );
   clients.push(made);
   await made.connect(
     new StreamableHTTPClientTransport(new URL(url), {
@@ -131,5 +135,37 @@ describeWith(['redis-server'])('state shared by replicas in Redis', () => {
     await late.connect(new StreamableHTTPClientTransport(new URL(second.url)));
     // Its server cannot be up (the gate is shut) and its folder is empty: the store's catalog.
     expect((await late.listTools()).tools.map((tool) => tool.name)).toEqual(['e_echo']);
+  });
+
+  it("F7, I5: with one store.url, a 2026 client's file link made on one replica reads on the other for the same principal, and never for another", async () => {
+    const redis = await startRedis();
+    redises.push(redis);
+    const file = writeConfig(
+      [
+        `store: { url: "${redis.url}" }`,
+        'output:',
+        '  files: resource',
+        'http:',
+        '  auth:',
+        '    tokens:',
+        `      alice: { token: ${ALICE} }`,
+        `      bob: { token: ${BOB} }`,
+        'servers:',
+        fixtureEntry('g', 'files'),
+      ].join('\n'),
+    );
+    const [one, two] = await Promise.all([serveHttp(file), serveHttp(file)]);
+    children.push(one.child, two.child);
+    const made = await (await client(one.url, ALICE)).callTool({ name: 'g_big_image', arguments: {} });
+    const link = (made.content as { type: string; uri?: string }[]).find(
+      (block) => block.type === 'resource_link',
+    );
+    expect(link?.uri).toMatch(/^mcp-normalizer:\/\/files\//);
+    const read = await (await client(two.url, ALICE)).readResource({ uri: link?.uri ?? '' });
+    expect(read.contents).toHaveLength(1);
+    expect((read.contents[0] as { blob?: string }).blob?.length).toBeGreaterThan(0);
+    await expect((await client(two.url, BOB)).readResource({ uri: link?.uri ?? '' })).rejects.toThrow(
+      /belongs to another caller/,
+    );
   });
 });
