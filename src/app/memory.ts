@@ -88,10 +88,7 @@ const PINS_POLL_MS = 2000;
 
 /** K1: the key of `server` in the state folder: its name and a digest of its config entry. */
 export function memoryKey(server: Pick<ServerConfig, 'name' | 'transport'>): string {
-  const digest = createHash('sha256')
-    .update(canonicalJson({ name: server.name, transport: server.transport }))
-    .digest('hex')
-    .slice(0, 16);
+  const digest = sha256(canonicalJson({ name: server.name, transport: server.transport })).slice(0, 16);
   return `${server.name.replace(/[^A-Za-z0-9_.-]/g, '_')}.${digest}`;
 }
 
@@ -166,6 +163,7 @@ interface Entry {
 export function createMemory(options: MemoryOptions): CatalogMemory {
   const { config, logger } = options;
   const entries = new Map<string, Entry>();
+  const pathsOf = new WeakMap<ServerConfig, Entry['paths']>();
   const told = new Set<string>();
   const writes = new Set<Promise<void>>();
   const digests = new WeakMap<object, string>();
@@ -175,7 +173,9 @@ export function createMemory(options: MemoryOptions): CatalogMemory {
 
   const entryOf = (server: ServerConfig): Entry => {
     let entry = entries.get(server.name);
-    const paths = memoryPaths(config.stateDir, server);
+    // A config entry's key is a digest of it: worked out once per entry (a reload makes new ones).
+    let paths = pathsOf.get(server);
+    if (paths === undefined) pathsOf.set(server, (paths = memoryPaths(config.stateDir, server)));
     if (entry === undefined || entry.paths.catalog !== paths.catalog) {
       const remembered = readCatalogFile(paths.catalog);
       entry = {
@@ -194,7 +194,7 @@ export function createMemory(options: MemoryOptions): CatalogMemory {
   function digestOf(tools: readonly unknown[], features: FeatureLists): string {
     const known = digests.get(tools);
     if (known !== undefined && digests.get(features) === known) return known;
-    const digest = createHash('sha256').update(canonicalJson({ tools, features })).digest('hex');
+    const digest = sha256(canonicalJson({ tools, features }));
     digests.set(tools, digest);
     digests.set(features, digest);
     return digest;

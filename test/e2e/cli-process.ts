@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { Client as ModernClient, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import type { FixtureName } from '../helpers/fixtures.js';
 import { fixtureServer, ROOT } from '../helpers/fixtures.js';
 
@@ -209,4 +210,21 @@ export function alive(pid: number): boolean {
   } catch {
     return false;
   }
+}
+
+/**
+ * A 2026-07-28 SDK client of `url` with `token` as its bearer: no session, each request stands
+ * alone (as replicas see it). The caller closes it.
+ */
+export async function modernHttpClient(url: string, token?: string): Promise<ModernClient> {
+  const client = new ModernClient(
+    { name: 'e2e-2026', version: '1.0.0' },
+    { versionNegotiation: { mode: { pin: '2026-07-28' } } },
+  );
+  await client.connect(
+    new StreamableHTTPClientTransport(new URL(url), {
+      ...(token !== undefined ? { requestInit: { headers: { authorization: `Bearer ${token}` } } } : {}),
+    }),
+  );
+  return client;
 }

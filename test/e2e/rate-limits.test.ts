@@ -3,10 +3,10 @@
  * clients in the 2026 era (no session: each call is its own request, as replicas see them).
  */
 import type { ChildProcess } from 'node:child_process';
-import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import type { Client } from '@modelcontextprotocol/client';
 import { afterEach, describe, expect, it } from 'vitest';
 import { awayFromWindowEnd } from '../helpers/redis.js';
-import { fixtureEntry, serveHttp, writeConfig } from './cli-process.js';
+import { fixtureEntry, modernHttpClient, serveHttp, writeConfig } from './cli-process.js';
 
 const DAY_S = 86_400;
 const children: ChildProcess[] = [];
@@ -17,17 +17,8 @@ afterEach(async () => {
 });
 
 async function client(url: string, token: string): Promise<Client> {
-  // A 2026-07-28 client: no session, each request stands alone.
-  const made = new Client(
-    { name: 'limited', version: '1.0.0' },
-    { versionNegotiation: { mode: { pin: '2026-07-28' } } },
-  );
+  const made = await modernHttpClient(url, token);
   clients.push(made);
-  await made.connect(
-    new StreamableHTTPClientTransport(new URL(url), {
-      requestInit: { headers: { authorization: `Bearer ${token}` } },
-    }),
-  );
   return made;
 }
 

@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createClient } from 'redis';
 import { fixtureServer } from '../helpers/fixtures.js';
-import { fixtureEntry, serveHttp, writeConfig } from './cli-process.js';
+import { fixtureEntry, modernHttpClient, serveHttp, writeConfig } from './cli-process.js';
 
 const children: ChildProcess[] = [];
 const clients: Client[] = [];
@@ -29,17 +29,8 @@ const BOB = 'bob-token-0123456789abcdef0';
 const DAY_S = 86_400;
 
 async function client(url: string, token: string): Promise<Client> {
-  // A 2026-07-28 client: no session, each request stands alone (as replicas see it).
-  const made = new Client(
-    { name: 'replica-client', version: '1.0.0' },
-    { versionNegotiation: { mode: { pin: '2026-07-28' } } },
-  );
+  const made = await modernHttpClient(url, token);
   clients.push(made);
-  await made.connect(
-    new StreamableHTTPClientTransport(new URL(url), {
-      requestInit: { headers: { authorization: `Bearer ${token}` } },
-    }),
-  );
   return made;
 }
 
