@@ -79,6 +79,8 @@ export interface LoginBindingOptions {
   readonly signIn: () => SignIn | undefined;
   readonly base: () => string;
   readonly logger: Logger;
+  /** Issue 48: claims a sign-in's `state` for this replica, so its return may land on another. */
+  readonly claim?: (state: string) => Promise<void>;
   /** How long a link and its cookie last. */
   readonly timeoutMs: number;
 }
@@ -111,6 +113,7 @@ export function createLoginBinding(options: LoginBindingOptions): LoginBinding {
       const started = await signIn.start(state);
       to = started.url;
       signIns.set(state, { flow, verifier: started.verifier, browser: digest(browser) });
+      await options.claim?.(state);
     } catch (error) {
       const why = error instanceof Error ? error.message : String(error);
       return refuse(flow, 502, 'The sign-in at the gateway’s identity provider could not start.', why);

@@ -4,7 +4,11 @@
  * lists the server's tools and serves stdio), or, with `--principal`, as one of the gateway's
  * callers (D3: an operator's way for a caller whose host cannot open a login page).
  */
+import { randomUUID } from 'node:crypto';
+import { pino } from 'pino';
 import type { Config, OAuthLoginConfig, ServerConfig } from '../config/types.js';
+import { shareLogins } from './shared-logins.js';
+import { createStore } from './store.js';
 import { runLogin, type LoginOptions } from '../downstream/oauth-login.js';
 import { LOCAL_PRINCIPAL, tokenStore } from '../downstream/token-store.js';
 
@@ -64,4 +68,24 @@ export function loggedIn(target: LoginServer): boolean {
   return (
     tokenStore(target.auth.tokenStore).read(target.server, target.url, LOCAL_PRINCIPAL)?.tokens !== undefined
   );
+}
+
+/**
+ * Issue 48: runs `work` (a login, a logout) with the token files mirrored to the store the
+ * replicas share, when the config names one: every running replica takes the change. The
+ * store's warnings go to stderr.
+ */
+export async function withSharedLogins<T>(config: Config, work: () => T | Promise<T>): Promise<T> {
+  if (config.store === undefined) return work();
+  const logger = pino({ level: 'warn', base: undefined }, pino.destination(2));
+  const store = createStore(config.store.url, logger);
+  const shared = shareLogins({ store, logger, self: randomUUID() });
+  try {
+    await shared.attach(config.servers);
+    const result = await work();
+    await shared.flush();
+    return result;
+  } finally {
+    await store.close();
+  }
 }

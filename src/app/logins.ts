@@ -30,6 +30,7 @@ import { createSignIn, type SignIn, type SignInOptions } from './browser-sign-in
 import { createStatusSignIn, STATUS_LOGIN_PATH } from './status-signin.js';
 import type { Principal } from '../core/policy.js';
 import { createLoginBinding, LOGIN_START_PATH, SIGN_IN_PATH, type BrowserAnswer } from './login-binding.js';
+import type { LoginRelay } from './login-relay.js';
 
 /** The gateway's OAuth callback, under its public URL. */
 export const LOGIN_CALLBACK_PATH = '/oauth/callback';
@@ -51,6 +52,8 @@ export interface LoginsOptions {
   readonly timeoutMs?: number;
   /** O4: `http.auth.admins`, who may sign in to the status page. @default [] */
   readonly admins?: readonly string[];
+  /** Issue 48: with a shared store, a browser's leg may land on any replica. */
+  readonly relay?: LoginRelay;
 }
 
 /** One login in progress. */
@@ -91,13 +94,18 @@ export function createLogins(options: LoginsOptions): Logins {
   const running = new Map<string, Promise<Login>>();
   let signIn: SignIn | undefined;
   const timeoutMs = options.timeoutMs ?? 300_000;
+  const { relay } = options;
+  /** Issue 48: a key a browser's leg carries is this replica's (nothing to do without a store). */
+  const claim = (key: string): Promise<void> => relay?.claim(key, timeoutMs) ?? Promise.resolve();
   const statusSignIn = createStatusSignIn({
+    claim,
     signIn: () => signIn,
     admins: options.admins ?? [],
     base: () => base ?? '',
     logger: options.logger,
   });
   const binding = createLoginBinding({
+    claim,
     signIn: () => signIn,
     base: () => base ?? '',
     logger: options.logger,
@@ -122,19 +130,21 @@ export function createLogins(options: LoginsOptions): Logins {
     const url = new Promise<URL>((resolve) => (found = resolve));
     let state: string | undefined;
     // D4: the host gets the gateway's link, bound to this caller, never the authorization URL.
-    const opened = (authUrl: URL): void =>
-      found(
-        binding.link({
-          principal,
-          server: server.name,
-          authUrl,
-          fail(reason) {
-            const mine = state === undefined ? undefined : waiting.get(state);
-            if (state !== undefined) waiting.delete(state);
-            mine?.reject(reason);
-          },
-        }),
-      );
+    const opened = (authUrl: URL): void => {
+      const link = binding.link({
+        principal,
+        server: server.name,
+        authUrl,
+        fail(reason) {
+          const mine = state === undefined ? undefined : waiting.get(state);
+          if (state !== undefined) waiting.delete(state);
+          mine?.reject(reason);
+        },
+      });
+      // Issue 48: the link and the downstream's answer are claimed before the host sees the link.
+      const keys = [link.searchParams.get('flow'), authUrl.searchParams.get('state')];
+      void Promise.all(keys.map((key) => (key === null ? undefined : claim(key)))).then(() => found(link));
+    };
     const redirect: LoginRedirect = {
       url: `${base ?? ''}${LOGIN_CALLBACK_PATH}`,
       answer(mine) {
@@ -188,6 +198,8 @@ export function createLogins(options: LoginsOptions): Logins {
     );
   }
 
+  relay?.serve(answerBrowser);
+
   return {
     setBase(value) {
       base = value.replace(/\/+$/, '');
@@ -198,7 +210,7 @@ export function createLogins(options: LoginsOptions): Logins {
     ready: () => base !== undefined,
     statusPrincipal: (cookie) => statusSignIn.principal(cookie),
     async browser(path, url, cookie) {
-      const answer = await answerBrowser(path, url, cookie);
+      const answer = (await relay?.forward(path, url, cookie)) ?? (await answerBrowser(path, url, cookie));
       return answer === undefined
         ? undefined
         : { ...answer, headers: { ...PAGE_HEADERS, ...answer.headers } };

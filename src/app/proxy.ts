@@ -258,7 +258,7 @@ export function createProxy(config: Config, options: ProxyOptions): Proxy {
   const notifier = createNotifier(logger);
   // K1–K4, issue 48: what is remembered of each server (an approval rebuilds the catalogs), and
   // the store the replicas share.
-  const { memory, store, ...remembered } = rememberedState(base, scrub, () => catalogs.rebuild());
+  const { memory, store, relay, ...remembered } = rememberedState(base, scrub, () => catalogs.rebuild());
   const metrics = createMetrics({
     pool,
     catalogSize: () => catalogs.tools().tools.length,
@@ -301,6 +301,7 @@ export function createProxy(config: Config, options: ProxyOptions): Proxy {
     logger,
     admins: config.http.auth?.admins ?? [],
     loggedIn: (server, principal) => pool.renewLogin(server, principal),
+    ...(relay !== undefined ? { relay } : {}),
   });
   const backend = createToolBackend({
     ...base,
@@ -361,7 +362,10 @@ export function createProxy(config: Config, options: ProxyOptions): Proxy {
       // `finally`: even if the pool's start ever rejected (it is written never to), the first
       // round must end, or /healthz would say `starting` for ever.
       catalogs.begin(remembered.load());
-      started ??= pool.start().finally(() => {
+      if (started !== undefined) return started;
+      // Issue 48: a replica's first connections use the logins the others made.
+      const shared = remembered.shareLogins(servers.list());
+      started = (shared === undefined ? pool.start() : shared.then(() => pool.start())).finally(() => {
         firstRoundDone = true;
         if (!stopping) catalogs.rebuild();
         metrics.startOver();
@@ -387,6 +391,7 @@ export function createProxy(config: Config, options: ProxyOptions): Proxy {
       await remembered.close();
     },
     async reload(next, graceMs = 5000) {
+      await remembered.shareLogins(next.servers);
       await applyServers(pool, servers, next, graceMs, logger);
       catalogs.rebuild();
       return { restartNeeded: restartNeeded(config, next) };

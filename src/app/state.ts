@@ -8,7 +8,12 @@ import type { Config } from '../config/types.js';
 import type { DefinitionChange } from '../core/pins.js';
 import { compileLimits } from '../core/rate-limits.js';
 import type { Scrubber } from '../core/secrets.js';
+import { randomUUID } from 'node:crypto';
+import type { ServerConfig } from '../config/types.js';
+import type { Pool } from '../downstream/pool.js';
+import { createLoginRelay } from './login-relay.js';
 import { createMemory } from './memory.js';
+import { shareLogins } from './shared-logins.js';
 import { createRateLimiter, localCounts, type RateLimiter } from './rate-limiter.js';
 import type { ServerSource } from './servers.js';
 import { loadShared, watchShared } from './shared-memory.js';
@@ -25,17 +30,25 @@ import {
  * one (a replica starting loads what the others remembered; an approval there is taken).
  */
 export function rememberedState(
-  { config, servers, logger }: { config: Config; servers: ServerSource; logger: Logger },
+  { config, servers, logger, pool }: { config: Config; servers: ServerSource; logger: Logger; pool: Pool },
   scrub: Scrubber | undefined,
   rebuild: () => void,
 ) {
   const store = config.store === undefined ? undefined : createStore(config.store.url, logger);
+  // Issue 48: callers' downstream logins, and the browser's legs of those in progress.
+  const self = randomUUID();
+  const loggedIn = (server: string, principal: string): void => pool.renewLogin(server, principal);
+  const logins = store && shareLogins({ store, logger, self, loggedIn });
+  const relay = store && createLoginRelay({ store, self, logger });
   const saved = (name: string, json: string): void => void store?.set(name, json).catch(() => undefined);
   const memory = createMemory({ config, logger, scrub, pinsChanged: rebuild, saved });
   const watch = store && watchShared(store, memory, () => servers.list(), config.stateDir, logger, rebuild);
   return {
     memory,
     store,
+    relay,
+    /** Brings the token files of `servers` in line with the store (nothing to wait for without one). */
+    shareLogins: (list: readonly ServerConfig[]): Promise<void> | undefined => logins?.attach(list),
     /** Resolves once what the store holds is loaded (at once without a store). */
     load: async (): Promise<void> => {
       if (store !== undefined && (await loadShared(store, memory, servers.list(), config.stateDir, logger)))

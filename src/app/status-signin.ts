@@ -34,6 +34,8 @@ export interface StatusSignInOptions {
   readonly admins: readonly string[];
   readonly base: () => string;
   readonly logger: Logger;
+  /** Issue 48: claims a sign-in's `state` for this replica, so its return may land on another. */
+  readonly claim?: (state: string) => Promise<void>;
   /** @default Date.now */
   readonly now?: () => number;
 }
@@ -71,6 +73,7 @@ export function createStatusSignIn(options: StatusSignInOptions): StatusSignIn {
       }
       for (const [key, entry] of pending) if (entry.until <= now()) pending.delete(key);
       pending.set(state, { verifier: started.verifier, browser: digest(browser), until: now() + SIGN_IN_MS });
+      await options.claim?.(state);
       return {
         status: 302,
         headers: {

@@ -3,7 +3,9 @@
  * maintains; ioredis is in maintenance). What it holds today: the rate-limit counts (I7), so that
  * a limit holds across replicas, the remembered catalogs and pins (K1–K4), so that a replica
  * started later lists them at once and an approval is given once, and a principal's file links
- * (F7), so that a link made on one replica reads on another, for that principal only. A call that needs the store while it is unreachable fails with
+ * (F7), so that a link made on one replica reads on another, for that principal only; callers'
+ * downstream logins (D2, D3: shared-logins.ts) and the browser's legs of a login in progress
+ * (login-relay.ts). A call that needs the store while it is unreachable fails with
  * an error that names it; nothing else waits for it. Commands are not queued while the
  * connection is down (they fail at once) and each is bounded by a second.
  */
@@ -29,6 +31,20 @@ export interface SharedStore {
   putFile(id: string, json: string, ttlMs: number): Promise<void>;
   /** Issue 48: a file link's file (JSON), if kept and not expired. */
   getFile(id: string): Promise<string | undefined>;
+  /** Issue 48: a short-lived value (a login flow's owner, a refresh lock); `absent`: only if none. */
+  claim(key: string, value: string, ttlMs: number, absent?: boolean): Promise<boolean>;
+  /** Issue 48: a {@link claim}ed value, if it has not expired. */
+  claimed(key: string): Promise<string | undefined>;
+  /** Issue 48: removes a {@link claim}. */
+  release(key: string): Promise<void>;
+  /** Issue 48: a principal's login to a server (JSON), shared by every replica; undefined removes it. */
+  putLogin(server: string, principal: string, json: string | undefined): Promise<void>;
+  /** Issue 48: every principal's login to `server` (JSON by principal). */
+  logins(server: string): Promise<Record<string, string>>;
+  /** Issue 48: a message to the replicas listening on `channel`; how many received it. */
+  publish(channel: string, message: string): Promise<number>;
+  /** Issue 48: listens on `channel` (a second connection, opened at the first call). */
+  subscribe(channel: string, listener: (message: string) => void): Promise<void>;
   /** Whether the connection is up now, and the last error otherwise. */
   health(): { readonly ok: boolean; readonly error?: string };
   close(): Promise<void>;
@@ -78,6 +94,9 @@ export function createStore(url: string, logger: Logger): SharedStore {
       throw new Error(`no answer within ${COMMAND_MS} ms`);
     return run;
   };
+  /** The second connection, which only listens (Redis's pub/sub). */
+  let subscriber:
+    { listen(name: string, heard: (message: string) => void): Promise<void>; destroy(): void } | undefined;
   return {
     where,
     async increment(key, resetAt) {
@@ -102,8 +121,46 @@ export function createStore(url: string, logger: Logger): SharedStore {
     async getFile(id) {
       return (await bounded(() => client.get(`mcp-normalizer:file:${id}`))) ?? undefined;
     },
+    async claim(key, value, ttlMs, absent = false) {
+      const reply = await bounded(() =>
+        client.set(`mcp-normalizer:claim:${key}`, value, { PX: ttlMs, ...(absent ? { NX: true } : {}) }),
+      );
+      return reply === 'OK';
+    },
+    async claimed(key) {
+      return (await bounded(() => client.get(`mcp-normalizer:claim:${key}`))) ?? undefined;
+    },
+    async release(key) {
+      await bounded(() => client.del(`mcp-normalizer:claim:${key}`));
+    },
+    async putLogin(server, principal, json) {
+      const key = `mcp-normalizer:logins:${server}`;
+      await bounded(() =>
+        json === undefined ? client.hDel(key, principal) : client.hSet(key, principal, json),
+      );
+    },
+    async logins(server) {
+      return bounded(() => client.hGetAll(`mcp-normalizer:logins:${server}`));
+    },
+    async publish(channel, message) {
+      return Number(await bounded(() => client.publish(`mcp-normalizer:${channel}`, message)));
+    },
+    async subscribe(channel, listener) {
+      if (subscriber === undefined) {
+        const opening = client.duplicate();
+        opening.on('error', () => undefined);
+        const open = opening.connect().then(() => undefined);
+        subscriber = {
+          listen: (name, heard) => open.then(() => opening.subscribe(name, heard)),
+          destroy: () => opening.destroy(),
+        };
+      }
+      const mine = subscriber;
+      await bounded(() => mine.listen(`mcp-normalizer:${channel}`, listener));
+    },
     health: () => (lastError === undefined ? { ok: true } : { ok: false, error: lastError }),
     async close() {
+      subscriber?.destroy();
       client.destroy();
     },
   };

@@ -174,6 +174,19 @@ export class StoredLoginProvider implements OAuthClientProvider {
    * on any failure the tokens as they are (the server's 401 then takes the SDK's own path).
    */
   async #refresh(login: StoredLogin): Promise<StoredOAuthTokens | undefined> {
+    const mirror = this.#store.mirror;
+    if (mirror === undefined) return this.#refreshNow(login);
+    // Issue 48: one replica refreshes; the others take its tokens (a rotated refresh token is
+    // good once). The login is read again: another replica's may have arrived meanwhile.
+    const principal = this.#target.principal ?? LOCAL_PRINCIPAL;
+    await mirror.oneRefresh(this.#target.server, principal, async () => {
+      const current = this.#login();
+      if (current !== undefined && expiresSoon(current, Date.now())) await this.#refreshNow(current);
+    });
+    return this.#login()?.tokens;
+  }
+
+  async #refreshNow(login: StoredLogin): Promise<StoredOAuthTokens | undefined> {
     const refreshToken = login.tokens?.refresh_token;
     const discovery = login.discovery;
     if (refreshToken === undefined || discovery === undefined) return login.tokens;

@@ -35,6 +35,20 @@ interface StoreFile {
   readonly logins: Record<string, Record<string, StoredLogin>>;
 }
 
+/**
+ * Issue 48: where a token store's changes go besides its file, when replicas share a store
+ * (app/shared-logins.ts). The file stays each replica's copy; the mirror keeps the copies alike.
+ */
+export interface LoginMirror {
+  /** `principal`'s login to `server` changed in this file (undefined: it was removed). */
+  saved(server: string, principal: string, login: StoredLogin | undefined): void;
+  /**
+   * D2 across replicas: runs `refresh` unless another replica is refreshing this login, in which
+   * case it waits for that one's tokens (taken into this file) instead: one refresh at a time.
+   */
+  oneRefresh(server: string, principal: string, refresh: () => Promise<void>): Promise<void>;
+}
+
 /** The principal of the command line and of a gateway without callers' identities. */
 export const LOCAL_PRINCIPAL = 'local';
 
@@ -42,6 +56,8 @@ export const LOCAL_PRINCIPAL = 'local';
 export class TokenStore {
   readonly path: string;
   #cached: { mtimeMs: number; size: number; file: StoreFile } | undefined;
+  /** Issue 48: the store replicas share, when there is one. */
+  mirror: LoginMirror | undefined;
 
   constructor(path: string) {
     this.path = path;
@@ -62,6 +78,22 @@ export class TokenStore {
       [server]: { ...file.logins[server], [principal]: { ...before, ...update, url } },
     };
     this.#save({ version: 1, logins });
+    this.mirror?.saved(server, principal, logins[server]?.[principal]);
+  }
+
+  /** Issue 48: every principal's login to `server` in this file, whatever its URL. */
+  logins(server: string): Readonly<Record<string, StoredLogin>> {
+    return this.#file().logins[server] ?? {};
+  }
+
+  /** Issue 48: takes another replica's login (undefined: its removal) into this file, not mirrored back. */
+  adopt(server: string, principal: string, login: StoredLogin | undefined): void {
+    const file = this.#file();
+    const { [principal]: _before, ...rest } = file.logins[server] ?? {};
+    const mine = login === undefined ? rest : { ...rest, [principal]: login };
+    const logins = { ...file.logins, [server]: mine };
+    if (Object.keys(mine).length === 0) delete logins[server];
+    this.#save({ version: 1, logins });
   }
 
   /** Forgets `principal`'s login to `server` (any URL); whether there was one. */
@@ -74,6 +106,7 @@ export class TokenStore {
     if (Object.keys(rest).length === 0) delete logins[server];
     else logins[server] = rest;
     this.#save({ version: 1, logins });
+    this.mirror?.saved(server, principal, undefined);
     return true;
   }
 

@@ -3,7 +3,7 @@
  * server with `auth: oauth`, kept in the token store for the gateway to use.
  */
 import { spawn } from 'node:child_process';
-import { loginServer, login, logout, principalKey } from '../../app/login.js';
+import { loginServer, login, logout, principalKey, withSharedLogins } from '../../app/login.js';
 import type { CliIO } from '../common.js';
 import { CliError, EXIT, loadConfigOrFail, parseCommandArgs, resolveConfigPath } from '../common.js';
 
@@ -72,31 +72,33 @@ async function target(command: string, args: readonly string[], io: CliIO, help:
   const written = values['principal'] as string | undefined;
   if (written !== undefined && written.trim() === '')
     throw new CliError(`${command}: --principal needs a caller's subject`, EXIT.usage);
-  if (written === undefined) return { server, values };
+  if (written === undefined) return { server, values, config };
   // I2: a bare subject is the configured issuer's; `token:<name>` a static token's.
   const principal = principalKey(config, written);
   if (typeof principal !== 'string')
     throw new CliError(`${command}: --principal: ${principal.error}`, EXIT.usage);
-  return { server: { ...server, principal }, values };
+  return { server: { ...server, principal }, values, config };
 }
 
 /** Runs `login`. */
 export async function run(args: readonly string[], io: CliIO): Promise<number> {
   const found = await target('login', args, io, HELP);
   if (found === undefined) return EXIT.ok;
-  const { server, values } = found;
+  const { server, values, config } = found;
   const timeout = values['timeout'] as string | undefined;
   if (timeout !== undefined && !/^\d+$/.test(timeout))
     throw new CliError(`login: --timeout must be a whole number of seconds, got "${timeout}"`, EXIT.usage);
   const noBrowser = values['no-browser'] === true;
   try {
-    const store = await login(server, {
-      open(url) {
-        io.err(`Open this URL to log in to ${server.server}:\n\n  ${url.href}\n`);
-        if (!noBrowser) openBrowser(url);
-      },
-      ...(timeout !== undefined ? { timeoutMs: Number(timeout) * 1000 } : {}),
-    });
+    const store = await withSharedLogins(config, () =>
+      login(server, {
+        open(url) {
+          io.err(`Open this URL to log in to ${server.server}:\n\n  ${url.href}\n`);
+          if (!noBrowser) openBrowser(url);
+        },
+        ...(timeout !== undefined ? { timeoutMs: Number(timeout) * 1000 } : {}),
+      }),
+    );
     io.err(`Logged in to ${server.server}; the tokens are in ${store}.`);
     return EXIT.ok;
   } catch (error) {
@@ -109,7 +111,8 @@ export async function run(args: readonly string[], io: CliIO): Promise<number> {
 export async function runLogout(args: readonly string[], io: CliIO): Promise<number> {
   const found = await target('logout', args, io, LOGOUT_HELP);
   if (found === undefined) return EXIT.ok;
-  const { server } = found;
-  io.err(logout(server) ? `Logged out of ${server.server}.` : `No login to ${server.server} was stored.`);
+  const { server, config } = found;
+  const was = await withSharedLogins(config, () => logout(server));
+  io.err(was ? `Logged out of ${server.server}.` : `No login to ${server.server} was stored.`);
   return EXIT.ok;
 }
