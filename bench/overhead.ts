@@ -12,7 +12,10 @@
  * 3. ratelimit (issue 48, I7): echo p50 over stdio with a rate limit that counts every call
  *    (and is never reached) against none.
  *
- * Run: `npm run bench:overhead` (`--rounds R --calls N --in-flight F --only status|jwt|ratelimit`).
+ * 4. ratelimit-store (issue 48): the same, the limit counted in a local Redis (`store.url`),
+ *    against no limit and no store; skipped, naming the install command, without redis-server.
+ *
+ * Run: `npm run bench:overhead` (`--rounds R --calls N --in-flight F --only status|jwt|ratelimit|ratelimit-store`).
  * Prints one JSON line per part: the median of the per-round ratios and their middle half.
  */
 import './scratch.js';
@@ -86,6 +89,27 @@ async function stdioPair(part: string, onExtra: string, offExtra: string): Promi
   };
   const ratios: number[] = [];
   const p50s: { on: number[]; off: number[] } = { on: [], off: [] };
+  /** Calls/s with `IN_FLIGHT` calls at a time (issue 48: a store's round trip is latency). */
+  const rate = async (client: LegacyClient): Promise<number> => {
+    let sent = 0;
+    const start = process.hrtime.bigint();
+    await Promise.all(
+      Array.from({ length: IN_FLIGHT }, async () => {
+        while (sent < CALLS) {
+          sent++;
+          await client.callTool({ name: 'e_echo', arguments: { message: 'x' } });
+        }
+      }),
+    );
+    return CALLS / (Number(process.hrtime.bigint() - start) / 1e9);
+  };
+  const rates: number[] = [];
+  for (let r = 0; r < ROUNDS; r++) {
+    const first = r % 2 === 0 ? on : off;
+    const a = await rate(first);
+    const b = await rate(first === on ? off : on);
+    rates.push(first === on ? a / b : b / a);
+  }
   for (let r = 0; r < ROUNDS; r++) {
     // Alternating which goes first cancels a drift within the pair.
     const first = r % 2 === 0 ? 'on' : 'off';
@@ -102,6 +126,9 @@ async function stdioPair(part: string, onExtra: string, offExtra: string): Promi
   summary(part, ratios, {
     p50_us_with: Math.round(median(p50s.on)),
     p50_us_without: Math.round(median(p50s.off)),
+    in_flight: IN_FLIGHT,
+    calls_per_s_ratio_median: Number(median(rates).toFixed(3)),
+    calls_per_s_ratio_middle_half: (quartiles(rates) ?? []).map((q) => Number(q.toFixed(3))),
   });
 }
 
@@ -205,3 +232,45 @@ if (values.only === undefined || values.only === 'ratelimit')
     "rate_limits:\n  - principals: ['*']\n    calls: 1000000000\n    per_s: 3600\n",
     '',
   );
+
+/** A local redis-server on a free port, nothing saved; undefined where it is not installed. */
+async function localRedis(): Promise<{ url: string; stop(): void } | undefined> {
+  const { createServer } = await import('node:net');
+  const probe = createServer().listen(0, '127.0.0.1');
+  await new Promise((resolve) => probe.once('listening', resolve));
+  const { port } = probe.address() as { port: number };
+  await new Promise((resolve) => probe.close(resolve));
+  const child = spawn(
+    'redis-server',
+    ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
+    {
+      stdio: ['ignore', 'pipe', 'ignore'],
+    },
+  );
+  const ready = await new Promise<boolean>((resolve) => {
+    child.once('error', () => resolve(false));
+    child.stdout?.on('data', (chunk: Buffer) => {
+      if (chunk.toString('utf8').includes('Ready to accept connections')) resolve(true);
+    });
+  });
+  return ready ? { url: `redis://127.0.0.1:${port}`, stop: () => child.kill('SIGKILL') } : undefined;
+}
+
+// Issue 48: the same limit, counted in Redis (one round trip per call) against no limit, no store.
+if (values.only === undefined || values.only === 'ratelimit-store') {
+  const redis = await localRedis();
+  if (redis === undefined)
+    process.stdout.write(
+      `${JSON.stringify({ part: 'ratelimit-store', skipped: 'redis-server is not installed: apt-get install -y redis-server' })}\n`,
+    );
+  else
+    try {
+      await stdioPair(
+        'ratelimit-store: echo p50 with a rate limit counted in Redis on every call ÷ without',
+        `store: { url: "${redis.url}" }\nrate_limits:\n  - principals: ['*']\n    calls: 1000000000\n    per_s: 3600\n`,
+        '',
+      );
+    } finally {
+      redis.stop();
+    }
+}

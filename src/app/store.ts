@@ -100,14 +100,12 @@ export function createStore(url: string, logger: Logger): SharedStore {
   return {
     where,
     async increment(key, resetAt) {
-      const replies = await bounded(() =>
-        client
-          .multi()
-          .incr(`mcp-normalizer:rl:${key}`)
-          .pExpireAt(`mcp-normalizer:rl:${key}`, resetAt + 1000)
-          .exec(),
-      );
-      return Number(replies[0]);
+      // One round trip per call: the key names its window, so its expiry is set once, by the
+      // window's first call.
+      const name = `mcp-normalizer:rl:${key}`;
+      const count = await bounded(() => client.incr(name));
+      if (count === 1) await bounded(() => client.pExpireAt(name, resetAt + 1000));
+      return count;
     },
     async get(name) {
       return (await bounded(() => client.get(`mcp-normalizer:state:${name}`))) ?? undefined;
