@@ -64,6 +64,7 @@ describe('docs/deployment.md', () => {
       'Deployment',
       'Service',
       'Deployment',
+      'PersistentVolumeClaim',
       'Service',
     ]);
 
