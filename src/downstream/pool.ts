@@ -3,18 +3,12 @@
  * server, started in parallel; tool-list and state events for the catalog and health; calls that
  * always answer with a Result; a bounded graceful shutdown.
  */
-import type {
-  CompleteRequestParams,
-  Implementation,
-  LoggingMessageNotification,
-} from '@modelcontextprotocol/server';
+import type { CompleteRequestParams } from '@modelcontextprotocol/server';
 import type { Logger } from 'pino';
 import type { ServerConfig } from '../config/types.js';
 import { failure, type Result } from '../core/result.js';
-import type { Scrubber } from '../core/secrets.js';
 import { serverLogger } from '../log/logger.js';
-import type { BackoffOptions } from './backoff.js';
-import { Connection, type ConnectionState } from './connection.js';
+import { Connection } from './connection.js';
 import { CallerLane } from './callers.js';
 import {
   dispatchCall,
@@ -24,7 +18,6 @@ import {
   type DispatchContext,
   type DispatchTarget,
 } from './dispatch.js';
-import type { FeatureCapability } from './listing.js';
 import { Emitter } from './emitter.js';
 import { watchHealth } from './health.js';
 import { snapshotOf, type ServerSnapshot } from './snapshot.js';
@@ -33,57 +26,14 @@ import { CallSlots } from './slots.js';
 import { raceTimeout } from '../core/timers.js';
 import type { Timers } from '../core/timers.js';
 import { systemTimers } from '../wire/timers.js';
-import type { TransportFactory } from './transport.js';
 import { withReply, type RequestOptions } from './feature-requests.js';
 import { asPrincipal, copyKey, LOGIN_KEY, loginsPerPrincipal } from './login-copies.js';
+import type { CloseOptions, PoolEvents, PoolOptions } from './pool-types.js';
 
 export type { CallOptions, CallOutcome } from './dispatch.js';
 export type { ServerSnapshot } from './snapshot.js';
 export type { RequestOptions } from './feature-requests.js';
-
-/** Options of {@link Pool}. */
-export interface PoolOptions {
-  /** Every server of the config; disabled ones are skipped. */
-  readonly servers: readonly ServerConfig[];
-  /** The root logger; each server logs through a child with its name (P6, L1). */
-  readonly logger: Logger;
-  /** N9: config `output.max_inline_bytes`. @default 65536 */
-  readonly maxInlineBytes?: number;
-  /** L2: scrubs secrets from a server's stderr lines before they are cut to length. */
-  readonly scrub?: Scrubber;
-  /** @default defaultTransportFactory (stdio / Streamable HTTP / SSE) */
-  readonly transports?: TransportFactory;
-  /** @default systemTimers */
-  readonly timers?: Timers;
-  /** Jitter source in [0, 1). @default Math.random */
-  readonly random?: () => number;
-  /** @default DEFAULT_BACKOFF (500 ms doubling to 30 s, equal jitter) */
-  readonly backoff?: BackoffOptions;
-  /** What our clients announce to the servers. @default { name: 'mcp-normalizer', version: '0.0.0' } */
-  readonly clientInfo?: Implementation;
-}
-
-/** Options of {@link Pool.close}. */
-export interface CloseOptions {
-  /**
-   * How long in-flight (and queued) calls may still finish before every client is closed (P5).
-   * @default 5000
-   */
-  readonly graceMs?: number;
-}
-
-/** Events of a {@link Pool}. */
-export type PoolEvents = {
-  /** T10: a server's served tools changed (listed, re-listed with a difference, withheld, back). */
-  toolsChanged: [server: string];
-  stateChanged: [server: string, state: ConnectionState];
-  /** U5: a server's served prompts (`prompts`) or resources and templates (`resources`) changed. */
-  featuresChanged: [server: string, capability: FeatureCapability];
-  /** U5: a logging notification from a server. */
-  log: [server: string, params: LoggingMessageNotification['params']];
-  /** Q5: a server's resource we subscribed to changed (its own URI). */
-  resourceUpdated: [server: string, uri: string];
-};
+export type { CloseOptions, PoolEvents, PoolOptions } from './pool-types.js';
 
 interface Entry extends DispatchTarget {
   readonly connection: Connection;
