@@ -30,6 +30,7 @@ import type { CatalogMemory } from './memory.js';
 import { countByServer, fileStore, rateLimits, rememberedState } from './state.js';
 import type { DefinitionChange } from '../core/pins.js';
 import { createLogins } from './logins.js';
+import { createSkills } from './skills.js';
 import { STATUS_LOGIN_PATH } from './status-signin.js';
 import { createFeatures } from './features.js';
 import { createHealth, type ServerHealth } from './health.js';
@@ -330,6 +331,7 @@ export function createProxy(config: Config, options: ProxyOptions): Proxy {
     ...(config.output.files === 'resource' ? { files: fileStore(config, store, logger) } : {}),
     logger,
     features: features.backend,
+    skills: createSkills({ ...base, views }),
     serverInfo: { name: PACKAGE_NAME, version: packageVersion() },
     onForward: (kind) => metrics.forwarded(kind),
     listsComplete: () => pool.starting().length === 0,

@@ -111,6 +111,11 @@ export class Connection {
     return this.#lists.features;
   }
   /** D3: the server is down because this connection's principal has no usable login. */
+  /** Issue 47: the extensions the server declared (`capabilities.extensions`), while connected. */
+  get extensions(): Readonly<Record<string, unknown>> | undefined {
+    return this.#client?.getServerCapabilities()?.extensions as Readonly<Record<string, unknown>> | undefined;
+  }
+
   get loginRequired(): boolean {
     return this.#loginRequired;
   }

@@ -322,6 +322,16 @@ export class Pool {
     return this.#request(server, 'resources/read', withReply({ uri }, options.reply), uri, options);
   }
 
+  /** Issue 47: an extension's request (`skills/list`, `skills/get`) on `server`; as {@link getPrompt}. */
+  extensionRequest(
+    server: string,
+    method: string,
+    params: Record<string, unknown>,
+    options: RequestOptions = {},
+  ): Promise<Result> {
+    return this.#request(server, method, params, method, options);
+  }
+
   /** Q5: `resources/subscribe` to the downstream's own `uri` on `server`; as {@link getPrompt}. */
   subscribe(server: string, uri: string, options: RequestOptions = {}): Promise<Result> {
     return this.#request(server, 'resources/subscribe', { uri }, uri, options);

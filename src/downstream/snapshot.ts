@@ -24,6 +24,8 @@ export interface ServerSnapshot {
   /** E5: the protocol era and revision of the current (or last) connection, once known. */
   readonly era?: DownstreamEra;
   readonly protocolVersion?: string;
+  /** Issue 47: the extensions it declared (`capabilities.extensions`), while connected. */
+  readonly extensions?: Readonly<Record<string, unknown>>;
   /** Restart attempts so far. */
   readonly restarts: number;
   /** ms until the next restart attempt, while down. */
@@ -56,6 +58,7 @@ export function snapshotOf(entry: {
     ...(downSince !== undefined ? { downSince } : {}),
     ...(connection.era !== undefined ? { era: connection.era } : {}),
     ...(connection.protocolVersion !== undefined ? { protocolVersion: connection.protocolVersion } : {}),
+    ...(connection.extensions !== undefined ? { extensions: connection.extensions } : {}),
     restarts: connection.restarts,
     ...(retryAfterMs !== undefined ? { retryAfterMs } : {}),
     inFlight: slots.inFlight + (copies?.inFlight ?? 0),

@@ -28,6 +28,7 @@ import { createInputRounds, type InputRounds, type RoundState } from './input-ro
 import { createNotifier, type Era, type Notifier } from './notifier.js';
 import { progressSink } from './progress.js';
 import { renderCallToolResult, type RenderOptions } from './render.js';
+import { registerSkillHandlers, skillsCapability, withSkills, type SkillsPort } from './skills.js';
 
 export type { Era } from './notifier.js';
 export type { RenderOptions } from './render.js';
@@ -87,6 +88,8 @@ export interface UpstreamDeps<F extends PreparedForward = PreparedForward> {
    * @default rounds with a random key, 300 s per round, 10 rounds
    */
   readonly rounds?: InputRounds;
+  /** Issue 47: the skills of the servers behind (SEP-2640); absent: no skills. */
+  readonly skills?: SkillsPort;
 }
 
 /** E2: cache hints of modern list results and `server/discover` (capabilities.ts). */
@@ -154,6 +157,8 @@ export function createUpstreamServer<F extends PreparedForward>(deps: UpstreamDe
       ...(deps.features !== undefined ? featureCapabilities(era) : {}),
       // F7: file links are read with resources/read, with or without downstream resources.
       ...(deps.features === undefined && deps.files !== undefined ? { resources: {} } : {}),
+      // Issue 47: the Skills extension, when a server behind the gateway declares it.
+      ...skillsCapability(deps.skills),
     };
     // E2: modern list results and server/discover carry cache hints (the SDK puts them on 2026
     // answers only). The lists are the same for every caller, so shared caches may keep them.
@@ -178,8 +183,15 @@ export function createUpstreamServer<F extends PreparedForward>(deps: UpstreamDe
       };
     };
     const files = deps.files;
+    if (deps.skills !== undefined)
+      registerSkillHandlers(server, deps.skills, {
+        era,
+        signalOf: cancellationSignal,
+        access: (ctx) => callers.access(server, ctx),
+      });
     if (deps.features !== undefined) {
-      const features = files === undefined ? deps.features : withFileLinks(deps.features, files, filesOwner);
+      const linked = files === undefined ? deps.features : withFileLinks(deps.features, files, filesOwner);
+      const features = deps.skills === undefined ? linked : withSkills(linked, deps.skills);
       registerFeatureHandlers(server, features, {
         signalOf: cancellationSignal,
         era,

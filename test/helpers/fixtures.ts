@@ -18,6 +18,7 @@ export const FIXTURE_DIST = join(ROOT, 'dist', 'fixtures', 'servers');
 
 /** The fixture servers that exist (fixtures/servers/<name>.ts). */
 export type FixtureName =
+  | 'skills'
   | 'structured'
   | 'text'
   | 'files'

@@ -1,0 +1,250 @@
+/**
+ * Skills through the gateway (issue 47, X1–X4): every server that declares the Skills
+ * extension (SEP-2640) has its skills listed, got and read through the gateway, under URIs of
+ * their own (core/skills.ts). `skills/list` walks the servers in config order, one downstream
+ * page per upstream page, its cursor naming the server and that server's own cursor. A caller's
+ * view (app/views.ts) hides a skill whose `SKILL.md` URI it does not hold, and refuses it on
+ * `skills/get` and on reads of its files. A file read through the gateway is checked against
+ * the entry its server last listed (size and SHA-256 digest): a mismatch is an error, and the
+ * bytes are not passed on.
+ */
+import { createHash } from 'node:crypto';
+import { ProtocolErrorCode } from '@modelcontextprotocol/server';
+import type { Logger } from 'pino';
+import type { Config, ServerConfig } from '../config/types.js';
+import type { CallAccess } from '../core/policy.js';
+import type { Result } from '../core/result.js';
+import {
+  contentBytes,
+  decodeSkillsCursor,
+  encodeSkillsCursor,
+  exposeSkill,
+  exposeSkillUri,
+  isSkillEntry,
+  isSkillUri,
+  mergeCacheHints,
+  routeSkillUri,
+  SKILLS_EXTENSION,
+  skillFileMismatch,
+  skillOfFile,
+  type SkillEntry,
+} from '../core/skills.js';
+import { uriPrefix } from '../core/uri-namespace.js';
+import type { Pool } from '../downstream/pool.js';
+import type { RequestOptions } from '../downstream/feature-requests.js';
+import type { ServerSource } from './servers.js';
+import type { Views } from './views.js';
+
+/** One `skills/list` page as the gateway answers it (cache fields for 2026 hosts). */
+export interface SkillsPage {
+  readonly skills: readonly SkillEntry[];
+  readonly nextCursor?: string;
+  readonly ttlMs: number;
+  readonly cacheScope: 'public' | 'private';
+}
+
+/** The skills of every server, for the upstream handlers (upstream/skills.ts). */
+export interface SkillsBackend {
+  /** Whether a connected server declares the extension (the gateway then declares it too). */
+  declared(): boolean;
+  list(
+    access: CallAccess | undefined,
+    cursor: string | undefined,
+    options: RequestOptions,
+  ): Promise<SkillsPage>;
+  get(
+    access: CallAccess | undefined,
+    uri: string,
+    options: RequestOptions,
+  ): Promise<{
+    readonly skill: SkillEntry;
+    readonly ttlMs: number;
+    readonly cacheScope: 'public' | 'private';
+  }>;
+  /** Whether exposed `uri` is a skill's (its reads come here). */
+  owns(uri: string): boolean;
+  /** resources/read of an exposed skill file, checked against its entry. */
+  read(
+    access: CallAccess | undefined,
+    uri: string,
+    options: RequestOptions,
+  ): Promise<Record<string, unknown>>;
+  /** The skills each server listed last (the CLI and the status page). */
+  known(): ReadonlyMap<string, readonly SkillEntry[]>;
+}
+
+/** A JSON-RPC error as the SDK sends it. */
+function rpcError(code: number, message: string, data?: Record<string, unknown>): Error {
+  return Object.assign(new Error(message), { code, ...(data !== undefined ? { data } : {}) });
+}
+
+/** A failed downstream request as a JSON-RPC error; the value of a success. */
+function valueOf(result: Result): Record<string, unknown> {
+  if (!result.success)
+    throw rpcError(ProtocolErrorCode.InternalError, result.error, {
+      error_type: result.errorType,
+      ...(result.meta.server !== undefined ? { server: result.meta.server } : {}),
+    });
+  const value = result.value;
+  return typeof value === 'object' && value !== null ? (value as Record<string, unknown>) : {};
+}
+
+const sha256hex = (bytes: Uint8Array): string => createHash('sha256').update(bytes).digest('hex');
+
+/** @example const skills = createSkills({ config, servers, pool, views, logger }); */
+export function createSkills(deps: {
+  readonly config: Config;
+  readonly servers: ServerSource;
+  readonly pool: Pool;
+  readonly views: Views;
+  readonly logger: Logger;
+}): SkillsBackend {
+  const { pool, views, logger } = deps;
+  /** What each server listed last, exposed (X3's digests are checked against these). */
+  const listed = new Map<string, SkillEntry[]>();
+  const prefixOf = (server: ServerConfig): string => uriPrefix(deps.config.prefix, server.prefix);
+
+  /** The enabled servers that declare the extension now, in config order. */
+  function skilled(): ServerConfig[] {
+    const declared = new Set(
+      pool
+        .snapshot()
+        .filter((row) => row.extensions?.[SKILLS_EXTENSION] !== undefined)
+        .map((row) => row.name),
+    );
+    return deps.servers.list().filter((server) => server.enabled && declared.has(server.name));
+  }
+
+  /** One page of `server`'s skills, exposed; remembered (merged into what it listed before). */
+  async function page(server: ServerConfig, cursor: string | undefined, options: RequestOptions) {
+    const value = valueOf(
+      await pool.extensionRequest(
+        server.name,
+        'skills/list',
+        cursor === undefined ? {} : { cursor },
+        options,
+      ),
+    );
+    const raw = Array.isArray(value['skills']) ? (value['skills'] as unknown[]) : [];
+    const dropped = raw.filter((entry) => !isSkillEntry(entry)).length;
+    if (dropped > 0) logger.warn({ server: server.name, dropped }, 'skills/list entries not valid: left out');
+    const skills = raw.filter(isSkillEntry).map((entry) => exposeSkill(prefixOf(server), entry));
+    const before = (cursor === undefined ? [] : (listed.get(server.name) ?? [])).filter(
+      (old) => !skills.some((skill) => skill.uri === old.uri),
+    );
+    listed.set(server.name, [...before, ...skills]);
+    const next = typeof value['nextCursor'] === 'string' ? value['nextCursor'] : undefined;
+    return { skills, next, hint: { ttlMs: value['ttlMs'], cacheScope: value['cacheScope'] } };
+  }
+
+  /** The server an exposed skill URI names, and its own URI there. */
+  function route(uri: string): { server: ServerConfig; uri: string } | undefined {
+    const servers = skilled();
+    const byPrefix = new Map(servers.map((server) => [prefixOf(server), server]));
+    const routed = routeSkillUri(uri, new Set([...byPrefix.keys()].filter((prefix) => prefix !== '')));
+    if (routed !== undefined) {
+      const server = byPrefix.get(routed.prefix);
+      if (server !== undefined) return { server, uri: routed.uri };
+    }
+    const own = byPrefix.get('');
+    return own !== undefined && isSkillUri(uri) ? { server: own, uri } : undefined;
+  }
+
+  const unknownSkill = (uri: string): Error =>
+    rpcError(ProtocolErrorCode.InvalidParams, `No skill is served at ${uri}`, { uri });
+
+  return {
+    declared: () => skilled().length > 0,
+    async list(access, cursor, options) {
+      const servers = skilled();
+      const at = cursor === undefined ? { server: 0 } : decodeSkillsCursor(cursor);
+      if (at === undefined)
+        throw rpcError(ProtocolErrorCode.InvalidParams, 'Invalid cursor for skills/list', { cursor });
+      const server = servers[at.server];
+      if (server === undefined) return { skills: [], ...mergeCacheHints([], views.personal) };
+      const got = await page(server, at.cursor, options);
+      const nextCursor =
+        got.next !== undefined
+          ? encodeSkillsCursor({ server: at.server, cursor: got.next })
+          : at.server + 1 < servers.length
+            ? encodeSkillsCursor({ server: at.server + 1 })
+            : undefined;
+      return {
+        skills: views.resources(access, got.skills),
+        ...(nextCursor !== undefined ? { nextCursor } : {}),
+        ...mergeCacheHints([got.hint], views.personal),
+      };
+    },
+    async get(access, uri, options) {
+      const target = route(uri);
+      if (target === undefined) throw unknownSkill(uri);
+      views.refuse(access, 'resource', uri);
+      const value = valueOf(
+        await pool.extensionRequest(target.server.name, 'skills/get', { uri: target.uri }, options),
+      );
+      if (!isSkillEntry(value['skill']))
+        throw rpcError(
+          ProtocolErrorCode.InternalError,
+          `Server "${target.server.name}" returned no valid skill`,
+        );
+      const skill = exposeSkill(prefixOf(target.server), value['skill']);
+      const known = (listed.get(target.server.name) ?? []).filter((old) => old.uri !== skill.uri);
+      listed.set(target.server.name, [...known, skill]);
+      return {
+        skill,
+        ...mergeCacheHints([{ ttlMs: value['ttlMs'], cacheScope: value['cacheScope'] }], views.personal),
+      };
+    },
+    owns: (uri) => isSkillUri(uri) && route(uri) !== undefined,
+    async read(access, uri, options) {
+      const target = route(uri);
+      if (target === undefined) throw unknownSkill(uri);
+      const name = target.server.name;
+      let skill = skillOfFile(listed.get(name) ?? [], uri);
+      // Not listed yet (a host that read a URI it kept): the server's listing is walked once.
+      for (let cursor: string | undefined, pages = 0; skill === undefined && pages < 20; pages++) {
+        const got = await page(target.server, cursor, options);
+        skill = skillOfFile(listed.get(name) ?? [], uri);
+        if (got.next === undefined) break;
+        cursor = got.next;
+      }
+      if (skill === undefined) throw unknownSkill(uri);
+      // X4: a hidden skill's files are refused with it.
+      views.refuse(access, 'resource', skill.uri);
+      views.refuse(access, 'resource', uri);
+      const value = valueOf(await pool.readResource(name, target.uri, options));
+      const contents = Array.isArray(value['contents'])
+        ? (value['contents'] as Record<string, unknown>[])
+        : [];
+      const file =
+        skill.resources === 'dynamic' ? undefined : skill.resources.find((entry) => entry.uri === uri);
+      if (file !== undefined) {
+        const bytes = contents.length === 1 ? contentBytes(contents[0] ?? {}) : undefined;
+        const why =
+          bytes === undefined
+            ? 'it did not come back as one file'
+            : skillFileMismatch(file, bytes, sha256hex);
+        if (why !== undefined) {
+          logger.warn({ server: name, uri, why }, 'skill file refused: not the file its entry lists');
+          throw rpcError(
+            ProtocolErrorCode.InternalError,
+            `The skill file ${uri} from "${name}" was not passed on: ${why}`,
+            {
+              error_type: 'downstream_error',
+              server: name,
+              uri,
+            },
+          );
+        }
+      }
+      const prefix = prefixOf(target.server);
+      const exposed = contents.map((content) =>
+        typeof content['uri'] === 'string'
+          ? { ...content, uri: exposeSkillUri(prefix, content['uri']) }
+          : content,
+      );
+      return { ...value, contents: exposed };
+    },
+    known: () => listed,
+  };
+}

@@ -1,0 +1,168 @@
+/**
+ * Skills (SEP-2640, `io.modelcontextprotocol/skills`) through the gateway (issue 47, contract
+ * rules X1–X4): how a server's `skill://` URIs are exposed, how an exposed one is routed back,
+ * how `skills/list` pages span servers, and how a skill file read through the gateway is checked
+ * against its entry. Pure.
+ *
+ * The URI rule (X1): `skill://<rest>` of the server with URI prefix `p` (`uriPrefix()`, as U5)
+ * is exposed as `skill://p/<rest>`. The scheme stays `skill://` (hosts look for it), the skill's
+ * name stays the segment before `SKILL.md`, and a skill's files stay under its folder, as the
+ * extension's URI rules ask. The reverse splits at the first `/` after `skill://`. A server with
+ * `prefix: ""` keeps its URIs; it is asked last.
+ */
+/** The extension's id, as servers declare it in `capabilities.extensions`. */
+export const SKILLS_EXTENSION = 'io.modelcontextprotocol/skills';
+const SCHEME = 'skill://';
+
+/** One file of a skill, as an entry lists it. */
+export interface SkillFileEntry {
+  readonly uri: string;
+  readonly digest: string;
+  readonly size: number;
+  readonly [key: string]: unknown;
+}
+
+/** A skill entry as `skills/list` and `skills/get` carry it (unknown fields kept). */
+export interface SkillEntry {
+  readonly uri: string;
+  readonly frontmatter: {
+    readonly name: string;
+    readonly description: string;
+    readonly [key: string]: unknown;
+  };
+  readonly resources: readonly SkillFileEntry[] | 'dynamic';
+  readonly [key: string]: unknown;
+}
+
+/** Whether `uri` is a skill URI. */
+export function isSkillUri(uri: string): boolean {
+  return uri.startsWith(SCHEME);
+}
+
+/**
+ * X1: the exposed form of a server's skill URI (anything else unchanged).
+ * @example exposeSkillUri('a', 'skill://release-notes/SKILL.md') // 'skill://a/release-notes/SKILL.md'
+ */
+export function exposeSkillUri(prefix: string, uri: string): string {
+  if (prefix === '' || !isSkillUri(uri)) return uri;
+  return `${SCHEME}${prefix}/${uri.slice(SCHEME.length)}`;
+}
+
+/**
+ * X1: the server prefix and the server's own URI an exposed skill URI names; undefined when it
+ * names none of `prefixes` (a `prefix: ""` server's URI is then its own: the caller asks it).
+ */
+export function routeSkillUri(
+  uri: string,
+  prefixes: ReadonlySet<string>,
+): { readonly prefix: string; readonly uri: string } | undefined {
+  if (!isSkillUri(uri)) return undefined;
+  const rest = uri.slice(SCHEME.length);
+  const slash = rest.indexOf('/');
+  if (slash <= 0) return undefined;
+  const prefix = rest.slice(0, slash).toLowerCase();
+  return prefixes.has(prefix) ? { prefix, uri: `${SCHEME}${rest.slice(slash + 1)}` } : undefined;
+}
+
+/** Whether `value` is a skill entry the gateway can expose (what it cannot read is dropped). */
+export function isSkillEntry(value: unknown): value is SkillEntry {
+  if (typeof value !== 'object' || value === null) return false;
+  const entry = value as Partial<SkillEntry>;
+  const front = entry.frontmatter as Partial<SkillEntry['frontmatter']> | undefined;
+  return (
+    typeof entry.uri === 'string' &&
+    typeof front?.name === 'string' &&
+    typeof front.description === 'string' &&
+    (entry.resources === 'dynamic' ||
+      (Array.isArray(entry.resources) &&
+        entry.resources.every(
+          (file: Partial<SkillFileEntry>) =>
+            typeof file.uri === 'string' && typeof file.digest === 'string' && typeof file.size === 'number',
+        )))
+  );
+}
+
+/** X1: `entry` with every URI exposed; frontmatter, digests, sizes and other fields as they were. */
+export function exposeSkill(prefix: string, entry: SkillEntry): SkillEntry {
+  return {
+    ...entry,
+    uri: exposeSkillUri(prefix, entry.uri),
+    resources:
+      entry.resources === 'dynamic'
+        ? 'dynamic'
+        : entry.resources.map((file) => ({ ...file, uri: exposeSkillUri(prefix, file.uri) })),
+  };
+}
+
+/** The `SKILL.md` URI of the skill whose files include exposed `uri`, among `skills`. */
+export function skillOfFile(skills: readonly SkillEntry[], uri: string): SkillEntry | undefined {
+  return skills.find(
+    (skill) =>
+      skill.uri === uri ||
+      (skill.resources === 'dynamic'
+        ? uri.startsWith(skill.uri.slice(0, skill.uri.lastIndexOf('/') + 1))
+        : skill.resources.some((file) => file.uri === uri)),
+  );
+}
+
+/** X2: where a `skills/list` page across servers starts: the server's index and its own cursor. */
+export interface SkillsCursor {
+  readonly server: number;
+  readonly cursor?: string;
+}
+
+/** X2: the gateway's cursor for `at` (opaque to hosts). */
+export function encodeSkillsCursor(at: SkillsCursor): string {
+  return Buffer.from(JSON.stringify(at), 'utf8').toString('base64url');
+}
+
+/** X2: the position a cursor of {@link encodeSkillsCursor} names; undefined when it is not one. */
+export function decodeSkillsCursor(cursor: string): SkillsCursor | undefined {
+  try {
+    const at = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as Partial<SkillsCursor>;
+    if (typeof at.server !== 'number' || !Number.isInteger(at.server) || at.server < 0) return undefined;
+    if (at.cursor !== undefined && typeof at.cursor !== 'string') return undefined;
+    return at.cursor === undefined ? { server: at.server } : { server: at.server, cursor: at.cursor };
+  } catch {
+    return undefined;
+  }
+}
+
+/** X3: the cache hints across hops: the smaller TTL, and private when either side is. */
+export function mergeCacheHints(
+  hints: readonly { readonly ttlMs?: unknown; readonly cacheScope?: unknown }[],
+  personal: boolean,
+): { ttlMs: number; cacheScope: 'public' | 'private' } {
+  const ttls = hints
+    .map((hint) => hint.ttlMs)
+    .filter((ttl): ttl is number => typeof ttl === 'number' && ttl >= 0);
+  const scope = personal || hints.some((hint) => hint.cacheScope !== 'public') ? 'private' : 'public';
+  return {
+    ttlMs: ttls.length === 0 ? 0 : Math.min(...ttls),
+    cacheScope: hints.length === 0 ? 'private' : scope,
+  };
+}
+
+/** The bytes of one `resources/read` content (text as UTF-8, a blob decoded). */
+export function contentBytes(content: {
+  readonly text?: unknown;
+  readonly blob?: unknown;
+}): Buffer | undefined {
+  if (typeof content.text === 'string') return Buffer.from(content.text, 'utf8');
+  if (typeof content.blob === 'string') return Buffer.from(content.blob, 'base64');
+  return undefined;
+}
+
+/**
+ * X3: why the bytes read for `file` are not the file its entry lists (size, then SHA-256
+ * digest, `sha256hex` computing it); undefined when they are.
+ */
+export function skillFileMismatch(
+  file: SkillFileEntry,
+  bytes: Uint8Array,
+  sha256hex: (bytes: Uint8Array) => string,
+): string | undefined {
+  if (bytes.length !== file.size) return `its size is ${bytes.length} bytes, and its entry says ${file.size}`;
+  const digest = `sha256:${sha256hex(bytes)}`;
+  return digest === file.digest ? undefined : `its SHA-256 digest is not the one its entry lists`;
+}

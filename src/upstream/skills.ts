@@ -1,0 +1,90 @@
+/**
+ * Skills (SEP-2640) upstream (issue 47): `skills/list` and `skills/get` on the gateway's server,
+ * the extension declared when a server behind it declares it, and `resources/read` of a skill
+ * file routed to the skills backend (app/skills.ts, behind the {@link SkillsPort}). The cache
+ * fields (`ttlMs`, `cacheScope`) travel to 2026 hosts only, as the SDK's own extension does.
+ */
+import type { Server, ServerContext } from '@modelcontextprotocol/server';
+import * as z from 'zod/v4';
+import type { CallAccess } from '../core/policy.js';
+import { SKILLS_EXTENSION, type SkillEntry } from '../core/skills.js';
+import type { FeatureBackend } from './features.js';
+import type { Era } from './notifier.js';
+
+/** What a skills request is given. */
+export interface SkillRequestOptions {
+  readonly signal: AbortSignal;
+}
+
+/** Cache fields of an answer (sent to 2026 hosts only). */
+interface Cached {
+  readonly ttlMs: number;
+  readonly cacheScope: 'public' | 'private';
+}
+
+/** The skills of every server, as the app serves them (app/skills.ts). */
+export interface SkillsPort {
+  declared(): boolean;
+  list(
+    access: CallAccess | undefined,
+    cursor: string | undefined,
+    options: SkillRequestOptions,
+  ): Promise<Cached & { readonly skills: readonly SkillEntry[]; readonly nextCursor?: string }>;
+  get(
+    access: CallAccess | undefined,
+    uri: string,
+    options: SkillRequestOptions,
+  ): Promise<Cached & { readonly skill: SkillEntry }>;
+  owns(uri: string): boolean;
+  read(
+    access: CallAccess | undefined,
+    uri: string,
+    options: SkillRequestOptions,
+  ): Promise<Record<string, unknown>>;
+}
+
+const ListParams = z.object({ cursor: z.string().optional() }).passthrough();
+const GetParams = z.object({ uri: z.string() }).passthrough();
+
+/** The capability to declare: the extension, when a server behind the gateway has skills. */
+export function skillsCapability(skills: SkillsPort | undefined): {
+  extensions?: Record<string, Record<string, never>>;
+} {
+  return skills?.declared() === true ? { extensions: { [SKILLS_EXTENSION]: {} } } : {};
+}
+
+/** Registers `skills/list` and `skills/get` on `server`. */
+export function registerSkillHandlers(
+  server: Server,
+  skills: SkillsPort,
+  options: {
+    readonly era: Era;
+    readonly signalOf: (signal: AbortSignal) => AbortSignal;
+    readonly access: (ctx: ServerContext) => CallAccess | undefined;
+  },
+): void {
+  /** The cache fields for a 2026 host; none for a 2025 one. */
+  const answer = <T extends Cached>({ ttlMs, cacheScope, ...rest }: T) =>
+    options.era === 'modern' ? { ...rest, ttlMs, cacheScope } : rest;
+  server.setRequestHandler('skills/list', { params: ListParams }, async (params, ctx) =>
+    answer(
+      await skills.list(options.access(ctx), params.cursor, { signal: options.signalOf(ctx.mcpReq.signal) }),
+    ),
+  );
+  server.setRequestHandler('skills/get', { params: GetParams }, async (params, ctx) =>
+    answer(
+      await skills.get(options.access(ctx), params.uri, { signal: options.signalOf(ctx.mcpReq.signal) }),
+    ),
+  );
+}
+
+/** `features` with reads of skill files answered by `skills` (checked against their entries). */
+export function withSkills(features: FeatureBackend, skills: SkillsPort): FeatureBackend {
+  return {
+    ...features,
+    readResource: (uri, options) =>
+      skills.owns(uri)
+        ? (skills.read(options.access, uri, options) as ReturnType<FeatureBackend['readResource']>)
+        : features.readResource(uri, options),
+  };
+}

@@ -1,0 +1,149 @@
+/**
+ * Issue 47: skills (SEP-2640) through `serve --http`. Two SDK v2 servers built with the SDK's
+ * `SkillsExtension`, each publishing a skill named `release-notes` (fixtures/servers/skills.ts),
+ * behind the gateway; the SDK v2 `SkillsClient` pinned to each era lists, gets and reads them,
+ * verifying every file (size and digest) as a host does.
+ */
+import type { ChildProcess } from 'node:child_process';
+import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { SkillsClient } from '@modelcontextprotocol/client/ext/skills';
+import { afterEach, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { fixtureServer } from '../helpers/fixtures.js';
+import { serveHttp, writeConfig } from './cli-process.js';
+
+const children: ChildProcess[] = [];
+const clients: Client[] = [];
+afterEach(async () => {
+  for (const client of clients.splice(0)) await client.close();
+  for (const child of children.splice(0)) child.kill('SIGKILL');
+});
+
+const ALICE = 'alice-token-0123456789abcdef';
+const BOB = 'bob-token-0123456789abcdef0';
+
+function skillsEntry(name: string, extra: string[] = []): string {
+  const { command, args } = fixtureServer('skills', [`--label=${name}`, ...extra]);
+  return `  ${name}:\n    command: ${JSON.stringify(command)}\n    args: ${JSON.stringify(args)}`;
+}
+
+async function connect(url: string, pin: '2025-11-25' | '2026-07-28', token?: string) {
+  const client = new Client(
+    { name: 'skills-host', version: '1.0.0' },
+    { versionNegotiation: pin === '2025-11-25' ? { mode: 'legacy' } : { mode: { pin } } },
+  );
+  await client.connect(
+    new StreamableHTTPClientTransport(new URL(url), {
+      ...(token !== undefined ? { requestInit: { headers: { authorization: `Bearer ${token}` } } } : {}),
+    }),
+  );
+  clients.push(client);
+  return { client, skills: new SkillsClient(client) };
+}
+
+async function serve(lines: string[]) {
+  const served = await serveHttp(writeConfig(lines.join('\n')));
+  children.push(served.child);
+  return served;
+}
+
+describe('skills through the gateway', () => {
+  for (const pin of ['2025-11-25', '2026-07-28'] as const)
+    it(`X1, X2: two servers' skills of one name list apart, get, and read back verified (${pin}); their tools as before`, async () => {
+      const served = await serve(['servers:', skillsEntry('a'), skillsEntry('b')]);
+      const { client, skills } = await connect(served.url, pin);
+      expect(skills.supported).toBe(true);
+      const listing = await skills.list();
+      expect(listing.invalid).toEqual([]);
+      expect(listing.skills.map((skill) => skill.uri).sort()).toEqual([
+        'skill://a/a-only/SKILL.md',
+        'skill://a/release-notes/SKILL.md',
+        'skill://b/b-only/SKILL.md',
+        'skill://b/release-notes/SKILL.md',
+      ]);
+      if (pin === '2026-07-28') expect(typeof listing.ttlMs).toBe('number');
+      for (const entry of listing.skills) {
+        const label = entry.uri.split('/')[2];
+        expect((await skills.get(entry.uri)).skill).toEqual(entry);
+        for (const file of entry.resources === 'dynamic' ? [] : entry.resources) {
+          const read = await skills.read(entry, file.uri);
+          expect(read.verified).toBe(true);
+          expect(read.bytes.length).toBe(file.size);
+          expect(read.text).toContain(` ${label}`);
+        }
+      }
+      expect((await client.listTools()).tools.map((tool) => tool.name).sort()).toEqual(['a_echo', 'b_echo']);
+      const echoed = await client.callTool({ name: 'b_echo', arguments: { text: 'hi' } });
+      expect(JSON.stringify(echoed)).toContain('hi');
+    });
+
+  it('X2: skills/list pages span servers with the gateway’s own cursor; a cursor it did not give is refused', async () => {
+    const served = await serve(['servers:', skillsEntry('a'), skillsEntry('b')]);
+    const { client } = await connect(served.url, '2026-07-28');
+    const Page = z.object({
+      skills: z.array(z.object({ uri: z.string() })),
+      nextCursor: z.string().optional(),
+    });
+    const list = (params: Record<string, unknown>) => client.request({ method: 'skills/list', params }, Page);
+    const first = await list({});
+    expect(first.skills.map((skill) => skill.uri.split('/')[2])).toEqual(['a', 'a']);
+    expect(first.nextCursor).toBeDefined();
+    const second = await list({ cursor: first.nextCursor });
+    expect(second.skills.map((skill) => skill.uri.split('/')[2])).toEqual(['b', 'b']);
+    expect(second.nextCursor).toBeUndefined();
+    await expect(list({ cursor: 'nonsense' })).rejects.toThrow(/Invalid cursor/);
+  });
+
+  it('X3: a skill file whose bytes are not the ones its entry lists is an error, not passed on', async () => {
+    const served = await serve(['servers:', skillsEntry('a', ['--tamper'])]);
+    const { skills } = await connect(served.url, '2026-07-28');
+    const [entry] = (await skills.list()).skills.filter((skill) =>
+      skill.uri.endsWith('release-notes/SKILL.md'),
+    );
+    expect((await skills.read(entry!)).verified).toBe(true);
+    await expect(skills.read(entry!, 'references/GUIDE.md')).rejects.toThrow(
+      /was not passed on: its SHA-256 digest/,
+    );
+  });
+
+  it('X4: two principals with different rules see different skills; a hidden skill is refused on skills/get and its files on reads', async () => {
+    const served = await serve([
+      'http:',
+      '  auth:',
+      '    tokens:',
+      `      alice: { token: ${ALICE} }`,
+      `      bob: { token: ${BOB} }`,
+      'access:',
+      "  - principals: ['token:alice']",
+      "    allow: ['*']",
+      "    resources: ['skill://a/*']",
+      "  - principals: ['token:bob']",
+      "    allow: ['*']",
+      "    resources: ['skill://*', '!skill://a/release-notes/*']",
+      'servers:',
+      skillsEntry('a'),
+      skillsEntry('b'),
+    ]);
+    const alice = await connect(served.url, '2026-07-28', ALICE);
+    const bob = await connect(served.url, '2026-07-28', BOB);
+    expect((await alice.skills.list()).skills.map((skill) => skill.uri).sort()).toEqual([
+      'skill://a/a-only/SKILL.md',
+      'skill://a/release-notes/SKILL.md',
+    ]);
+    const bobs = (await bob.skills.list()).skills;
+    expect(bobs.map((skill) => skill.uri).sort()).toEqual([
+      'skill://a/a-only/SKILL.md',
+      'skill://b/b-only/SKILL.md',
+      'skill://b/release-notes/SKILL.md',
+    ]);
+    await expect(bob.skills.get('skill://a/release-notes/SKILL.md')).rejects.toThrow();
+    await expect(
+      bob.client.readResource({ uri: 'skill://a/release-notes/references/GUIDE.md' }),
+    ).rejects.toThrow();
+    await expect(alice.client.readResource({ uri: 'skill://b/b-only/SKILL.md' })).rejects.toThrow();
+    const [aliceEntry] = (await alice.skills.list()).skills.filter((skill) =>
+      skill.uri.includes('release-notes'),
+    );
+    expect((await alice.skills.read(aliceEntry!, 'references/GUIDE.md')).verified).toBe(true);
+  });
+});
