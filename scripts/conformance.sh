@@ -90,6 +90,33 @@ for revision in $REVISIONS; do
     --requirements "$revision" -o "$OUT/client-results-$revision"
 done
 
+# Extension scenarios (issue 47), by name: the Skills extension (SEP-2640) against a skills
+# fixture built with the SDK's SkillCatalog, directly and through a gateway that namespaces it
+# (prefix "skills"); the Tasks extension against the conformance fixture, directly and through
+# the gateway above.
+node dist/fixtures/servers/conformance-skills.js --http=0 2> "$OUT/skills-fixture.log" &
+pids+=($!)
+SKILLS_DIRECT=$(wait_url "$OUT/skills-fixture.log" 'listening http://[^ ]+/mcp')
+cat > "$OUT/skills-gateway.yaml" << YAML
+servers:
+  skills:
+    command: $(command -v node)
+    args: [$ROOT/dist/fixtures/servers/conformance-skills.js]
+YAML
+node dist/src/cli/main.js serve --http --port 0 --config "$OUT/skills-gateway.yaml" 2> "$OUT/skills-gateway.log" &
+pids+=($!)
+SKILLS_GATEWAY=$(wait_url "$OUT/skills-gateway.log" 'MCP endpoint[^:]*: +http://[^ ]+/mcp')
+EXTENSIONS="sep-2640-skills-enumeration sep-2640-skills-manifest sep-2640-skills-directory"
+TASKS=$("$NODE22" "$SUITE" list 2>/dev/null | grep -oE 'tasks-[a-z-]+' | sort -u || true)
+for scenario in $EXTENSIONS; do
+  suite "ext-$scenario-direct" server --url "$SKILLS_DIRECT" --scenario "$scenario"
+  suite "ext-$scenario-gateway" server --url "$SKILLS_GATEWAY" --scenario "$scenario"
+done
+for scenario in $TASKS; do
+  suite "ext-$scenario-direct" server --url "$DIRECT" --scenario "$scenario"
+  suite "ext-$scenario-gateway" server --url "$GATEWAY" --scenario "$scenario"
+done
+
 # One row per scenario of a run's summary: "name|✓ 3 passed, 0 failed", and for a scenario the
 # revision runs without scoring it (an extension, added after the release), why.
 rows() { # log file
@@ -115,6 +142,13 @@ for revision in $REVISIONS; do
     sed -E "s/^([^|]*)\|([^|]*)\|(.*)$/| \1 | server | $revision | \2 | \3 |/"
   rows "$OUT/client-$revision.log" | sort -t'|' -k1,1 |
     sed -E "s/^([^|]*)\|(.*)$/| \1 | client | $revision | \2 | - |/"
+done
+echo
+echo "| extension scenario | through mcp-normalizer | directly |"
+echo "| --- | --- | --- |"
+for scenario in $EXTENSIONS $TASKS; do
+  result() { grep -E '^Passed:' "$OUT/ext-$scenario-$1.log" | tail -1 || echo '-'; }
+  echo "| $scenario | $(result gateway) | $(result direct) |"
 done
 echo
 for log in "$OUT"/server-*.log "$OUT"/client-*.log; do

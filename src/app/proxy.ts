@@ -30,7 +30,7 @@ import type { CatalogMemory } from './memory.js';
 import { countByServer, fileStore, rateLimits, rememberedState } from './state.js';
 import type { DefinitionChange } from '../core/pins.js';
 import { createLogins } from './logins.js';
-import { createSkills } from './skills.js';
+import { createSkills, type SkillsBackend } from './skills.js';
 import { STATUS_LOGIN_PATH } from './status-signin.js';
 import { createFeatures } from './features.js';
 import { createHealth, type ServerHealth } from './health.js';
@@ -76,6 +76,8 @@ export interface ProxyOptions {
 export interface Proxy {
   readonly config: Config;
   readonly pool: Pool;
+  /** Issue 47: the skills of the servers behind (`skills`, `check`). */
+  readonly skills: SkillsBackend;
   readonly upstream: UpstreamServer;
   /** The current catalog (replaced on every rebuild). */
   catalog(): Catalog;
@@ -304,6 +306,8 @@ export function createProxy(config: Config, options: ProxyOptions): Proxy {
     loggedIn: (server, principal) => pool.renewLogin(server, principal),
     ...(relay !== undefined ? { relay } : {}),
   });
+  // Issue 47: the skills of the servers behind (SEP-2640).
+  const skills = createSkills({ ...base, views });
   const backend = createToolBackend({
     ...base,
     searches,
@@ -331,7 +335,7 @@ export function createProxy(config: Config, options: ProxyOptions): Proxy {
     ...(config.output.files === 'resource' ? { files: fileStore(config, store, logger) } : {}),
     logger,
     features: features.backend,
-    skills: createSkills({ ...base, views }),
+    skills,
     serverInfo: { name: PACKAGE_NAME, version: packageVersion() },
     onForward: (kind) => metrics.forwarded(kind),
     listsComplete: () => pool.starting().length === 0,
@@ -354,6 +358,7 @@ export function createProxy(config: Config, options: ProxyOptions): Proxy {
     catalog: catalogs.tools,
     localView: (profile) => views.of(LOCAL_PRINCIPAL, profile),
     views,
+    skills,
     definitionChanges: () => memory.changes(),
     toolList: async (view) => backend.listTools(view),
     features: catalogs.features,

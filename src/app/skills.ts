@@ -47,6 +47,15 @@ export interface SkillsPage {
 export interface SkillsBackend {
   /** Whether a connected server declares the extension (the gateway then declares it too). */
   declared(): boolean;
+  /** Whether every such server serves `resources/directory/read` (`directoryRead: true`). */
+  directoryRead(): boolean;
+  /** `resources/directory/read` of an exposed skill folder: its children, exposed, in the view. */
+  readDirectory(
+    access: CallAccess | undefined,
+    uri: string,
+    cursor: string | undefined,
+    options: RequestOptions,
+  ): Promise<Record<string, unknown>>;
   list(
     access: CallAccess | undefined,
     cursor: string | undefined,
@@ -71,6 +80,10 @@ export interface SkillsBackend {
   ): Promise<Record<string, unknown>>;
   /** The skills each server listed last (the CLI and the status page). */
   known(): ReadonlyMap<string, readonly SkillEntry[]>;
+  /** Every skill `access` holds, every page walked (the CLI). */
+  all(access: CallAccess | undefined): Promise<readonly SkillEntry[]>;
+  /** X3 for `check`: every file of every skill `access` holds read through the gateway; what failed. */
+  verify(access: CallAccess | undefined): Promise<{ skills: number; files: number; failures: string[] }>;
 }
 
 /** A JSON-RPC error as the SDK sends it. */
@@ -80,11 +93,14 @@ function rpcError(code: number, message: string, data?: Record<string, unknown>)
 
 /** A failed downstream request as a JSON-RPC error; the value of a success. */
 function valueOf(result: Result): Record<string, unknown> {
-  if (!result.success)
-    throw rpcError(ProtocolErrorCode.InternalError, result.error, {
+  if (!result.success) {
+    // A server's own JSON-RPC error keeps its code (-32602 for a skill it does not serve).
+    const own = result.errorType === 'downstream_error' ? Number(result.errorCode) : NaN;
+    throw rpcError(Number.isSafeInteger(own) ? own : ProtocolErrorCode.InternalError, result.error, {
       error_type: result.errorType,
       ...(result.meta.server !== undefined ? { server: result.meta.server } : {}),
     });
+  }
   const value = result.value;
   return typeof value === 'object' && value !== null ? (value as Record<string, unknown>) : {};
 }
@@ -150,10 +166,31 @@ export function createSkills(deps: {
     return own !== undefined && isSkillUri(uri) ? { server: own, uri } : undefined;
   }
 
+  /** The skill exposed `uri` belongs to (a file, or a folder with `folder`), walking its server's listing once if need be. */
+  async function skillOf(
+    server: ServerConfig,
+    uri: string,
+    options: RequestOptions,
+  ): Promise<SkillEntry | undefined> {
+    const find = (): SkillEntry | undefined =>
+      skillOfFile(listed.get(server.name) ?? [], uri) ??
+      (listed.get(server.name) ?? []).find((skill) =>
+        `${uri}/`.startsWith(skill.uri.slice(0, skill.uri.lastIndexOf('/') + 1)),
+      );
+    let skill = find();
+    for (let cursor: string | undefined, pages = 0; skill === undefined && pages < 20; pages++) {
+      const got = await page(server, cursor, options);
+      skill = find();
+      if (got.next === undefined) break;
+      cursor = got.next;
+    }
+    return skill;
+  }
+
   const unknownSkill = (uri: string): Error =>
     rpcError(ProtocolErrorCode.InvalidParams, `No skill is served at ${uri}`, { uri });
 
-  return {
+  const backend: SkillsBackend = {
     declared: () => skilled().length > 0,
     async list(access, cursor, options) {
       const servers = skilled();
@@ -200,14 +237,8 @@ export function createSkills(deps: {
       const target = route(uri);
       if (target === undefined) throw unknownSkill(uri);
       const name = target.server.name;
-      let skill = skillOfFile(listed.get(name) ?? [], uri);
       // Not listed yet (a host that read a URI it kept): the server's listing is walked once.
-      for (let cursor: string | undefined, pages = 0; skill === undefined && pages < 20; pages++) {
-        const got = await page(target.server, cursor, options);
-        skill = skillOfFile(listed.get(name) ?? [], uri);
-        if (got.next === undefined) break;
-        cursor = got.next;
-      }
+      const skill = await skillOf(target.server, uri, options);
       if (skill === undefined) throw unknownSkill(uri);
       // X4: a hidden skill's files are refused with it.
       views.refuse(access, 'resource', skill.uri);
@@ -246,5 +277,66 @@ export function createSkills(deps: {
       return { ...value, contents: exposed };
     },
     known: () => listed,
+    async all(access) {
+      const found: SkillEntry[] = [];
+      const signal = new AbortController().signal;
+      let cursor: string | undefined;
+      for (let pages = 0; pages < 1000; pages++) {
+        const got = await backend.list(access, cursor, { signal });
+        found.push(...got.skills);
+        if (got.nextCursor === undefined) break;
+        cursor = got.nextCursor;
+      }
+      return found;
+    },
+    async verify(access) {
+      const skills = await backend.all(access);
+      const signal = new AbortController().signal;
+      let files = 0;
+      const failures: string[] = [];
+      for (const skill of skills)
+        for (const file of skill.resources === 'dynamic' ? [] : skill.resources) {
+          files++;
+          try {
+            await backend.read(access, file.uri, { signal });
+          } catch (error) {
+            failures.push(`${file.uri}: ${error instanceof Error ? error.message : String(error)}`);
+          }
+        }
+      return { skills: skills.length, files, failures };
+    },
+    directoryRead: () => {
+      const servers = skilled();
+      const flags = new Map(pool.snapshot().map((row) => [row.name, row.extensions?.[SKILLS_EXTENSION]]));
+      return (
+        servers.length > 0 &&
+        servers.every(
+          (server) =>
+            (flags.get(server.name) as { directoryRead?: unknown } | undefined)?.directoryRead === true,
+        )
+      );
+    },
+    async readDirectory(access, uri, cursor, options) {
+      const target = route(uri);
+      if (target === undefined)
+        throw rpcError(ProtocolErrorCode.InvalidParams, `${uri} is not a directory the gateway serves`, {
+          uri,
+        });
+      const skill = await skillOf(target.server, uri, options);
+      if (skill !== undefined) views.refuse(access, 'resource', skill.uri);
+      const params = cursor === undefined ? { uri: target.uri } : { uri: target.uri, cursor };
+      const value = valueOf(
+        await pool.extensionRequest(target.server.name, 'resources/directory/read', params, options),
+      );
+      const prefix = prefixOf(target.server);
+      const children = Array.isArray(value['resources'])
+        ? (value['resources'] as Record<string, unknown>[])
+        : [];
+      const exposed = children.map((child) =>
+        typeof child['uri'] === 'string' ? { ...child, uri: exposeSkillUri(prefix, child['uri']) } : child,
+      );
+      return { ...value, resources: views.resources(access, exposed as { uri: string }[]) };
+    },
   };
+  return backend;
 }

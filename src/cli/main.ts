@@ -27,6 +27,10 @@ const COMMANDS: Readonly<Record<string, { summary: string; load: () => Promise<C
     load: () => import('./commands/check.js'),
   },
   tools: { summary: 'list the exposed tools', load: () => import('./commands/tools.js') },
+  skills: {
+    summary: 'list the exposed skills (SEP-2640), --verify their files',
+    load: () => import('./commands/skills.js'),
+  },
   call: { summary: 'call one exposed tool and print the envelope', load: () => import('./commands/call.js') },
   login: {
     summary: 'log in to a remote server that has auth: oauth',

@@ -10,6 +10,8 @@
  * extension's URI rules ask. The reverse splits at the first `/` after `skill://`. A server with
  * `prefix: ""` keeps its URIs; it is asked last.
  */
+import { namespaceUri, splitNamespacedUri } from './uri-namespace.js';
+
 /** The extension's id, as servers declare it in `capabilities.extensions`. */
 export const SKILLS_EXTENSION = 'io.modelcontextprotocol/skills';
 const SCHEME = 'skill://';
@@ -40,12 +42,11 @@ export function isSkillUri(uri: string): boolean {
 }
 
 /**
- * X1: the exposed form of a server's skill URI (anything else unchanged).
+ * X1: the exposed form of a server's skill URI (U5's rule, which keeps `skill://`).
  * @example exposeSkillUri('a', 'skill://release-notes/SKILL.md') // 'skill://a/release-notes/SKILL.md'
  */
 export function exposeSkillUri(prefix: string, uri: string): string {
-  if (prefix === '' || !isSkillUri(uri)) return uri;
-  return `${SCHEME}${prefix}/${uri.slice(SCHEME.length)}`;
+  return isSkillUri(uri) ? namespaceUri(prefix, uri) : uri;
 }
 
 /**
@@ -57,11 +58,8 @@ export function routeSkillUri(
   prefixes: ReadonlySet<string>,
 ): { readonly prefix: string; readonly uri: string } | undefined {
   if (!isSkillUri(uri)) return undefined;
-  const rest = uri.slice(SCHEME.length);
-  const slash = rest.indexOf('/');
-  if (slash <= 0) return undefined;
-  const prefix = rest.slice(0, slash).toLowerCase();
-  return prefixes.has(prefix) ? { prefix, uri: `${SCHEME}${rest.slice(slash + 1)}` } : undefined;
+  const split = splitNamespacedUri(uri);
+  return split !== undefined && prefixes.has(split.prefix) ? split : undefined;
 }
 
 /** Whether `value` is a skill entry the gateway can expose (what it cannot read is dropped). */

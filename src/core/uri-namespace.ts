@@ -54,12 +54,23 @@ export function namespaceUri(prefix: string, uri: string): string {
   if (prefix === '') return uri;
   // U6: an MCP App's resource must stay a `ui://` URI (hosts render only those): the prefix
   // goes in front of its authority instead, `ui://pdf-viewer/app.html` → `ui://pdf/pdf-viewer/app.html`.
-  if (isUiUri(uri)) return `${UI_SCHEME}${prefix}/${uri.slice(UI_SCHEME.length)}`;
+  // X1: a skill's URI stays a `skill://` URI the same way (hosts look for the scheme).
+  const kept = keptScheme(uri);
+  if (kept !== undefined) return `${kept}${prefix}/${uri.slice(kept.length)}`;
   return `${prefix}+${uri}`;
 }
 
 /** The scheme of MCP Apps' UI resources (ext-apps SEP-1865). */
 const UI_SCHEME = 'ui://';
+/** The scheme of skills (SEP-2640). */
+const SKILL_SCHEME = 'skill://';
+
+/** U6, X1: the scheme `uri` keeps when it is namespaced (`ui://`, `skill://`), in lower case. */
+function keptScheme(uri: string): string | undefined {
+  if (isUiUri(uri)) return UI_SCHEME;
+  const head = uri.slice(0, SKILL_SCHEME.length).toLowerCase();
+  return uri.length > SKILL_SCHEME.length && head === SKILL_SCHEME ? SKILL_SCHEME : undefined;
+}
 
 /**
  * U6: whether `uri` is an MCP Apps UI resource URI (`ui://…`, the scheme in any case).
@@ -77,12 +88,13 @@ export function isUiUri(uri: string): boolean {
  * @example splitNamespacedUri('ui://pdf/viewer/app.html') // { prefix: 'pdf', uri: 'ui://viewer/app.html' }
  */
 export function splitNamespacedUri(uri: string): { prefix: string; uri: string } | undefined {
-  if (isUiUri(uri)) {
-    // U6: `ui://<prefix>/<the downstream URI after ui://>`.
-    const rest = uri.slice(UI_SCHEME.length);
+  const kept = keptScheme(uri);
+  if (kept !== undefined) {
+    // U6, X1: `ui://<prefix>/<the downstream URI after ui://>`, and `skill://` alike.
+    const rest = uri.slice(kept.length);
     const slash = rest.indexOf('/');
     if (slash <= 0) return undefined;
-    return { prefix: rest.slice(0, slash).toLowerCase(), uri: `${UI_SCHEME}${rest.slice(slash + 1)}` };
+    return { prefix: rest.slice(0, slash).toLowerCase(), uri: `${kept}${rest.slice(slash + 1)}` };
   }
   const plus = uri.indexOf('+');
   if (plus <= 0) return undefined;

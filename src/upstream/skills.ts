@@ -25,6 +25,13 @@ interface Cached {
 /** The skills of every server, as the app serves them (app/skills.ts). */
 export interface SkillsPort {
   declared(): boolean;
+  directoryRead(): boolean;
+  readDirectory(
+    access: CallAccess | undefined,
+    uri: string,
+    cursor: string | undefined,
+    options: SkillRequestOptions,
+  ): Promise<Record<string, unknown>>;
   list(
     access: CallAccess | undefined,
     cursor: string | undefined,
@@ -45,12 +52,14 @@ export interface SkillsPort {
 
 const ListParams = z.object({ cursor: z.string().optional() }).passthrough();
 const GetParams = z.object({ uri: z.string() }).passthrough();
+const DirectoryParams = z.object({ uri: z.string(), cursor: z.string().optional() }).passthrough();
 
 /** The capability to declare: the extension, when a server behind the gateway has skills. */
 export function skillsCapability(skills: SkillsPort | undefined): {
-  extensions?: Record<string, Record<string, never>>;
+  extensions?: Record<string, { directoryRead?: boolean }>;
 } {
-  return skills?.declared() === true ? { extensions: { [SKILLS_EXTENSION]: {} } } : {};
+  if (skills?.declared() !== true) return {};
+  return { extensions: { [SKILLS_EXTENSION]: skills.directoryRead() ? { directoryRead: true } : {} } };
 }
 
 /** Registers `skills/list` and `skills/get` on `server`. */
@@ -70,6 +79,16 @@ export function registerSkillHandlers(
     answer(
       await skills.list(options.access(ctx), params.cursor, { signal: options.signalOf(ctx.mcpReq.signal) }),
     ),
+  );
+  // Registered always: a server that serves no directory answers -32601 through the gateway.
+  server.setRequestHandler('resources/directory/read', { params: DirectoryParams }, async (params, ctx) =>
+    answer({
+      ttlMs: 0,
+      cacheScope: 'private' as const,
+      ...(await skills.readDirectory(options.access(ctx), params.uri, params.cursor, {
+        signal: options.signalOf(ctx.mcpReq.signal),
+      })),
+    }),
   );
   server.setRequestHandler('skills/get', { params: GetParams }, async (params, ctx) =>
     answer(

@@ -241,3 +241,18 @@ describe('MCP Apps UI resources (U6)', () => {
     expect(index.resolveUri('ui://nobody/x.html')).toBeUndefined();
   });
 });
+
+describe('skill resources (X1)', () => {
+  it('X1: a skill:// resource stays a skill:// URI with the prefix as its first segment, and reads route back', () => {
+    const index = buildFeatureIndex(
+      [server('docs', 'docs', { resources: [resource('skill://release-notes/SKILL.md')] })],
+      OPTIONS,
+    );
+    expect(index.resources.map((r) => r.definition.uri)).toEqual(['skill://docs/release-notes/SKILL.md']);
+    expect(index.resolveUri('skill://docs/release-notes/references/GUIDE.md')).toEqual({
+      server: 'docs',
+      uri: 'skill://release-notes/references/GUIDE.md',
+    });
+    expect(index.resolveUri('skill://nobody/x/SKILL.md')).toBeUndefined();
+  });
+});

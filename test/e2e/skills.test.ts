@@ -10,7 +10,7 @@ import { SkillsClient } from '@modelcontextprotocol/client/ext/skills';
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { fixtureServer } from '../helpers/fixtures.js';
-import { serveHttp, writeConfig } from './cli-process.js';
+import { runCli, serveHttp, writeConfig } from './cli-process.js';
 
 const children: ChildProcess[] = [];
 const clients: Client[] = [];
@@ -145,5 +145,48 @@ describe('skills through the gateway', () => {
       skill.uri.includes('release-notes'),
     );
     expect((await alice.skills.read(aliceEntry!, 'references/GUIDE.md')).verified).toBe(true);
+  });
+
+  it('X1, X3: `skills` lists every skill; `skills --verify` and `check` read every file through the gateway and fail on one that does not match', async () => {
+    const good = writeConfig(['servers:', skillsEntry('a'), skillsEntry('b')].join('\n'));
+    const listed = await runCli(['skills', '--config', good]);
+    expect(listed.code, listed.stderr).toBe(0);
+    expect(listed.stdout).toContain('skill://b/release-notes/SKILL.md');
+    expect(listed.stdout).toMatch(/SERVER\s+SKILL\s+FILES\s+DESCRIPTION/);
+    const checked = await runCli(['check', '--config', good]);
+    expect(checked.code, checked.stdout + checked.stderr).toBe(0);
+    expect(checked.stdout).toContain('Skills: 4 skills, 6 of 6 files match their entries');
+    const bad = writeConfig(['servers:', skillsEntry('a', ['--tamper'])].join('\n'));
+    const verified = await runCli(['skills', '--verify', '--config', bad]);
+    expect(verified.code).toBe(1);
+    expect(verified.stderr).toContain('error: skill://a/release-notes/references/GUIDE.md');
+    expect(verified.stderr).toContain('2 of 3 files of 2 skills match their entries');
+    const failed = await runCli(['check', '--config', bad]);
+    expect(failed.code).toBe(1);
+    expect(failed.stdout).toContain('FAILED: 1 problem.');
+  });
+
+  it('X1: a skill folder reads through the gateway (resources/directory/read), its children exposed; a file is no folder (-32602)', async () => {
+    const { command, args } = fixtureServer('conformance-skills');
+    const served = await serve([
+      'servers:',
+      '  s:',
+      `    command: ${JSON.stringify(command)}`,
+      `    args: ${JSON.stringify(args)}`,
+    ]);
+    const { skills } = await connect(served.url, '2026-07-28');
+    expect(skills.directoryRead).toBe(true);
+    const root = await skills.readDirectory('skill://s/release-notes');
+    expect(root.resources.map((child) => [child.uri, child.mimeType]).sort()).toEqual([
+      ['skill://s/release-notes/SKILL.md', 'text/markdown'],
+      ['skill://s/release-notes/references', 'inode/directory'],
+    ]);
+    const deeper = await skills.readDirectory('skill://s/release-notes/references');
+    expect(deeper.resources.map((child) => child.uri)).toEqual([
+      'skill://s/release-notes/references/GUIDE.md',
+    ]);
+    await expect(skills.readDirectory('skill://s/release-notes/SKILL.md')).rejects.toThrow(
+      /-32602|Invalid params|not a directory/i,
+    );
   });
 });

@@ -69,11 +69,15 @@ export async function run(args: readonly string[], io: CliIO): Promise<number> {
         .problems.map((problem) => `${problem.severity}: ${problem.message}`);
       // An ignored key (a misspelt key in a Claude-Desktop file) is a problem here: `check` is
       // where a user asks whether the config does what they wrote.
+      // X3: every skill file read through the gateway and checked against its entry.
+      const skills = proxy.skills.declared() ? await proxy.skills.verify(undefined) : undefined;
+      const skillProblems = (skills?.failures ?? []).map((failure) => `error: skill file ${failure}`);
       const problems = [
         ...configWarnings,
         ...failures,
         ...formatProblems(catalog.problems),
         ...featureProblems,
+        ...skillProblems,
       ];
       // Warnings that do not fail the check: the config works as written.
       const hints = configHints(
@@ -94,6 +98,7 @@ export async function run(args: readonly string[], io: CliIO): Promise<number> {
         configWarnings.length +
         failures.length +
         featureProblems.length +
+        skillProblems.length +
         catalog.problems.filter((problem) => problem.severity === 'error').length;
       io.out(
         [
@@ -112,6 +117,11 @@ export async function run(args: readonly string[], io: CliIO): Promise<number> {
             ({ name, tools }) =>
               `Profile ${name}: sha256 ${sha256(tools)} (tools/list, ${tools.length} tools)`,
           ),
+          ...(skills !== undefined
+            ? [
+                `Skills: ${skills.skills} skills, ${skills.files - skills.failures.length} of ${skills.files} files match their entries (size and SHA-256)`,
+              ]
+            : []),
           errors === 0
             ? `OK: ${catalog.tools.length} tools from ${servers.length} servers, no problems.`
             : `FAILED: ${errors} ${errors === 1 ? 'problem' : 'problems'}.`,
