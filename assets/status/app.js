@@ -160,6 +160,25 @@ function renderTools(data) {
   );
 }
 
+// Issue 47: the skills (SEP-2640) each server listed last; the section shows once there are any.
+function renderSkills(data) {
+  const skills = data.skills ?? [];
+  $('#skills-section').hidden = skills.length === 0;
+  $('#skill-count').textContent = `(${skills.length})`;
+  $('#skills tbody').replaceChildren(
+    ...skills.map((s) =>
+      el(
+        'tr',
+        {},
+        el('td', { title: s.uri }, s.name),
+        el('td', {}, s.server),
+        el('td', {}, s.files),
+        el('td', {}, s.description),
+      ),
+    ),
+  );
+}
+
 function render(data) {
   latest = data;
   $('#meta').textContent = [
@@ -175,6 +194,7 @@ function render(data) {
   renderServers(data);
   renderCalls(data);
   renderTools(data);
+  renderSkills(data);
   $('#problems').replaceChildren(...data.problems.map((p) => el('li', {}, p)));
   $('#login').hidden = true;
   $('#main').hidden = false;

@@ -31,6 +31,7 @@ import { countByServer, fileStore, rateLimits, rememberedState } from './state.j
 import type { DefinitionChange } from '../core/pins.js';
 import { createLogins } from './logins.js';
 import { createSkills, type SkillsBackend } from './skills.js';
+import type { SkillEntry } from '../core/skills.js';
 import { STATUS_LOGIN_PATH } from './status-signin.js';
 import { createFeatures } from './features.js';
 import { createHealth, type ServerHealth } from './health.js';
@@ -183,6 +184,7 @@ function statusOf(
   memory: CatalogMemory,
   options: Pick<ProxyOptions, 'problems'>,
   scrub: Scrubber | undefined,
+  skills: () => ReadonlyMap<string, readonly SkillEntry[]>,
 ): { readonly status: Status; readonly statusPage: () => Promise<StatusHandler> } {
   const status = createStatus({
     config,
@@ -192,6 +194,7 @@ function statusOf(
     version: packageVersion(),
     ...(options.problems !== undefined ? { problems: options.problems } : {}),
     definitionChanges: () => memory.changes(),
+    skills,
     ...(scrub !== undefined ? { scrub } : {}),
   });
   let handler: StatusHandler | undefined;
@@ -296,7 +299,9 @@ export function createProxy(config: Config, options: ProxyOptions): Proxy {
     log: (params) => (metrics.forwarded('log'), notifier.log(params)),
   });
   // O4: the status page's records (a ring and per-server windows; nothing runs until a page asks).
-  const { status, statusPage } = statusOf(config, pool, catalogs.tools, memory, options, scrub);
+  const { status, statusPage } = statusOf(config, pool, catalogs.tools, memory, options, scrub, () =>
+    skills.recent(),
+  );
   // S2: search_tools rankings in a worker thread, started at the first search.
   const searches = createSearches(logger);
   // D3: callers' own logins to servers behind `auth: oauth`, once an HTTP endpoint gives them a callback.

@@ -80,6 +80,8 @@ export interface SkillsBackend {
   ): Promise<Record<string, unknown>>;
   /** The skills each server listed last (the CLI and the status page). */
   known(): ReadonlyMap<string, readonly SkillEntry[]>;
+  /** O4: what each server listed last, listed again in the background when older than 30 s. */
+  recent(): ReadonlyMap<string, readonly SkillEntry[]>;
   /** Every skill `access` holds, every page walked (the CLI). */
   all(access: CallAccess | undefined): Promise<readonly SkillEntry[]>;
   /** X3 for `check`: every file of every skill `access` holds read through the gateway; what failed. */
@@ -118,6 +120,8 @@ export function createSkills(deps: {
   const { pool, views, logger } = deps;
   /** What each server listed last, exposed (X3's digests are checked against these). */
   const listed = new Map<string, SkillEntry[]>();
+  /** O4: when the status page last had the skills listed again. */
+  let walked = -Infinity;
   const prefixOf = (server: ServerConfig): string => uriPrefix(deps.config.prefix, server.prefix);
 
   /** The enabled servers that declare the extension now, in config order. */
@@ -277,6 +281,20 @@ export function createSkills(deps: {
       return { ...value, contents: exposed };
     },
     known: () => listed,
+    recent() {
+      if (Date.now() - walked > 30_000 && backend.declared()) {
+        walked = Date.now();
+        backend
+          .all(undefined)
+          .catch((error: unknown) =>
+            logger.debug(
+              { error: error instanceof Error ? error.message : String(error) },
+              'skills not listed',
+            ),
+          );
+      }
+      return listed;
+    },
     async all(access) {
       const found: SkillEntry[] = [];
       const signal = new AbortController().signal;

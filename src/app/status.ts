@@ -12,6 +12,7 @@ import type { Config } from '../config/types.js';
 import type { DefinitionChange } from '../core/pins.js';
 import type { Catalog } from '../core/catalog.js';
 import type { Result } from '../core/result.js';
+import type { SkillEntry } from '../core/skills.js';
 import { scrubDeep, type Scrubber } from '../core/secrets.js';
 import type { Pool } from '../downstream/pool.js';
 
@@ -117,6 +118,8 @@ export interface StatusSources {
   readonly problems?: readonly string[];
   /** K3: the definitions that differ from their pins now. @default none */
   readonly definitionChanges?: () => readonly DefinitionChange[];
+  /** Issue 47: the skills each server listed last (SEP-2640). @default none */
+  readonly skills?: () => ReadonlyMap<string, readonly SkillEntry[]>;
   readonly scrub?: Scrubber;
 }
 
@@ -250,6 +253,17 @@ export function createStatus(sources: StatusSources): Status {
           ...(tool.definition.annotations?.destructiveHint === true ? { destructive: true } : {}),
         })),
         calls,
+        // Issue 47: server, exposed SKILL.md URI, name, description, files.
+        skills: [...(sources.skills?.() ?? new Map<string, readonly SkillEntry[]>())].flatMap(
+          ([server, list]) =>
+            list.map((skill) => ({
+              server,
+              uri: skill.uri,
+              name: skill.frontmatter.name,
+              description: skill.frontmatter.description,
+              files: skill.resources === 'dynamic' ? 'dynamic' : skill.resources.length,
+            })),
+        ),
       };
       // L2: a last error can echo an interpolated secret.
       return sources.scrub === undefined ? body : scrubDeep(body, sources.scrub);

@@ -189,4 +189,22 @@ describe('skills through the gateway', () => {
       /-32602|Invalid params|not a directory/i,
     );
   });
+
+  it('X1: the status page’s data lists every server’s skills (server, name, description, files)', async () => {
+    const served = await serve(['servers:', skillsEntry('a'), skillsEntry('b')]);
+    const data = async () =>
+      (
+        (await (await fetch(new URL('/status/data', served.url))).json()) as {
+          skills: Record<string, unknown>[];
+        }
+      ).skills;
+    await expect.poll(async () => (await data()).length).toBe(4);
+    expect(await data()).toContainEqual({
+      server: 'b',
+      uri: 'skill://b/release-notes/SKILL.md',
+      name: 'release-notes',
+      description: 'Writes release notes the b way.',
+      files: 2,
+    });
+  });
 });
