@@ -312,7 +312,7 @@ export function createProxy(config: Config, options: ProxyOptions): Proxy {
     ...(relay !== undefined ? { relay } : {}),
   });
   // Issue 47: the skills of the servers behind (SEP-2640).
-  const skills = createSkills({ ...base, views });
+  const skills = createSkills({ ...base, views, settleLists: () => catalogs.settleLists() });
   const backend = createToolBackend({
     ...base,
     searches,

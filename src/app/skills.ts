@@ -116,6 +116,8 @@ export function createSkills(deps: {
   readonly pool: Pool;
   readonly views: Views;
   readonly logger: Logger;
+  /** P1: resolves once the servers starting in the first moments are up (lists wait for it). */
+  readonly settleLists?: () => Promise<void> | undefined;
 }): SkillsBackend {
   const { pool, views, logger } = deps;
   /** What each server listed last, exposed (X3's digests are checked against these). */
@@ -125,15 +127,25 @@ export function createSkills(deps: {
   const prefixOf = (server: ServerConfig): string => uriPrefix(deps.config.prefix, server.prefix);
 
   /** The enabled servers that declare the extension now, in config order. */
-  function skilled(): ServerConfig[] {
-    const declared = new Set(
-      pool
-        .snapshot()
-        .filter((row) => row.extensions?.[SKILLS_EXTENSION] !== undefined)
-        .map((row) => row.name),
-    );
-    return deps.servers.list().filter((server) => server.enabled && declared.has(server.name));
+  // Worked out again only when a server's state changes or the servers do (a reload): every
+  // upstream server made (each 2026 request) asks whether to declare the extension.
+  let cached:
+    { servers: readonly ServerConfig[]; skilled: ServerConfig[]; flags: Map<string, unknown> } | undefined;
+  pool.on('stateChanged', () => (cached = undefined));
+  function skillsOf(): { skilled: ServerConfig[]; flags: Map<string, unknown> } {
+    const servers = deps.servers.list();
+    if (cached?.servers !== servers) {
+      const flags = new Map<string, unknown>();
+      for (const row of pool.snapshot()) {
+        const declared = row.extensions?.[SKILLS_EXTENSION];
+        if (declared !== undefined) flags.set(row.name, declared);
+      }
+      const skilled = servers.filter((server) => server.enabled && flags.has(server.name));
+      cached = { servers, skilled, flags };
+    }
+    return cached;
   }
+  const skilled = (): ServerConfig[] => skillsOf().skilled;
 
   /** One page of `server`'s skills, exposed; remembered (merged into what it listed before). */
   async function page(server: ServerConfig, cursor: string | undefined, options: RequestOptions) {
@@ -197,6 +209,8 @@ export function createSkills(deps: {
   const backend: SkillsBackend = {
     declared: () => skilled().length > 0,
     async list(access, cursor, options) {
+      // P1: a first page waits, as tools/list does, for the servers still starting.
+      if (cursor === undefined) await deps.settleLists?.();
       const servers = skilled();
       const at = cursor === undefined ? { server: 0 } : decodeSkillsCursor(cursor);
       if (at === undefined)
@@ -324,8 +338,7 @@ export function createSkills(deps: {
       return { skills: skills.length, files, failures };
     },
     directoryRead: () => {
-      const servers = skilled();
-      const flags = new Map(pool.snapshot().map((row) => [row.name, row.extensions?.[SKILLS_EXTENSION]]));
+      const { skilled: servers, flags } = skillsOf();
       return (
         servers.length > 0 &&
         servers.every(
