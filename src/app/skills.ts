@@ -32,52 +32,15 @@ import {
 import { uriPrefix } from '../core/uri-namespace.js';
 import type { Pool } from '../downstream/pool.js';
 import type { RequestOptions } from '../downstream/feature-requests.js';
+import type { SkillsPort } from '../upstream/skills.js';
 import type { ServerSource } from './servers.js';
 import type { Views } from './views.js';
 
-/** One `skills/list` page as the gateway answers it (cache fields for 2026 hosts). */
-export interface SkillsPage {
-  readonly skills: readonly SkillEntry[];
-  readonly nextCursor?: string;
-  readonly ttlMs: number;
-  readonly cacheScope: 'public' | 'private';
-}
-
-/** The skills of every server, for the upstream handlers (upstream/skills.ts). */
-export interface SkillsBackend {
-  /** Whether a connected server declares the extension (the gateway then declares it too). */
-  declared(): boolean;
-  /** Whether every such server serves `resources/directory/read` (`directoryRead: true`). */
-  directoryRead(): boolean;
-  /** `resources/directory/read` of an exposed skill folder: its children, exposed, in the view. */
-  readDirectory(
-    access: CallAccess | undefined,
-    uri: string,
-    cursor: string | undefined,
-    options: RequestOptions,
-  ): Promise<Record<string, unknown>>;
-  list(
-    access: CallAccess | undefined,
-    cursor: string | undefined,
-    options: RequestOptions,
-  ): Promise<SkillsPage>;
-  get(
-    access: CallAccess | undefined,
-    uri: string,
-    options: RequestOptions,
-  ): Promise<{
-    readonly skill: SkillEntry;
-    readonly ttlMs: number;
-    readonly cacheScope: 'public' | 'private';
-  }>;
-  /** Whether exposed `uri` is a skill's (its reads come here). */
-  owns(uri: string): boolean;
-  /** resources/read of an exposed skill file, checked against its entry. */
-  read(
-    access: CallAccess | undefined,
-    uri: string,
-    options: RequestOptions,
-  ): Promise<Record<string, unknown>>;
+/**
+ * The skills of every server: the upstream handlers' port (upstream/skills.ts, X1–X4), and what
+ * the CLI and the status page read.
+ */
+export interface SkillsBackend extends SkillsPort {
   /** The skills each server listed last (the CLI and the status page). */
   known(): ReadonlyMap<string, readonly SkillEntry[]>;
   /** O4: what each server listed last, listed again in the background when older than 30 s. */
@@ -126,9 +89,8 @@ export function createSkills(deps: {
   let walked = -Infinity;
   const prefixOf = (server: ServerConfig): string => uriPrefix(deps.config.prefix, server.prefix);
 
-  /** The enabled servers that declare the extension now, in config order. */
-  // Worked out again only when a server's state changes or the servers do (a reload): every
-  // upstream server made (each 2026 request) asks whether to declare the extension.
+  // Which servers declare the extension, worked out again only when a server's state changes or
+  // the servers do (a reload): every upstream server made (each 2026 request) asks.
   let cached:
     { servers: readonly ServerConfig[]; skilled: ServerConfig[]; flags: Map<string, unknown> } | undefined;
   pool.on('stateChanged', () => (cached = undefined));
@@ -145,6 +107,7 @@ export function createSkills(deps: {
     }
     return cached;
   }
+  /** The enabled servers that declare the extension now, in config order. */
   const skilled = (): ServerConfig[] => skillsOf().skilled;
 
   /** One page of `server`'s skills, exposed; remembered (merged into what it listed before). */
@@ -182,7 +145,7 @@ export function createSkills(deps: {
     return own !== undefined && isSkillUri(uri) ? { server: own, uri } : undefined;
   }
 
-  /** The skill exposed `uri` belongs to (a file, or a folder with `folder`), walking its server's listing once if need be. */
+  /** The skill exposed `uri` (a file or a folder) belongs to, its server's listing walked once if need be. */
   async function skillOf(
     server: ServerConfig,
     uri: string,
@@ -261,12 +224,17 @@ export function createSkills(deps: {
       // X4: a hidden skill's files are refused with it.
       views.refuse(access, 'resource', skill.uri);
       views.refuse(access, 'resource', uri);
+      const file =
+        skill.resources === 'dynamic' ? undefined : skill.resources.find((entry) => entry.uri === uri);
+      // X3: a file its skill's entry does not list is not passed on (a host must not load it).
+      if (skill.resources !== 'dynamic' && file === undefined)
+        throw rpcError(ProtocolErrorCode.InvalidParams, `${uri} is not a file of the skill ${skill.uri}`, {
+          uri,
+        });
       const value = valueOf(await pool.readResource(name, target.uri, options));
       const contents = Array.isArray(value['contents'])
         ? (value['contents'] as Record<string, unknown>[])
         : [];
-      const file =
-        skill.resources === 'dynamic' ? undefined : skill.resources.find((entry) => entry.uri === uri);
       if (file !== undefined) {
         const bytes = contents.length === 1 ? contentBytes(contents[0] ?? {}) : undefined;
         const why =

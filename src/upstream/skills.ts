@@ -11,9 +11,9 @@ import { SKILLS_EXTENSION, type SkillEntry } from '../core/skills.js';
 import type { FeatureBackend } from './features.js';
 import type { Era } from './notifier.js';
 
-/** What a skills request is given. */
+/** What a skills request is given (the app's requests take more, as the pool's do). */
 export interface SkillRequestOptions {
-  readonly signal: AbortSignal;
+  readonly signal?: AbortSignal;
 }
 
 /** Cache fields of an answer (sent to 2026 hosts only). */
@@ -24,8 +24,11 @@ interface Cached {
 
 /** The skills of every server, as the app serves them (app/skills.ts). */
 export interface SkillsPort {
+  /** Whether a connected server declares the extension (the gateway then declares it too). */
   declared(): boolean;
+  /** Whether every such server serves `resources/directory/read` (`directoryRead: true`). */
   directoryRead(): boolean;
+  /** `resources/directory/read` of an exposed skill folder: its children, exposed, in the view. */
   readDirectory(
     access: CallAccess | undefined,
     uri: string,
@@ -42,7 +45,9 @@ export interface SkillsPort {
     uri: string,
     options: SkillRequestOptions,
   ): Promise<Cached & { readonly skill: SkillEntry }>;
+  /** Whether exposed `uri` is a skill's (its reads come here). */
   owns(uri: string): boolean;
+  /** resources/read of an exposed skill file, checked against its entry. */
   read(
     access: CallAccess | undefined,
     uri: string,

@@ -94,13 +94,16 @@ describe('skills through the gateway', () => {
     await expect(list({ cursor: 'nonsense' })).rejects.toThrow(/Invalid cursor/);
   });
 
-  it('X3: a skill file whose bytes are not the ones its entry lists is an error, not passed on', async () => {
+  it('X3: a skill file whose bytes are not the ones its entry lists is an error, not passed on, and so is a file its entry does not list', async () => {
     const served = await serve(['servers:', skillsEntry('a', ['--tamper'])]);
-    const { skills } = await connect(served.url, '2026-07-28');
+    const { client, skills } = await connect(served.url, '2026-07-28');
     const [entry] = (await skills.list()).skills.filter((skill) =>
       skill.uri.endsWith('release-notes/SKILL.md'),
     );
     expect((await skills.read(entry!)).verified).toBe(true);
+    await expect(
+      client.readResource({ uri: 'skill://a/release-notes/references/UNLISTED.md' }),
+    ).rejects.toThrow(/is not a file of the skill/);
     await expect(skills.read(entry!, 'references/GUIDE.md')).rejects.toThrow(
       /was not passed on: its SHA-256 digest/,
     );
