@@ -1,18 +1,55 @@
 /**
  * I7: the rate limits applied: each call a rule counts increments its principal's count for the
  * window (`core/rate-limits.ts`). The counts live in this process (a map swept of past windows),
- * or in the shared store (`store.ts`), where every replica counts the same calls; a call no rule
- * counts touches neither.
+ * or in the shared store (`store.ts`), where every replica counts the same calls, leased in runs
+ * while the limit is far ({@link sharedCounts}); a call no rule counts touches neither.
  */
 import { countKey, type CompiledLimit, type Limits, type LimitVerdict } from '../core/rate-limits.js';
 import type { Principal } from '../core/policy.js';
 
 /**
- * Where counts are kept: `increment` returns the count after this call (a promise from a shared
- * store, which rejects when the store cannot be reached).
+ * Where counts are kept: `increment` returns this call's number in the window (a promise from a
+ * shared store, which rejects when the store cannot be reached); `limit` is the rule's.
  */
 export interface Counts {
-  increment(key: string, resetAt: number): number | Promise<number>;
+  increment(key: string, resetAt: number, limit: number): number | Promise<number>;
+}
+
+/** A replica leases at most this share of what is left of a limit in one store round trip. */
+const LEASE_SHARE = 64;
+
+/**
+ * Issue 48: counts in the shared store, leased. Each round trip takes a run of numbers with one
+ * `INCRBY` (at least one, at most 1/{@link LEASE_SHARE} of what the last answer left of the
+ * limit), and the replica hands them out to its next calls without asking again. The numbers are
+ * unique across replicas, so no more calls than the limit are ever allowed; a number a replica
+ * leased and did not use before its window ended is lost (at most 1/64 of what was left, per
+ * replica and lease). Near the limit a lease is one number: counted call by call, exactly.
+ */
+export function sharedCounts(store: {
+  increment(key: string, resetAt: number, by: number): Promise<number>;
+}): Counts {
+  const leases = new Map<string, { next: number; last: number; resetAt: number }>();
+  /** The last total the store answered per key (what was left of the limit then). */
+  const totals = new Map<string, number>();
+  return {
+    increment(key, resetAt, limit) {
+      const lease = leases.get(key);
+      if (lease !== undefined && lease.next <= lease.last) return lease.next++;
+      if (leases.size + totals.size >= SWEEP_AT) {
+        const now = Date.now();
+        for (const [old, { resetAt: end }] of leases) if (end <= now) leases.delete(old);
+        if (totals.size >= SWEEP_AT) totals.clear();
+      }
+      const chunk = Math.max(1, Math.floor((limit - (totals.get(key) ?? 0)) / LEASE_SHARE));
+      return store.increment(key, resetAt, chunk).then((total) => {
+        totals.set(key, total);
+        const first = total - chunk + 1;
+        if (chunk > 1) leases.set(key, { next: first + 1, last: total, resetAt });
+        return first;
+      });
+    },
+  };
 }
 
 /** The most counts kept before the past windows are swept. */
@@ -74,7 +111,7 @@ export function createRateLimiter(limits: Limits, counts: Counts, clock: () => n
       const now = clock();
       const pending = matching.map((limit) => {
         const { key, resetAt } = countKey(limit, principal, now);
-        return { limit, resetAt, count: counts.increment(key, resetAt) };
+        return { limit, resetAt, count: counts.increment(key, resetAt, limit.calls) };
       });
       if (pending.every((entry): entry is Counted => typeof entry.count === 'number'))
         return verdictOf(pending, now);

@@ -14,7 +14,7 @@ import type { Pool } from '../downstream/pool.js';
 import { createLoginRelay } from './login-relay.js';
 import { createMemory } from './memory.js';
 import { shareLogins } from './shared-logins.js';
-import { createRateLimiter, localCounts, type RateLimiter } from './rate-limiter.js';
+import { createRateLimiter, localCounts, sharedCounts, type RateLimiter } from './rate-limiter.js';
 import type { ServerSource } from './servers.js';
 import { loadShared, watchShared } from './shared-memory.js';
 import { createStore, type SharedStore } from './store.js';
@@ -71,7 +71,10 @@ export function rateLimits(
   store: SharedStore | undefined,
 ): { limiter?: RateLimiter; storeWhere?: string } {
   if (config.rateLimits === undefined || config.rateLimits.length === 0) return {};
-  const counts = store === undefined ? localCounts() : { increment: store.increment };
+  const counts =
+    store === undefined
+      ? localCounts()
+      : sharedCounts({ increment: (key, resetAt, by) => store.increment(key, resetAt, by) });
   return {
     limiter: createRateLimiter(compileLimits(config.rateLimits), counts, Date.now),
     ...(store !== undefined ? { storeWhere: store.where } : {}),

@@ -21,8 +21,8 @@ const COMMAND_MS = 1000;
 export interface SharedStore {
   /** Where it is, without its password (for errors and the health report). */
   readonly where: string;
-  /** I7: increments `key`, expiring at `resetAt` (epoch ms); the count after this call. */
-  increment(key: string, resetAt: number): Promise<number>;
+  /** I7: adds `by` (default 1) to `key`, expiring at `resetAt` (epoch ms); the count after it. */
+  increment(key: string, resetAt: number, by?: number): Promise<number>;
   /** Issue 48: a shared state file (`catalogs/<key>.json`, `pins/<key>.json`), if stored. */
   get(name: string): Promise<string | undefined>;
   /** Issue 48: stores a shared state file. */
@@ -99,12 +99,11 @@ export function createStore(url: string, logger: Logger): SharedStore {
     { listen(name: string, heard: (message: string) => void): Promise<void>; destroy(): void } | undefined;
   return {
     where,
-    async increment(key, resetAt) {
-      // One round trip per call: the key names its window, so its expiry is set once, by the
-      // window's first call.
+    async increment(key, resetAt, by = 1) {
+      // One round trip: the key names its window, so its expiry is set once, by its first count.
       const name = `mcp-normalizer:rl:${key}`;
-      const count = await bounded(() => client.incr(name));
-      if (count === 1) await bounded(() => client.pExpireAt(name, resetAt + 1000));
+      const count = await bounded(() => client.incrBy(name, by));
+      if (count === by) await bounded(() => client.pExpireAt(name, resetAt + 1000));
       return count;
     },
     async get(name) {

@@ -1,6 +1,6 @@
 /** I7: rate limits per caller (pure: the rules, and the limiter over counts and a clock). */
 import { describe, expect, it } from 'vitest';
-import { createRateLimiter, localCounts } from '../../src/app/rate-limiter.js';
+import { createRateLimiter, localCounts, sharedCounts } from '../../src/app/rate-limiter.js';
 import { issuerPrincipal, LOCAL_PRINCIPAL, tokenPrincipal, type Principal } from '../../src/core/policy.js';
 import { compileLimits, type LimitVerdict } from '../../src/core/rate-limits.js';
 
@@ -69,5 +69,49 @@ describe('rate limits', () => {
     for (let i = 0; i < 5; i++) expect(limits.admit(alice, 'web_get').allowed).toBe(true);
     const refused = limits.admit(alice, 'fs_read');
     expect(refused).toMatchObject({ allowed: false, limit: { index: 1 }, retryAfterMs: 60_000 });
+  });
+});
+
+describe('rate limits counted in a shared store, leased', () => {
+  /** A store of totals by key, shared by the "replicas" given it; how many round trips it took. */
+  function fakeStore() {
+    const totals = new Map<string, number>();
+    let trips = 0;
+    return {
+      trips: () => trips,
+      increment: async (key: string, _resetAt: number, by: number) => {
+        trips++;
+        const total = (totals.get(key) ?? 0) + by;
+        totals.set(key, total);
+        return total;
+      },
+    };
+  }
+
+  it('I7: far from the limit one round trip leases a run of numbers; the numbers are unique across replicas and never pass the limit', async () => {
+    const store = fakeStore();
+    const [one, two] = [sharedCounts(store), sharedCounts(store)];
+    const numbers: number[] = [];
+    for (let i = 0; i < 300; i++) numbers.push(await (i % 2 === 0 ? one : two).increment('k', 60_000, 6400));
+    expect(new Set(numbers).size).toBe(300);
+    expect(store.trips()).toBeLessThan(10);
+    // Counted on until the limit: past it every number is a refusal's.
+    const all = [...numbers];
+    for (let i = 0; i < 7000 && all.filter((n) => n <= 6400).length < 6400; i++)
+      all.push(await (i % 3 === 0 ? one : two).increment('k', 60_000, 6400));
+    const allowed = all.filter((n) => n <= 6400);
+    expect(new Set(allowed).size).toBe(allowed.length);
+    expect(allowed.length).toBeLessThanOrEqual(6400);
+    // What leases left unused is a small part of the limit.
+    expect(allowed.length).toBeGreaterThanOrEqual(6300);
+  });
+
+  it('I7: near the limit every call is counted in the store, one by one: 10 allowed across two replicas, exactly', async () => {
+    const store = fakeStore();
+    const [one, two] = [sharedCounts(store), sharedCounts(store)];
+    const numbers: number[] = [];
+    for (let i = 0; i < 12; i++) numbers.push(await (i % 2 === 0 ? one : two).increment('k', 60_000, 10));
+    expect(numbers).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12]);
+    expect(store.trips()).toBe(12);
   });
 });
