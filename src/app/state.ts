@@ -1,15 +1,15 @@
 /**
  * The state of a gateway beyond one call (K1–K4, I7, issue 48): what it remembers of each server,
- * mirrored to the store the replicas share when the config names one, and the rate limiter
- * counting in that store or in this process. Built by the composition root (`proxy.ts`).
+ * mirrored to the store the replicas share when the config names one, callers' downstream logins
+ * and the legs of logins in progress shared through it, and the rate limiter counting in that
+ * store or in this process. Built by the composition root (`proxy.ts`).
  */
+import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
-import type { Config } from '../config/types.js';
+import type { Config, ServerConfig } from '../config/types.js';
 import type { DefinitionChange } from '../core/pins.js';
 import { compileLimits } from '../core/rate-limits.js';
 import type { Scrubber } from '../core/secrets.js';
-import { randomUUID } from 'node:crypto';
-import type { ServerConfig } from '../config/types.js';
 import type { Pool } from '../downstream/pool.js';
 import { createLoginRelay } from './login-relay.js';
 import { createMemory } from './memory.js';
