@@ -27,7 +27,7 @@ import {
   type LoginRedirect,
 } from '../downstream/oauth-login.js';
 import { createSignIn, type SignIn, type SignInOptions } from './browser-sign-in.js';
-import { createStatusSignIn, STATUS_LOGIN_PATH } from './status-signin.js';
+import { createStatusSignIn, STATUS_LOGIN_PATH, type SharedSessions } from './status-signin.js';
 import type { Principal } from '../core/policy.js';
 import { createLoginBinding, LOGIN_START_PATH, SIGN_IN_PATH, type BrowserAnswer } from './login-binding.js';
 import type { LoginRelay } from './login-relay.js';
@@ -54,6 +54,8 @@ export interface LoginsOptions {
   readonly admins?: readonly string[];
   /** Issue 48: with a shared store, a browser's leg may land on any replica. */
   readonly relay?: LoginRelay;
+  /** Issue 48: the status page's sessions, known to every replica. */
+  readonly sessions?: SharedSessions;
 }
 
 /** One login in progress. */
@@ -76,7 +78,7 @@ export interface Logins {
   /** Whether a callback URL exists (the gateway serves HTTP). */
   readonly ready: () => boolean;
   /** O4: the admin principal a status page request's session cookie stands for, if any. */
-  statusPrincipal(cookie: string | undefined): Principal | undefined;
+  statusPrincipal(cookie: string | undefined): Principal | undefined | Promise<Principal | undefined>;
   /** The answer to a browser at one of {@link LOGIN_PATHS}; undefined for another path. */
   browser(path: string, url: URL, cookie: string | undefined): Promise<BrowserAnswer | undefined>;
   /** Starts `principal`'s login to `server`, or joins the one in progress. */
@@ -99,6 +101,7 @@ export function createLogins(options: LoginsOptions): Logins {
   const claim = (key: string): Promise<void> => relay?.claim(key, timeoutMs) ?? Promise.resolve();
   const statusSignIn = createStatusSignIn({
     claim,
+    ...(options.sessions !== undefined ? { shared: options.sessions } : {}),
     signIn: () => signIn,
     admins: options.admins ?? [],
     base: () => base ?? '',

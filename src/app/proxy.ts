@@ -264,7 +264,9 @@ export function createProxy(config: Config, options: ProxyOptions): Proxy {
   const notifier = createNotifier(logger);
   // K1–K4, issue 48: what is remembered of each server (an approval rebuilds the catalogs), and
   // the store the replicas share.
-  const { memory, store, relay, ...remembered } = rememberedState(base, scrub, () => catalogs.rebuild());
+  const { memory, store, relay, sessions, ...remembered } = rememberedState(base, scrub, () =>
+    catalogs.rebuild(),
+  );
   const metrics = createMetrics({
     pool,
     catalogSize: () => catalogs.tools().tools.length,
@@ -310,6 +312,7 @@ export function createProxy(config: Config, options: ProxyOptions): Proxy {
     admins: config.http.auth?.admins ?? [],
     loggedIn: (server, principal) => pool.renewLogin(server, principal),
     ...(relay !== undefined ? { relay } : {}),
+    ...(sessions !== undefined ? { sessions } : {}),
   });
   // Issue 47: the skills of the servers behind (SEP-2640).
   const skills = createSkills({ ...base, views, settleLists: () => catalogs.settleLists() });

@@ -40,6 +40,12 @@ export function rememberedState(
   const loggedIn = (server: string, principal: string): void => pool.renewLogin(server, principal);
   const logins = store && shareLogins({ store, logger, self, loggedIn });
   const relay = store && createLoginRelay({ store, self, logger });
+  // O4: the status page's sessions, by the digest of their cookie.
+  const sessions = store && {
+    put: (key: string, principal: string, ttlMs: number) =>
+      store.claim(`status-session:${key}`, principal, ttlMs).then(() => undefined),
+    get: (key: string) => store.claimed(`status-session:${key}`),
+  };
   const saved = (name: string, json: string): void => void store?.set(name, json).catch(() => undefined);
   const memory = createMemory({ config, logger, scrub, pinsChanged: rebuild, saved });
   const watch = store && watchShared(store, memory, () => servers.list(), config.stateDir, logger, rebuild);
@@ -47,6 +53,7 @@ export function rememberedState(
     memory,
     store,
     relay,
+    sessions,
     /** Brings the token files of `servers` in line with the store (nothing to wait for without one). */
     shareLogins: (list: readonly ServerConfig[]): Promise<void> | undefined => logins?.attach(list),
     /** Resolves once what the store holds is loaded (at once without a store). */

@@ -36,9 +36,20 @@ export interface StatusSignInOptions {
   readonly logger: Logger;
   /** Issue 48: claims a sign-in's `state` for this replica, so its return may land on another. */
   readonly claim?: (state: string) => Promise<void>;
+  /** Issue 48: sessions every replica knows (the store), by the digest of their cookie. */
+  readonly shared?: SharedSessions;
   /** @default Date.now */
   readonly now?: () => number;
 }
+
+/** Issue 48: the store's side of the page's sessions: a digest of the cookie, never the cookie. */
+export interface SharedSessions {
+  put(key: string, principal: string, ttlMs: number): Promise<void>;
+  get(key: string): Promise<string | undefined>;
+}
+
+/** How long a session taken from the store is trusted here before the store is asked again. */
+const SHARED_RECHECK_MS = 60_000;
 
 /** The status page's browser sign-in and its sessions. */
 export interface StatusSignIn {
@@ -48,8 +59,11 @@ export interface StatusSignIn {
   owns(state: string): boolean;
   /** Leg 2, at `/oauth/signin`. */
   finish(url: URL, cookie: string | undefined): Promise<BrowserAnswer>;
-  /** The admin principal a request's session cookie stands for, if any. */
-  principal(cookie: string | undefined): Principal | undefined;
+  /**
+   * The admin principal a request's session cookie stands for, if any (a promise when the
+   * session must be looked for in the store: it was made on another replica).
+   */
+  principal(cookie: string | undefined): Principal | undefined | Promise<Principal | undefined>;
 }
 
 /** @example const page = createStatusSignIn({ signIn: () => signIn, admins, base: () => base, logger }); */
@@ -58,6 +72,22 @@ export function createStatusSignIn(options: StatusSignInOptions): StatusSignIn {
   const pending = new Map<string, { verifier: string; browser: Buffer; until: number }>();
   const sessions = new Map<string, { principal: Principal; until: number }>();
   const secure = (): string => (options.base().startsWith('https:') ? '; Secure' : '');
+
+  /** Issue 48: a session another replica made, kept here a minute before the store is asked again. */
+  async function fromStore(key: string): Promise<Principal | undefined> {
+    const json = await options.shared?.get(key).catch(() => undefined);
+    if (json === undefined) return undefined;
+    let principal: Principal;
+    try {
+      principal = JSON.parse(json) as Principal;
+    } catch {
+      return undefined;
+    }
+    if (typeof principal.key !== 'string' || !Array.isArray(principal.groups)) return undefined;
+    if (sessions.size >= MAX_SESSIONS) sessions.delete(sessions.keys().next().value as string);
+    sessions.set(key, { principal, until: now() + SHARED_RECHECK_MS });
+    return principal;
+  }
 
   return {
     async start() {
@@ -113,7 +143,16 @@ export function createStatusSignIn(options: StatusSignInOptions): StatusSignIn {
         };
       const session = random();
       if (sessions.size >= MAX_SESSIONS) sessions.delete(sessions.keys().next().value as string);
-      sessions.set(digest(session).toString('base64url'), { principal, until: now() + SESSION_MS });
+      const key = digest(session).toString('base64url');
+      sessions.set(key, { principal, until: now() + SESSION_MS });
+      await options.shared
+        ?.put(key, JSON.stringify(principal), SESSION_MS)
+        .catch((error: unknown) =>
+          options.logger.warn(
+            { err: error },
+            'status page session not shared: other replicas ask for a sign-in',
+          ),
+        );
       options.logger.info({ principal: principal.key }, 'status page signed in');
       return {
         status: 302,
@@ -128,12 +167,9 @@ export function createStatusSignIn(options: StatusSignInOptions): StatusSignIn {
       if (session === undefined) return undefined;
       const key = digest(session).toString('base64url');
       const entry = sessions.get(key);
-      if (entry === undefined) return undefined;
-      if (entry.until <= now()) {
-        sessions.delete(key);
-        return undefined;
-      }
-      return entry.principal;
+      if (entry !== undefined && entry.until > now()) return entry.principal;
+      sessions.delete(key);
+      return options.shared === undefined ? undefined : fromStore(key);
     },
   };
 }

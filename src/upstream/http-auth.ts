@@ -65,11 +65,12 @@ export function createHttpAuth(
   admins: readonly string[] = [],
   refused?: StepUpRefused,
   /** O4: the principal of a status page session cookie (a sign-in in the browser), if any. */
-  session?: (cookie: string | undefined) => Principal | undefined,
+  session?: (cookie: string | undefined) => Principal | undefined | Promise<Principal | undefined>,
 ): HttpAuth {
   return {
     async admin(req) {
-      const signedIn = req.headers.authorization === undefined ? session?.(req.headers.cookie) : undefined;
+      const signedIn =
+        req.headers.authorization === undefined ? await session?.(req.headers.cookie) : undefined;
       if (signedIn !== undefined) return matchesAny(admins, signedIn) ? 'ok' : 'forbidden';
       const verdict = await identity.authenticate(req.headers.authorization);
       if (!verdict.ok) return 'unauthorized';

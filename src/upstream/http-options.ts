@@ -84,7 +84,9 @@ export interface HttpOptions {
   /** I4, O1, O4: a call was answered 403 `insufficient_scope`. */
   readonly stepUpRefused?: StepUpRefused;
   /** O4: the principal of a status page session cookie (a sign-in in the browser), if any. */
-  readonly statusSession?: (cookie: string | undefined) => Principal | undefined;
+  readonly statusSession?: (
+    cookie: string | undefined,
+  ) => Principal | undefined | Promise<Principal | undefined>;
   /** I6: the profiles served at `/mcp/<name>`. */
   readonly profiles?: readonly string[];
   /** O4: principal patterns allowed to read the status page when `auth` is on. */
