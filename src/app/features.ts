@@ -58,7 +58,7 @@ export interface Features {
 }
 
 /** A JSON-RPC error as the SDK sends it: `code`, `message` (no "MCP error" prefix), `data`. */
-function rpcError(code: number, message: string, data?: Record<string, unknown>): Error {
+export function rpcError(code: number, message: string, data?: Record<string, unknown>): Error {
   return Object.assign(new Error(message), { code, ...(data !== undefined ? { data } : {}) });
 }
 

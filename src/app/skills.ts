@@ -26,6 +26,7 @@ import {
   routeSkillUri,
   SKILLS_EXTENSION,
   skillFileMismatch,
+  skillFolder,
   skillOfFile,
   type SkillEntry,
 } from '../core/skills.js';
@@ -34,6 +35,7 @@ import type { Pool } from '../downstream/pool.js';
 import type { RequestOptions } from '../downstream/feature-requests.js';
 import type { SkillsPort } from '../upstream/skills.js';
 import type { ServerSource } from './servers.js';
+import { rpcError } from './features.js';
 import type { Views } from './views.js';
 
 /**
@@ -49,11 +51,6 @@ export interface SkillsBackend extends SkillsPort {
   all(access: CallAccess | undefined): Promise<readonly SkillEntry[]>;
   /** X3 for `check`: every file of every skill `access` holds read through the gateway; what failed. */
   verify(access: CallAccess | undefined): Promise<{ skills: number; files: number; failures: string[] }>;
-}
-
-/** A JSON-RPC error as the SDK sends it. */
-function rpcError(code: number, message: string, data?: Record<string, unknown>): Error {
-  return Object.assign(new Error(message), { code, ...(data !== undefined ? { data } : {}) });
 }
 
 /** A failed downstream request as a JSON-RPC error; the value of a success. */
@@ -110,6 +107,15 @@ export function createSkills(deps: {
   /** The enabled servers that declare the extension now, in config order. */
   const skilled = (): ServerConfig[] => skillsOf().skilled;
 
+  /** Keeps `skills` as what `server` listed, in place of entries of the same URI (or of all: `fresh`). */
+  function keep(server: string, skills: readonly SkillEntry[], fresh: boolean): void {
+    const before = fresh ? [] : (listed.get(server) ?? []);
+    listed.set(server, [
+      ...before.filter((old) => !skills.some((skill) => skill.uri === old.uri)),
+      ...skills,
+    ]);
+  }
+
   /** One page of `server`'s skills, exposed; remembered (merged into what it listed before). */
   async function page(server: ServerConfig, cursor: string | undefined, options: RequestOptions) {
     const value = valueOf(
@@ -124,10 +130,7 @@ export function createSkills(deps: {
     const dropped = raw.filter((entry) => !isSkillEntry(entry)).length;
     if (dropped > 0) logger.warn({ server: server.name, dropped }, 'skills/list entries not valid: left out');
     const skills = raw.filter(isSkillEntry).map((entry) => exposeSkill(prefixOf(server), entry));
-    const before = (cursor === undefined ? [] : (listed.get(server.name) ?? [])).filter(
-      (old) => !skills.some((skill) => skill.uri === old.uri),
-    );
-    listed.set(server.name, [...before, ...skills]);
+    keep(server.name, skills, cursor === undefined);
     const next = typeof value['nextCursor'] === 'string' ? value['nextCursor'] : undefined;
     return { skills, next, hint: { ttlMs: value['ttlMs'], cacheScope: value['cacheScope'] } };
   }
@@ -153,9 +156,7 @@ export function createSkills(deps: {
   ): Promise<SkillEntry | undefined> {
     const find = (): SkillEntry | undefined =>
       skillOfFile(listed.get(server.name) ?? [], uri) ??
-      (listed.get(server.name) ?? []).find((skill) =>
-        `${uri}/`.startsWith(skill.uri.slice(0, skill.uri.lastIndexOf('/') + 1)),
-      );
+      (listed.get(server.name) ?? []).find((skill) => `${uri}/`.startsWith(skillFolder(skill)));
     let skill = find();
     for (let cursor: string | undefined, pages = 0; skill === undefined && pages < 20; pages++) {
       const got = await page(server, cursor, options);
@@ -206,8 +207,7 @@ export function createSkills(deps: {
           `Server "${target.server.name}" returned no valid skill`,
         );
       const skill = exposeSkill(prefixOf(target.server), value['skill']);
-      const known = (listed.get(target.server.name) ?? []).filter((old) => old.uri !== skill.uri);
-      listed.set(target.server.name, [...known, skill]);
+      keep(target.server.name, [skill], false);
       return {
         skill,
         ...mergeCacheHints([{ ttlMs: value['ttlMs'], cacheScope: value['cacheScope'] }], views.personal),

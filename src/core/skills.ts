@@ -10,11 +10,10 @@
  * extension's URI rules ask. The reverse splits at the first `/` after `skill://`. A server with
  * `prefix: ""` keeps its URIs; it is asked last.
  */
-import { namespaceUri, splitNamespacedUri } from './uri-namespace.js';
+import { namespaceUri, SKILL_SCHEME, splitNamespacedUri } from './uri-namespace.js';
 
 /** The extension's id, as servers declare it in `capabilities.extensions`. */
 export const SKILLS_EXTENSION = 'io.modelcontextprotocol/skills';
-const SCHEME = 'skill://';
 
 /** One file of a skill, as an entry lists it. */
 export interface SkillFileEntry {
@@ -38,7 +37,7 @@ export interface SkillEntry {
 
 /** Whether `uri` is a skill URI. */
 export function isSkillUri(uri: string): boolean {
-  return uri.startsWith(SCHEME);
+  return uri.startsWith(SKILL_SCHEME);
 }
 
 /**
@@ -92,13 +91,18 @@ export function exposeSkill(prefix: string, entry: SkillEntry): SkillEntry {
   };
 }
 
+/** The folder of `skill` (its `SKILL.md` URI without the file name), with its final `/`. */
+export function skillFolder(skill: Pick<SkillEntry, 'uri'>): string {
+  return skill.uri.slice(0, skill.uri.lastIndexOf('/') + 1);
+}
+
 /** The `SKILL.md` URI of the skill whose files include exposed `uri`, among `skills`. */
 export function skillOfFile(skills: readonly SkillEntry[], uri: string): SkillEntry | undefined {
   return skills.find(
     (skill) =>
       skill.uri === uri ||
       (skill.resources === 'dynamic'
-        ? uri.startsWith(skill.uri.slice(0, skill.uri.lastIndexOf('/') + 1))
+        ? uri.startsWith(skillFolder(skill))
         : skill.resources.some((file) => file.uri === uri)),
   );
 }

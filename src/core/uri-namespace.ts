@@ -63,7 +63,7 @@ export function namespaceUri(prefix: string, uri: string): string {
 /** The scheme of MCP Apps' UI resources (ext-apps SEP-1865). */
 const UI_SCHEME = 'ui://';
 /** The scheme of skills (SEP-2640). */
-const SKILL_SCHEME = 'skill://';
+export const SKILL_SCHEME = 'skill://';
 
 /** U6, X1: the scheme `uri` keeps when it is namespaced (`ui://`, `skill://`), in lower case. */
 function keptScheme(uri: string): string | undefined {
