@@ -92,8 +92,9 @@ done
 
 # Extension scenarios (issue 47), by name: the Skills extension (SEP-2640) against a skills
 # fixture built with the SDK's SkillCatalog, directly and through a gateway that namespaces it
-# (prefix "skills"); the Tasks extension against the conformance fixture, directly and through
-# the gateway above.
+# (prefix "skills"); the Tasks extension (SEP-2663) against a tasks fixture written from the
+# scenarios (fixtures/servers/conformance-tasks.ts), directly and through a gateway that serves it
+# with prefix "" (the suite calls greet, slow_compute...).
 node dist/fixtures/servers/conformance-skills.js --http=0 2> "$OUT/skills-fixture.log" &
 pids+=($!)
 SKILLS_DIRECT=$(wait_url "$OUT/skills-fixture.log" 'listening http://[^ ]+/mcp')
@@ -106,6 +107,19 @@ YAML
 node dist/src/cli/main.js serve --http --port 0 --config "$OUT/skills-gateway.yaml" 2> "$OUT/skills-gateway.log" &
 pids+=($!)
 SKILLS_GATEWAY=$(wait_url "$OUT/skills-gateway.log" 'MCP endpoint[^:]*: +http://[^ ]+/mcp')
+node dist/fixtures/servers/conformance-tasks.js --http=0 2> "$OUT/tasks-fixture.log" &
+pids+=($!)
+TASKS_DIRECT=$(wait_url "$OUT/tasks-fixture.log" 'listening http://[^ ]+/mcp')
+cat > "$OUT/tasks-gateway.yaml" << YAML
+servers:
+  tasks:
+    command: $(command -v node)
+    args: [$ROOT/dist/fixtures/servers/conformance-tasks.js]
+    prefix: ""
+YAML
+node dist/src/cli/main.js serve --http --port 0 --config "$OUT/tasks-gateway.yaml" 2> "$OUT/tasks-gateway.log" &
+pids+=($!)
+TASKS_GATEWAY=$(wait_url "$OUT/tasks-gateway.log" 'MCP endpoint[^:]*: +http://[^ ]+/mcp')
 EXTENSIONS="sep-2640-skills-enumeration sep-2640-skills-manifest sep-2640-skills-directory"
 TASKS=$("$NODE22" "$SUITE" list 2>/dev/null | grep -oE 'tasks-[a-z-]+' | sort -u || true)
 for scenario in $EXTENSIONS; do
@@ -113,8 +127,8 @@ for scenario in $EXTENSIONS; do
   suite "ext-$scenario-gateway" server --url "$SKILLS_GATEWAY" --scenario "$scenario"
 done
 for scenario in $TASKS; do
-  suite "ext-$scenario-direct" server --url "$DIRECT" --scenario "$scenario"
-  suite "ext-$scenario-gateway" server --url "$GATEWAY" --scenario "$scenario"
+  suite "ext-$scenario-direct" server --url "$TASKS_DIRECT" --scenario "$scenario"
+  suite "ext-$scenario-gateway" server --url "$TASKS_GATEWAY" --scenario "$scenario"
 done
 
 # One row per scenario of a run's summary: "name|✓ 3 passed, 0 failed", and for a scenario the

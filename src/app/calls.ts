@@ -13,6 +13,7 @@ import type { Config, ServerConfig } from '../config/types.js';
 import type { Catalog, ExposedTool } from '../core/catalog.js';
 import { applyInstruction, LOGIN_INSTRUCTION, type InstructionLayers } from '../core/instructions.js';
 import { isInputRound } from '../core/input.js';
+import { isCreatedTask } from '../core/tasks.js';
 import { carriedMeta } from '../core/meta.js';
 import { composeName, echoedName } from '../core/naming.js';
 import { uriPrefix } from '../core/uri-namespace.js';
@@ -32,6 +33,7 @@ import type { Views } from './views.js';
 import type { RateLimiter } from './rate-limiter.js';
 import type { LimitVerdict } from '../core/rate-limits.js';
 import { loginThenCall, needsLogin, type Logins } from './logins.js';
+import type { TaskRelay } from './tasks.js';
 
 /** What {@link createToolBackend} needs from the proxy. */
 export interface ToolDeps {
@@ -64,6 +66,8 @@ export interface ToolDeps {
   readonly metrics?: Metrics;
   /** D3: callers' own logins to servers behind `auth: oauth` (HTTP only). */
   readonly logins?: Logins;
+  /** X5: where a call's task is kept for its caller (app/tasks.ts). */
+  readonly tasks?: TaskRelay;
   /** S2: rankings off the event loop; without it, the catalog ranks in this thread. */
   readonly searches?: Searches;
   /** I3, I6: the callers' views: what a caller's tools/list holds, what its search searches. */
@@ -369,6 +373,7 @@ export function createToolBackend(deps: ToolDeps): ToolBackend<PreparedCall> {
       // D3: a caller with its own identity and no login to this server is asked to log in.
       if (
         !isInputRound(result) &&
+        !isCreatedTask(result) &&
         needsLogin(result) &&
         deps.logins !== undefined &&
         options.principal !== undefined
@@ -376,6 +381,13 @@ export function createToolBackend(deps: ToolDeps): ToolBackend<PreparedCall> {
         const server = servers.get(call.server);
         if (server !== undefined)
           result = await loginThenCall(deps.logins, server, options.principal, options.caller, result, run);
+      }
+      if (isCreatedTask(result)) {
+        // X5: the call goes on as a task, kept for its caller; its polls are tasks/get's.
+        const task = (await deps.tasks?.created(result, options.principal)) ?? result.task;
+        const logged = { tool: options.exposedName, requestId: options.requestId, taskId: task['taskId'] };
+        loggerOf(call.server).info(logged, 'call became a task');
+        return { ...result, task };
       }
       if (isInputRound(result)) {
         // Q3: one round of the call, not its end (L1 logs the end).

@@ -31,6 +31,7 @@ import { countByServer, fileStore, rateLimits, rememberedState } from './state.j
 import type { DefinitionChange } from '../core/pins.js';
 import { createLogins } from './logins.js';
 import { createSkills, type SkillsBackend } from './skills.js';
+import { createTasks } from './tasks.js';
 import type { SkillEntry } from '../core/skills.js';
 import { STATUS_LOGIN_PATH } from './status-signin.js';
 import { createFeatures } from './features.js';
@@ -316,6 +317,8 @@ export function createProxy(config: Config, options: ProxyOptions): Proxy {
   });
   // Issue 47: the skills of the servers behind (SEP-2640).
   const skills = createSkills({ ...base, views, settleLists: () => catalogs.settleLists() });
+  // X5: the tasks calls become, relayed for their callers (SEP-2663).
+  const tasks = createTasks({ ...base, ...(store !== undefined ? { store } : {}) });
   const backend = createToolBackend({
     ...base,
     searches,
@@ -326,6 +329,7 @@ export function createProxy(config: Config, options: ProxyOptions): Proxy {
     settleLists: catalogs.settleLists,
     settleServer: catalogs.settleServer,
     held: catalogs.held,
+    tasks,
     ...rateLimits(config, store),
     metrics,
     ...(config.statusPage
@@ -344,6 +348,7 @@ export function createProxy(config: Config, options: ProxyOptions): Proxy {
     logger,
     features: features.backend,
     skills,
+    tasks,
     serverInfo: { name: PACKAGE_NAME, version: packageVersion() },
     onForward: (kind) => metrics.forwarded(kind),
     listsComplete: () => pool.starting().length === 0,

@@ -20,6 +20,8 @@ export interface HostCapabilities {
   readonly elicitation?: { readonly form?: object; readonly url?: object };
   readonly sampling?: object;
   readonly roots?: object;
+  /** X5: the extensions it declared (the gateway reads `io.modelcontextprotocol/tasks`). */
+  readonly extensions?: Readonly<Record<string, object>>;
 }
 
 /** The upstream client behind one call: who answers what the call makes its server ask (Q1). */
@@ -36,6 +38,11 @@ export interface Caller {
    * one request; rejects when the round cannot be run (no answer in time, the call ended).
    */
   ask(request: ClientAsk): Promise<Record<string, unknown>>;
+  /**
+   * X5: a 2025 host, for which the Tasks extension is not defined: a 2026 server's task made of
+   * its call is run to its end by the gateway (downstream/task-driver.ts).
+   */
+  readonly runsTasks?: boolean;
 }
 
 /** A 2026-07-28 downstream's `input_required` answer to a call, to relay to the host (Q3). */

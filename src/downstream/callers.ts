@@ -13,6 +13,7 @@ import { CLIENT_CAPABILITIES_META_KEY, ProtocolError, ProtocolErrorCode } from '
 import type { ClientCapabilities } from '@modelcontextprotocol/client';
 import type { ClientFeature } from '../config/types.js';
 import { hostCanAnswer, type Caller, type ClientAsk, type HostCapabilities } from '../core/input.js';
+import { declaresTasks, TASKS_EXTENSION } from '../core/tasks.js';
 
 /** The request each client feature answers. */
 export const FEATURE_METHODS: Readonly<Record<ClientFeature, string>> = {
@@ -48,6 +49,8 @@ export function callerCapabilities(
     capabilities.elicitation = { ...host.elicitation } as ClientCapabilities['elicitation'];
   if (features.includes('sampling') && host.sampling !== undefined) capabilities.sampling = {};
   if (features.includes('roots') && host.roots !== undefined) capabilities.roots = {};
+  // X5: a host that takes tasks may be answered with one; of the extensions, only this one travels.
+  if (declaresTasks(host)) capabilities.extensions = { [TASKS_EXTENSION]: {} };
   return capabilities;
 }
 
@@ -210,13 +213,17 @@ export function modernParams(
   params: Record<string, unknown>,
   features: readonly ClientFeature[],
   caller: Caller | undefined,
+  takesTasks = false,
 ): Record<string, unknown> {
   const withLevel = withLogLevel(params);
+  const capabilities = callerCapabilities(features, caller);
+  // X5: a task the gateway runs for its caller (task-driver.ts) is the gateway's to take.
+  if (takesTasks) capabilities.extensions = { [TASKS_EXTENSION]: {} };
   return {
     ...withLevel,
     _meta: {
       ...(withLevel['_meta'] as object),
-      [CLIENT_CAPABILITIES_META_KEY]: callerCapabilities(features, caller),
+      [CLIENT_CAPABILITIES_META_KEY]: capabilities,
     },
   };
 }

@@ -25,6 +25,7 @@ import { EraMemory, type DownstreamEra } from './era.js';
 import { describeError as describe, isUnreachable } from './errors.js';
 import { keepListening } from './listen.js';
 import { announcedLists, Listings, type FeatureLists, type ListGroup } from './listing.js';
+import { liftTaskResults } from './task-results.js';
 import { RequestTap } from './request-tap.js';
 import { Routes, type ConnectionCallOptions } from './routes.js';
 import { InFlight } from './in-flight.js';
@@ -285,6 +286,8 @@ export class Connection {
       );
       if (this.#era.era === 'legacy' && this.#server.transport.type === 'stdio')
         this.#tap = new RequestTap(transport);
+      // X5: a 2026 server's CreateTaskResult gets past the SDK's decoding (task-results.ts).
+      if (this.#era.era === 'modern') liftTaskResults(transport);
       // U5: listed before `ready` so the first round carries them; a failed feature listing
       // keeps the server ready (its tools work) with its last known good lists.
       const reading = await this.#lists.readAll(own, announcedLists(own), {

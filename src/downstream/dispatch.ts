@@ -10,6 +10,7 @@ import type { ServerConfig } from '../config/types.js';
 import { classifyError } from '../core/classify.js';
 import { normalizeCallToolResult } from '../core/normalize.js';
 import { isInputRound, type Caller, type InputRound } from '../core/input.js';
+import { isCreatedTask, type CreatedTask } from '../core/tasks.js';
 import type { CallOptions } from '../core/call.js';
 import { failure, ok, withMeta, type Result } from '../core/result.js';
 import { logCallStart } from '../log/call-log.js';
@@ -20,11 +21,15 @@ import type { CallSlots } from './slots.js';
 import type { Timers } from '../core/timers.js';
 import { LOGIN_INSTRUCTION } from '../core/instructions.js';
 import { isLoginRequired } from './start-errors.js';
+import { takeCreatedTask } from './task-results.js';
 
 export type { CallOptions } from '../core/call.js';
 
-/** What a call with a caller ends in: a Result, or a 2026 server's input round to relay (Q3). */
-export type CallOutcome = Result | InputRound;
+/**
+ * What a call with a caller ends in: a Result, a 2026 server's input round to relay (Q3), or the
+ * task it created for a caller that takes tasks (X5).
+ */
+export type CallOutcome = Result | InputRound | CreatedTask;
 
 /** Everything the dispatcher needs to know about one server. */
 export interface DispatchTarget {
@@ -203,6 +208,8 @@ async function run(
     }, queued?.signal ?? options.signal);
     if ('early' in outcome) return outcome.early;
     if (isInputRequiredResult(outcome.raw)) return inputRound(outcome.raw, target, tool, options);
+    const task = takeCreatedTask(outcome.raw);
+    if (task !== undefined) return { kind: 'task', task, server: server.name, tool };
     return normalizeCallToolResult(outcome.raw, {
       server: server.name,
       tool,
@@ -275,9 +282,12 @@ export async function dispatchCall(
       exception: error,
     });
   }
-  endSpan(traced.span, isInputRound(result) || result.success ? undefined : result.errorType);
   // The caller owns the outcome: instructions (R4) and the end line in the log (L1).
-  if (isInputRound(result)) return result;
+  if (isInputRound(result) || isCreatedTask(result)) {
+    endSpan(traced.span, undefined);
+    return result;
+  }
+  endSpan(traced.span, result.success ? undefined : result.errorType);
   return withMeta(result, { elapsedMs: context.timers.now() - startedAt });
 }
 

@@ -21,6 +21,7 @@ import { CallerRoute, modernParams } from './callers.js';
 import type { DownstreamEra } from './era.js';
 import type { RequestTap } from './request-tap.js';
 import { ResourceWatches } from './resource-watches.js';
+import { driveTask, needsTasks } from './task-driver.js';
 import { runAsTask, taskOnly, type SendRequest } from './task-runner.js';
 import type { Timers } from '../core/timers.js';
 import { LenientCallToolResultSchema } from './tool-list.js';
@@ -47,6 +48,8 @@ export interface ConnectionCallOptions {
   readonly reply?: InputReply;
   /** O2: `_meta` keys for the request (the W3C trace context). */
   readonly meta?: Record<string, unknown>;
+  /** X5: the request declares the Tasks extension as the gateway's own (task-driver.ts). */
+  readonly takesTasks?: boolean;
 }
 
 /** The connected client a request goes out on. */
@@ -118,7 +121,28 @@ export class Routes {
     if (options.reply !== undefined) params['inputResponses'] = options.reply.inputResponses;
     if (options.reply?.requestState !== undefined) params['requestState'] = options.reply.requestState;
     if (options.meta !== undefined) params['_meta'] = options.meta;
-    return send('tools/call', params, withHeaders);
+    const sent = send('tools/call', params, withHeaders);
+    const caller = options.caller;
+    if (era !== 'modern' || caller?.runsTasks !== true) return sent;
+    // X5: a server that needs a caller that takes tasks, and a caller that cannot: the gateway
+    // takes the task and runs it to its end for the caller.
+    return sent.catch((error: unknown) => {
+      if (!needsTasks(error)) throw error;
+      const taskSend: SendRequest = (method, more, o) =>
+        send(
+          method,
+          more,
+          method === 'tools/call'
+            ? { ...withHeaders, ...o, takesTasks: true }
+            : { ...options, ...o, takesTasks: true },
+        );
+      return driveTask(taskSend, params, caller, {
+        timers: this.#timers,
+        timeoutMs: options.timeoutMs ?? this.#server.timeoutMs,
+        ...(options.signal !== undefined ? { signal: options.signal } : {}),
+        ...(options.onProgress !== undefined ? { onProgress: options.onProgress } : {}),
+      });
+    });
   }
 
   /** One request on `route`, by the first path that takes it (see the module header). */
@@ -143,7 +167,9 @@ export class Routes {
       // Any method: the SDK's typing lists only the spec's requests, which these all are.
       {
         method,
-        params: modern ? modernParams(params, this.#server.clientFeatures, options.caller) : params,
+        params: modern
+          ? modernParams(params, this.#server.clientFeatures, options.caller, options.takesTasks)
+          : params,
       } as ClientRequest,
       LenientCallToolResultSchema,
       {

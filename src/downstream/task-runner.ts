@@ -39,12 +39,15 @@ interface TaskView {
   readonly pollInterval?: unknown;
 }
 
-function pollMs(task: TaskView): number {
-  const asked = typeof task.pollInterval === 'number' ? task.pollInterval : DEFAULT_POLL_MS;
-  return Math.min(MAX_POLL_MS, Math.max(MIN_POLL_MS, asked));
+/** A server's poll interval (ms; a 2025 task's `pollInterval`, a 2026 one's `pollIntervalMs`), bounded. */
+export function boundedPollMs(asked: unknown): number {
+  return Math.min(MAX_POLL_MS, Math.max(MIN_POLL_MS, typeof asked === 'number' ? asked : DEFAULT_POLL_MS));
 }
 
-function pause(timers: Timers, ms: number, signal: AbortSignal | undefined): Promise<void> {
+const pollMs = (task: TaskView): number => boundedPollMs(task.pollInterval);
+
+/** Waits `ms`, or rejects with the signal's reason once it aborts. */
+export function pause(timers: Timers, ms: number, signal: AbortSignal | undefined): Promise<void> {
   return new Promise((resolve, reject) => {
     if (signal?.aborted === true) return reject(signal.reason as Error);
     const onAbort = (): void => {

@@ -13,6 +13,7 @@ import type {
   LoggingMessageNotification,
 } from '@modelcontextprotocol/server';
 import type { InputRound } from '../core/input.js';
+import type { CreatedTask } from '../core/tasks.js';
 import type { CallOptions } from '../core/call.js';
 
 export type { CallOptions, ProgressUpdate } from '../core/call.js';
@@ -66,7 +67,7 @@ export interface ToolBackend<F extends PreparedForward = PreparedForward> {
    * both steps: instructions (R4) and the call's end line in the log (L1). With a caller, a 2026
    * downstream's `input_required` comes back as an {@link InputRound} to relay (Q3).
    */
-  callTool(call: F, options: CallOptions): Promise<Result | InputRound>;
+  callTool(call: F, options: CallOptions): Promise<Result | InputRound | CreatedTask>;
   /**
    * S4: the exposed name a call is for: `call_tool`'s named tool, else `name`. Input rounds are
    * bound to it (a requestState minted for one tool is refused for another) and the span is named

@@ -12,6 +12,7 @@ import {
 import type { Context } from '@opentelemetry/api';
 import type { Logger } from 'pino';
 import { isInputRound, type Caller, type InputReply, type InputRound } from '../core/input.js';
+import { isCreatedTask, type CreatedTask } from '../core/tasks.js';
 import { failure, type FailureResult, type Result } from '../core/result.js';
 import type { PreparedForward, ToolBackend } from './backend.js';
 import type { RequestCaller } from './caller-identity.js';
@@ -84,7 +85,7 @@ export function createCallPipeline<F extends PreparedForward>(deps: PipelineDeps
     args: Record<string, unknown> | undefined,
     extra: CallExtra,
   ): Promise<CallToolResult | InputRound> {
-    let result: Result | InputRound;
+    let result: Result | InputRound | CreatedTask;
     try {
       result = await route(name, args, extra);
     } catch (error) {
@@ -98,8 +99,11 @@ export function createCallPipeline<F extends PreparedForward>(deps: PipelineDeps
         extra.requestId,
       );
     }
-    if (!isInputRound(result) && !result.success) extra.span.outcome.errorType = result.errorType;
     if (isInputRound(result)) return result;
+    // X5: the task a server made of the call, flat (SEP-2663's CreateTaskResult), under our id.
+    // The SDK passes a `tools/call` result's own `resultType` through as it is.
+    if (isCreatedTask(result)) return { resultType: 'task', ...result.task } as unknown as CallToolResult;
+    if (!result.success) extra.span.outcome.errorType = result.errorType;
     // SEP-2575: a downstream that needs a capability the modern caller did not declare (its
     // declaration travels down, Q2) is answered with that protocol error, not a tool failure.
     if (
@@ -131,7 +135,7 @@ export function createCallPipeline<F extends PreparedForward>(deps: PipelineDeps
     name: string,
     args: Record<string, unknown> | undefined,
     extra: CallExtra,
-  ): Promise<Result | InputRound> {
+  ): Promise<Result | InputRound | CreatedTask> {
     if (!deps.accepting())
       return finish(name, failure('downstream_unavailable', SHUTTING_DOWN), extra.requestId);
     // Synchronous once the catalog is built (no await on the hot path); I3 authorizes inside it.

@@ -16,6 +16,7 @@ import {
   type Principal,
 } from '../core/policy.js';
 import type { CallerViews } from './backend.js';
+import { TASKS_EXTENSION } from '../core/tasks.js';
 
 /** What a request's handler context says about its transport. */
 export type RequestContext = { http?: { authInfo?: AuthInfo } };
@@ -138,7 +139,11 @@ export function hostCapabilities(
     return (ctx.mcpReq.envelope as Record<string, unknown> | undefined)?.[CLIENT_CAPABILITIES_META_KEY] as
       HostCapabilities | undefined;
   }
-  return server.getClientCapabilities() as HostCapabilities | undefined;
+  // X5: the Tasks extension is not defined in the 2025 protocol (SEP-2663): a session's is void.
+  const declared = server.getClientCapabilities() as HostCapabilities | undefined;
+  if (declared?.extensions?.[TASKS_EXTENSION] === undefined) return declared;
+  const { [TASKS_EXTENSION]: _tasks, ...extensions } = declared.extensions;
+  return { ...declared, extensions };
 }
 
 /**

@@ -9,7 +9,12 @@
  * This file is the ONLY importer of `render.ts` (R2): a Result becomes JSON here and nowhere else.
  */
 import { Server } from '@modelcontextprotocol/server';
-import type { AuthInfo, CallToolResult, Implementation } from '@modelcontextprotocol/server';
+import type {
+  AuthInfo,
+  CallToolResult,
+  Implementation,
+  ServerCapabilities,
+} from '@modelcontextprotocol/server';
 import type { Logger } from 'pino';
 import type { Result } from '../core/result.js';
 import { scrubDeep, type Scrubber } from '../core/secrets.js';
@@ -29,6 +34,7 @@ import { createNotifier, type Era, type Notifier } from './notifier.js';
 import { progressSink } from './progress.js';
 import { renderCallToolResult, type RenderOptions } from './render.js';
 import { registerSkillHandlers, skillsCapability, withSkills, type SkillsPort } from './skills.js';
+import { registerTaskHandlers, tasksCapability, type TasksPort } from './tasks.js';
 
 export type { Era } from './notifier.js';
 export type { RenderOptions } from './render.js';
@@ -90,6 +96,8 @@ export interface UpstreamDeps<F extends PreparedForward = PreparedForward> {
   readonly rounds?: InputRounds;
   /** Issue 47: the skills of the servers behind (SEP-2640); absent: no skills. */
   readonly skills?: SkillsPort;
+  /** X5: the tasks of the servers behind (SEP-2663), relayed to 2026 hosts; absent: none. */
+  readonly tasks?: TasksPort;
 }
 
 /** E2: cache hints of modern list results and `server/discover` (capabilities.ts). */
@@ -144,6 +152,15 @@ export function createUpstreamServer<F extends PreparedForward>(deps: UpstreamDe
     render: (result, who) => render(result, who.filesOwner, renderingOf(who)),
   });
 
+  /** Skills in either era; tasks to a 2026 host only (the 2025 protocol does not define them). */
+  function extensionsCapability(era: Era): Partial<Pick<ServerCapabilities, 'extensions'>> {
+    const extensions = {
+      ...skillsCapability(deps.skills).extensions,
+      ...(era === 'modern' ? tasksCapability(deps.tasks) : {}),
+    };
+    return Object.keys(extensions).length > 0 ? { extensions } : {};
+  }
+
   /**
    * One `Server` for either era: the same handlers serve both (the SDK encodes per era). Its
    * tools/call handler comes with it, for the stdio direct path (direct-calls.ts).
@@ -157,8 +174,8 @@ export function createUpstreamServer<F extends PreparedForward>(deps: UpstreamDe
       ...(deps.features !== undefined ? featureCapabilities(era) : {}),
       // F7: file links are read with resources/read, with or without downstream resources.
       ...(deps.features === undefined && deps.files !== undefined ? { resources: {} } : {}),
-      // Issue 47: the Skills extension, when a server behind the gateway declares it.
-      ...skillsCapability(deps.skills),
+      // Issue 47, X5: the extensions the gateway relays, when a server behind it declares them.
+      ...extensionsCapability(era),
     };
     // E2: modern list results and server/discover carry cache hints (the SDK puts them on 2026
     // answers only). The lists are the same for every caller, so shared caches may keep them.
@@ -183,6 +200,13 @@ export function createUpstreamServer<F extends PreparedForward>(deps: UpstreamDe
       };
     };
     const files = deps.files;
+    if (era === 'modern' && deps.tasks?.declared() === true)
+      registerTaskHandlers(server, deps.tasks, {
+        signalOf: cancellationSignal,
+        who: (ctx) => callers.resolve(server, era, ctx),
+        callerOf: (ctx) => requestCaller(server, era, ctx),
+        render: (result, who) => render(result, who.filesOwner, renderingOf(who)),
+      });
     if (deps.skills !== undefined)
       registerSkillHandlers(server, deps.skills, {
         era,

@@ -20,6 +20,7 @@ export const FIXTURE_DIST = join(ROOT, 'dist', 'fixtures', 'servers');
 export type FixtureName =
   | 'skills'
   | 'conformance-skills'
+  | 'conformance-tasks'
   | 'structured'
   | 'text'
   | 'files'
