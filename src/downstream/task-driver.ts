@@ -6,12 +6,12 @@
  * task asks (`input_required`: each request once, as an input round of the call, Q3) and answers
  * with `tasks/update`, and resolves with the completed task's result, which the normalizer
  * judges like any other (R3). A failed task is its JSON-RPC error; a cancelled one an error. The
- * call's `timeout_ms` bounds the whole task; a call that ends early (cancelled, timed out)
- * cancels its task. The 2025 tasks of a 2025 server are task-runner.ts's (Q6).
+ * call's `timeout_ms` bounds the whole task; a call that ends before its task (cancelled, timed
+ * out, asked what its host cannot answer) cancels it. The 2025 tasks of a 2025 server are task-runner.ts's (Q6).
  */
-import { ProtocolError, SdkError, SdkErrorCode } from '@modelcontextprotocol/client';
+import { ProtocolError, ProtocolErrorCode, SdkError, SdkErrorCode } from '@modelcontextprotocol/client';
 import type { Progress } from '@modelcontextprotocol/client';
-import type { Caller, ClientAsk } from '../core/input.js';
+import { hostCanAnswer, type Caller, type ClientAsk } from '../core/input.js';
 import { isRecord } from '../core/json.js';
 import { TASKS_EXTENSION, TERMINAL_STATUSES } from '../core/tasks.js';
 import type { Timers } from '../core/timers.js';
@@ -41,6 +41,15 @@ async function answers(
 ): Promise<Record<string, unknown> | undefined> {
   const open = Object.entries(requests).filter(([key, request]) => !answered.has(key) && isRecord(request));
   if (open.length === 0) return undefined;
+  // Q2: what the host cannot answer is refused at once, as a push to it would be.
+  const unanswerable = open.find(
+    ([, request]) => !hostCanAnswer(caller.capabilities, request as unknown as ClientAsk),
+  );
+  if (unanswerable !== undefined)
+    throw new ProtocolError(
+      ProtocolErrorCode.MethodNotFound,
+      `The task asks its client for ${String((unanswerable[1] as { method?: unknown }).method)}, which the client behind mcp-normalizer does not support: the task was cancelled`,
+    );
   for (const [key] of open) answered.add(key);
   const replies = await Promise.all(
     open.map(async ([key, request]) => [key, await caller.ask(request as unknown as ClientAsk)] as const),
@@ -88,10 +97,10 @@ export async function driveTask(
         options.onProgress?.({ progress: polls, message: task['statusMessage'] });
     }
   } catch (error) {
-    // The call ended early: the task must not run on for nobody (the cancel goes out on its own,
-    // never under the call's signal, aborted by then).
-    if (signal?.aborted === true || left() <= 0)
-      void send('tasks/cancel', { taskId }, { signal: undefined, timeoutMs: 5000 }).catch(() => {});
+    // The call ended before its task (cancelled, timed out, a question the host cannot answer, a
+    // failed poll): the task must not run on for nobody. The cancel goes out on its own, never
+    // under the call's signal (aborted by then, it would stop the cancel before it is sent).
+    void send('tasks/cancel', { taskId }, { signal: undefined, timeoutMs: 5000 }).catch(() => {});
     throw error;
   }
   if (task['status'] === 'completed') return task['result'];

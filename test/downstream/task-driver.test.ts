@@ -44,11 +44,11 @@ function scripted(states: Record<string, unknown>[]) {
   return { send, sent };
 }
 
-function caller(answers: Record<string, unknown>[] = []): Caller & { asked: ClientAsk[] } {
+function caller(answers: Record<string, unknown>[] = [], elicits = true): Caller & { asked: ClientAsk[] } {
   const asked: ClientAsk[] = [];
   return {
     key: {},
-    capabilities: undefined,
+    capabilities: elicits ? { elicitation: {} } : {},
     runsTasks: true,
     asked,
     ask: async (request) => (asked.push(request), answers.shift() ?? { action: 'decline' }),
@@ -101,6 +101,20 @@ describe('running a 2026 task for a 2025 host', () => {
     expect(sent.filter(([method]) => method === 'tasks/update')).toEqual([
       ['tasks/update', { taskId: 't1', inputResponses: { k1: { action: 'accept', content: {} } } }],
     ]);
+  });
+
+  it('X6: a question the host cannot answer is refused at once, and the task is cancelled', async () => {
+    const { send, sent } = scripted([{ status: 'input_required', inputRequests: { k1: ASK } }]);
+    const host = caller([], false);
+    const running = driveTask(send, { name: 'job' }, host, { timers: systemTimers, timeoutMs: 10_000 });
+    const refused = expect(running).rejects.toMatchObject({
+      code: -32601,
+      message: expect.stringContaining('elicitation/create'),
+    });
+    await vi.advanceTimersByTimeAsync(200);
+    await refused;
+    expect(host.asked).toEqual([]);
+    expect(sent.at(-1)).toEqual(['tasks/cancel', { taskId: 't1' }]);
   });
 
   it('X6: a failed task throws its JSON-RPC error; a cancelled one an error', async () => {
