@@ -48,7 +48,7 @@ export interface ConnectionCallOptions {
   readonly reply?: InputReply;
   /** O2: `_meta` keys for the request (the W3C trace context). */
   readonly meta?: Record<string, unknown>;
-  /** X5: the request declares the Tasks extension as the gateway's own (task-driver.ts). */
+  /** X6: the request declares the Tasks extension as the gateway's own (task-driver.ts). */
   readonly takesTasks?: boolean;
 }
 
@@ -124,7 +124,7 @@ export class Routes {
     const sent = send('tools/call', params, withHeaders);
     const caller = options.caller;
     if (era !== 'modern' || caller?.runsTasks !== true) return sent;
-    // X5: a server that needs a caller that takes tasks, and a caller that cannot: the gateway
+    // X6: a server that needs a caller that takes tasks, and a caller that cannot: the gateway
     // takes the task and runs it to its end for the caller.
     return sent.catch((error: unknown) => {
       if (!needsTasks(error)) throw error;

@@ -6,17 +6,21 @@
  * finds. A 2025 host (the SDK v2 client pinned to it) calls the same tools and gets their results:
  * the gateway runs the tasks for it, its elicitation answered by the host's own handler.
  */
-import type { ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { afterEach, describe, expect, it } from 'vitest';
 import { fixtureServer } from '../helpers/fixtures.js';
+import { describeWith } from '../helpers/peers.js';
+import { startRedis, type RedisPeer } from '../helpers/redis.js';
 import { serveHttp, writeConfig } from './cli-process.js';
 
 const children: ChildProcess[] = [];
 const clients: Client[] = [];
+const redises: RedisPeer[] = [];
 afterEach(async () => {
   for (const client of clients.splice(0)) await client.close();
   for (const child of children.splice(0)) child.kill('SIGKILL');
+  for (const redis of redises.splice(0)) await redis.stop();
 });
 
 const TASKS = 'io.modelcontextprotocol/tasks';
@@ -256,5 +260,57 @@ describe('tasks through the gateway (2025 hosts)', () => {
     const crashed = await client.callTool({ name: 'jobs_protocol_error_job', arguments: {} });
     expect(crashed).toMatchObject({ isError: true });
     expect(JSON.stringify(crashed)).toContain('the job crashed');
+  });
+});
+
+/** The tasks fixture over Streamable HTTP (one server both replicas reach); its URL. */
+async function remoteTasks(): Promise<string> {
+  const { command, args } = fixtureServer('conformance-tasks', ['--http=0']);
+  const child = spawn(command, args, { stdio: ['ignore', 'ignore', 'pipe'] });
+  children.push(child);
+  let heard = '';
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`the tasks fixture did not listen: ${heard}`)), 10_000);
+    child.stderr.on('data', (chunk: Buffer) => {
+      heard += chunk.toString();
+      const match = /listening (http:\S+)/.exec(heard);
+      if (match?.[1] !== undefined) {
+        clearTimeout(timer);
+        resolve(match[1]);
+      }
+    });
+  });
+}
+
+describeWith(['redis-server'])('tasks across replicas', () => {
+  it('X5: with store.url, a task created through one replica is found through another (a remote server both reach), for its creator only', async () => {
+    const redis = await startRedis();
+    redises.push(redis);
+    const url = await remoteTasks();
+    const config = writeConfig(
+      [
+        `store: { url: "${redis.url}" }`,
+        'http:',
+        '  auth:',
+        '    tokens:',
+        `      alice: { token: ${ALICE} }`,
+        `      bob: { token: ${BOB} }`,
+        'servers:',
+        '  jobs:',
+        `    url: ${url}`,
+      ].join('\n'),
+    );
+    const [a, b] = await Promise.all([serveHttp(config), serveHttp(config)]);
+    children.push(a.child, b.child);
+    const created = await rpc(
+      a.url,
+      'tools/call',
+      { name: 'jobs_slow_compute', arguments: { seconds: 0.2, label: 'r' } },
+      { token: ALICE },
+    );
+    const taskId = String(created.result!['taskId']);
+    const done = (await until(b.url, taskId, ['completed'], ALICE)).result!;
+    expect(done['result']).toMatchObject({ structuredContent: { results: 'computed r' } });
+    expect((await rpc(b.url, 'tasks/get', { taskId }, { token: BOB })).error?.code).toBe(-32602);
   });
 });
