@@ -95,31 +95,24 @@ done
 # (prefix "skills"); the Tasks extension (SEP-2663) against a tasks fixture written from the
 # scenarios (fixtures/servers/conformance-tasks.ts), directly and through a gateway that serves it
 # with prefix "" (the suite calls greet, slow_compute...).
-node dist/fixtures/servers/conformance-skills.js --http=0 2> "$OUT/skills-fixture.log" &
-pids+=($!)
-SKILLS_DIRECT=$(wait_url "$OUT/skills-fixture.log" 'listening http://[^ ]+/mcp')
-cat > "$OUT/skills-gateway.yaml" << YAML
-servers:
-  skills:
-    command: $(command -v node)
-    args: [$ROOT/dist/fixtures/servers/conformance-skills.js]
-YAML
-node dist/src/cli/main.js serve --http --port 0 --config "$OUT/skills-gateway.yaml" 2> "$OUT/skills-gateway.log" &
-pids+=($!)
-SKILLS_GATEWAY=$(wait_url "$OUT/skills-gateway.log" 'MCP endpoint[^:]*: +http://[^ ]+/mcp')
-node dist/fixtures/servers/conformance-tasks.js --http=0 2> "$OUT/tasks-fixture.log" &
-pids+=($!)
-TASKS_DIRECT=$(wait_url "$OUT/tasks-fixture.log" 'listening http://[^ ]+/mcp')
-cat > "$OUT/tasks-gateway.yaml" << YAML
-servers:
-  tasks:
-    command: $(command -v node)
-    args: [$ROOT/dist/fixtures/servers/conformance-tasks.js]
-    prefix: ""
-YAML
-node dist/src/cli/main.js serve --http --port 0 --config "$OUT/tasks-gateway.yaml" 2> "$OUT/tasks-gateway.log" &
-pids+=($!)
-TASKS_GATEWAY=$(wait_url "$OUT/tasks-gateway.log" 'MCP endpoint[^:]*: +http://[^ ]+/mcp')
+
+# One extension fixture ($1: conformance-<name>.js) served over HTTP, and a gateway serving it
+# over stdio as server <name> (with $2 as an extra config line, e.g. its prefix): their MCP URLs
+# in PAIR_DIRECT and PAIR_GATEWAY.
+pair() { # name, extra config line
+  node "dist/fixtures/servers/conformance-$1.js" --http=0 2> "$OUT/$1-fixture.log" &
+  pids+=($!)
+  PAIR_DIRECT=$(wait_url "$OUT/$1-fixture.log" 'listening http://[^ ]+/mcp')
+  printf 'servers:\n  %s:\n    command: %s\n    args: [%s]\n%s\n' "$1" "$(command -v node)" \
+    "$ROOT/dist/fixtures/servers/conformance-$1.js" "$2" > "$OUT/$1-gateway.yaml"
+  node dist/src/cli/main.js serve --http --port 0 --config "$OUT/$1-gateway.yaml" 2> "$OUT/$1-gateway.log" &
+  pids+=($!)
+  PAIR_GATEWAY=$(wait_url "$OUT/$1-gateway.log" 'MCP endpoint[^:]*: +http://[^ ]+/mcp')
+}
+pair skills ''
+SKILLS_DIRECT=$PAIR_DIRECT SKILLS_GATEWAY=$PAIR_GATEWAY
+pair tasks '    prefix: ""'
+TASKS_DIRECT=$PAIR_DIRECT TASKS_GATEWAY=$PAIR_GATEWAY
 EXTENSIONS="sep-2640-skills-enumeration sep-2640-skills-manifest sep-2640-skills-directory"
 TASKS=$("$NODE22" "$SUITE" list 2>/dev/null | grep -oE 'tasks-[a-z-]+' | sort -u || true)
 for scenario in $EXTENSIONS; do

@@ -10,6 +10,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { afterEach, describe, expect, it } from 'vitest';
 import { fixtureServer } from '../helpers/fixtures.js';
+import { modernRequest } from '../helpers/hosts.js';
 import { describeWith } from '../helpers/peers.js';
 import { startRedis, type RedisPeer } from '../helpers/redis.js';
 import { serveHttp, writeConfig } from './cli-process.js';
@@ -47,31 +48,9 @@ async function rpc(
   params: Record<string, unknown>,
   options: { takesTasks?: boolean; token?: string } = {},
 ): Promise<Answer> {
-  const name = method === 'tools/call' ? params['name'] : params['taskId'];
-  const response = await fetch(url, {
-    method: 'POST',
-    headers: {
-      'content-type': 'application/json',
-      accept: 'application/json, text/event-stream',
-      'mcp-protocol-version': '2026-07-28',
-      'mcp-method': method,
-      ...(typeof name === 'string' ? { 'mcp-name': name } : {}),
-      ...(options.token !== undefined ? { authorization: `Bearer ${options.token}` } : {}),
-    },
-    body: JSON.stringify({
-      jsonrpc: '2.0',
-      id: 1,
-      method,
-      params: {
-        ...params,
-        _meta: {
-          'io.modelcontextprotocol/protocolVersion': '2026-07-28',
-          'io.modelcontextprotocol/clientInfo': { name: 'tasks-host', version: '1.0.0' },
-          'io.modelcontextprotocol/clientCapabilities':
-            options.takesTasks === false ? {} : { extensions: { [TASKS]: {} } },
-        },
-      },
-    }),
+  const response = await modernRequest(url, method, params, {
+    ...(options.token !== undefined ? { token: options.token } : {}),
+    ...(options.takesTasks === false ? {} : { capabilities: { extensions: { [TASKS]: {} } } }),
   });
   const text = await response.text();
   const json = response.headers.get('content-type')?.includes('text/event-stream')

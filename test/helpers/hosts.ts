@@ -129,9 +129,10 @@ export function modernRequest(
       accept: 'application/json, text/event-stream',
       'mcp-protocol-version': '2026-07-28',
       'mcp-method': method,
-      // The request's subject, as a 2026 client names it (tools and prompts by name, resources by URI).
-      ...(typeof (params['name'] ?? params['uri']) === 'string'
-        ? { 'mcp-name': String(params['name'] ?? params['uri']) }
+      // The request's subject, as a 2026 client names it (tools and prompts by name, resources by
+      // URI, tasks by id: SEP-2663).
+      ...(typeof (params['name'] ?? params['uri'] ?? params['taskId']) === 'string'
+        ? { 'mcp-name': String(params['name'] ?? params['uri'] ?? params['taskId']) }
         : {}),
       ...(options.token !== undefined ? { authorization: `Bearer ${options.token}` } : {}),
     },
