@@ -60,6 +60,24 @@ function failed(result: Result): never {
   });
 }
 
+/** A record as the store keeps it, if it is one. */
+function parseRecord(json: string): TaskRecord | undefined {
+  try {
+    const value: unknown = JSON.parse(json);
+    if (!isRecord(value)) return undefined;
+    const { server, tool, taskId, owner, expiresAt } = value;
+    return typeof server === 'string' &&
+      typeof tool === 'string' &&
+      typeof taskId === 'string' &&
+      typeof owner === 'string' &&
+      typeof expiresAt === 'number'
+      ? { server, tool, taskId, owner, expiresAt }
+      : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /** Builds the relay of one gateway. */
 export function createTasks(deps: {
   readonly config: Config;
@@ -86,8 +104,9 @@ export function createTasks(deps: {
   async function find(owner: string | undefined, taskId: string): Promise<TaskRecord> {
     let record = book.get(taskId);
     if (record === undefined && store !== undefined) {
+      // Unreachable, or not what this gateway wrote: the task is not found here.
       const shared = await store.claimed(`task:${taskId}`).catch(() => undefined);
-      if (shared !== undefined) record = JSON.parse(shared) as TaskRecord;
+      record = shared === undefined ? undefined : parseRecord(shared);
     }
     // Someone else's task is as unknown as a task that never was.
     if (record === undefined || record.expiresAt <= now() || record.owner !== (owner ?? ''))
