@@ -39,7 +39,7 @@ export interface Caller {
    */
   ask(request: ClientAsk): Promise<Record<string, unknown>>;
   /**
-   * X5: a 2025 host, for which the Tasks extension is not defined: a 2026 server's task made of
+   * X6: a 2025 host, for which the Tasks extension is not defined: a 2026 server's task made of
    * its call is run to its end by the gateway (downstream/task-driver.ts).
    */
   readonly runsTasks?: boolean;

@@ -217,7 +217,7 @@ export function modernParams(
 ): Record<string, unknown> {
   const withLevel = withLogLevel(params);
   const capabilities = callerCapabilities(features, caller);
-  // X5: a task the gateway runs for its caller (task-driver.ts) is the gateway's to take.
+  // X6: a task the gateway runs for its caller (task-driver.ts) is the gateway's to take.
   if (takesTasks) capabilities.extensions = { [TASKS_EXTENSION]: {} };
   return {
     ...withLevel,

@@ -241,7 +241,7 @@ export function createInputRounds(options: InputRoundsOptions): InputRounds {
       key: request.callerKey,
       capabilities: request.capabilities,
       ask: (ask) => call.ask(ask),
-      // X5: a 2025 host (its request is not detached) cannot take tasks; the gateway runs them.
+      // X6: a 2025 host (its request is not detached) cannot take tasks; the gateway runs them.
       ...(request.detach ? {} : { runsTasks: true }),
     };
     call.run(
