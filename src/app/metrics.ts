@@ -61,6 +61,8 @@ export interface MetricsSources {
   sessions(): number;
   /** K3: the definitions that differ from their pins now, by server. @default none */
   definitionChanges?(): ReadonlyMap<string, number>;
+  /** X5: the tasks the gateway relays now, by server. @default none */
+  tasks?(): ReadonlyMap<string, number>;
 }
 
 /** Methods counted by name; anything else is counted as `other` (bounded label values). */
@@ -80,6 +82,13 @@ const METHODS = new Set([
   'resources/subscribe',
   'resources/unsubscribe',
   'completion/complete',
+  // Issue 47: the extensions' methods (Skills, Tasks).
+  'skills/list',
+  'skills/get',
+  'resources/directory/read',
+  'tasks/get',
+  'tasks/update',
+  'tasks/cancel',
 ]);
 
 /**
@@ -231,6 +240,16 @@ function createSink(prom: typeof import('prom-client'), sources: MetricsSources)
     collect() {
       this.reset();
       for (const [server, count] of sources.definitionChanges?.() ?? []) this.set({ server }, count);
+    },
+  });
+  new Gauge({
+    name: 'mcp_normalizer_tasks',
+    help: 'Tasks the gateway relays now (X5: created for a 2026 host, not yet past their ttlMs), by server.',
+    labelNames: ['server'],
+    registers: [registry],
+    collect() {
+      this.reset();
+      for (const [server, count] of sources.tasks?.() ?? []) this.set({ server }, count);
     },
   });
   new Gauge({

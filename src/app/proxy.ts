@@ -273,6 +273,7 @@ export function createProxy(config: Config, options: ProxyOptions): Proxy {
     catalogSize: () => catalogs.tools().tools.length,
     sessions: () => https.reduce((open, handle) => open + handle.sessionCount(), 0),
     definitionChanges: () => countByServer(memory.changes()),
+    tasks: () => tasks.counts(),
   });
   const catalogs = createCatalogs({
     ...base,

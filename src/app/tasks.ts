@@ -45,6 +45,8 @@ interface TaskRecord {
 export interface TaskRelay extends TasksPort {
   /** A downstream's new task, kept for `owner`: the task as the caller sees it. */
   created(outcome: CreatedTask, owner: string | undefined): Promise<Record<string, unknown>>;
+  /** O1: the tasks this replica relays now (not yet expired), by server. */
+  counts(): ReadonlyMap<string, number>;
 }
 
 const notFound = (taskId: string): Error =>
@@ -172,6 +174,13 @@ export function createTasks(deps: {
         inbandErrors: server?.inbandErrors ?? true,
       });
       return { task: rest, result: normalized };
+    },
+    counts() {
+      const counts = new Map<string, number>();
+      const at = now();
+      for (const record of book.values())
+        if (record.expiresAt > at) counts.set(record.server, (counts.get(record.server) ?? 0) + 1);
+      return counts;
     },
     async update(owner, taskId, inputResponses, options) {
       await send(await find(owner, taskId), 'tasks/update', { inputResponses }, options);

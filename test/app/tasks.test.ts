@@ -65,8 +65,10 @@ describe('the book of relayed tasks', () => {
     const short = String((await tasks.created(created('a', 10), undefined))['taskId']);
     tick(59_000);
     await expect(tasks.get(undefined, short, {})).resolves.toBeDefined();
+    expect(tasks.counts()).toEqual(new Map([['jobs', 1]]));
     tick(1_001);
     await expect(tasks.get(undefined, short, {})).rejects.toMatchObject({ code: -32602 });
+    expect(tasks.counts()).toEqual(new Map());
     const first = String((await tasks.created(created('b', null), undefined))['taskId']);
     for (let i = 0; i < MAX_TASKS; i++) await tasks.created(created(`c${i}`), undefined);
     await expect(tasks.get(undefined, first, {})).rejects.toMatchObject({ code: -32602 });

@@ -105,6 +105,12 @@ describe('tasks through the gateway (2026-07-28 hosts)', () => {
       structuredContent: { results: 'computed x', meta_data: { server: 'jobs', tool: 'slow_compute' } },
     });
     expect(JSON.stringify(done)).not.toContain('fixture-conformance-tasks');
+    // O1: the book and the methods, on /metrics.
+    const metrics = await (await fetch(served.url.replace(/\/mcp$/, '/metrics'))).text();
+    expect(metrics).toContain('mcp_normalizer_tasks{server="jobs"} 1');
+    expect(metrics).toMatch(
+      /mcp_normalizer_upstream_requests_total\{era="modern",method="tasks\/get"\} [1-9]/,
+    );
   });
 
   it('X5: a tool error is a completed task with the failure envelope; a protocol error is a failed task with its error', async () => {
