@@ -22,7 +22,7 @@ import type { Logger } from 'pino';
 import type { z } from 'zod';
 import type { Config } from '../config/types.js';
 import type { FeatureIndex } from '../core/feature-index.js';
-import type { Result } from '../core/result.js';
+import type { FailureResult, Result } from '../core/result.js';
 import { carriedMeta } from '../core/meta.js';
 import { namespaceUri, uriPrefix } from '../core/uri-namespace.js';
 import type { Pool } from '../downstream/pool.js';
@@ -84,16 +84,29 @@ function inputRoundOf(result: Result, server: string, subject: string): InputRou
   };
 }
 
+/**
+ * A failed routed request as a JSON-RPC error: a server's own error keeps its code (-32602 for
+ * what it does not serve), anything else is -32603; `data` names the error type and the server,
+ * plus `extra`.
+ */
+export function requestError(result: FailureResult, extra: Readonly<Record<string, unknown>> = {}): Error {
+  const own = result.errorType === 'downstream_error' ? Number(result.errorCode) : NaN;
+  return rpcError(Number.isSafeInteger(own) ? own : ProtocolErrorCode.InternalError, result.error, {
+    error_type: result.errorType,
+    ...(result.meta.server !== undefined ? { server: result.meta.server } : {}),
+    ...extra,
+  });
+}
+
+/** A routed request's value as an object ({} for a value that is none); its failure thrown. */
+export function routedRecord(result: Result): Record<string, unknown> {
+  if (!result.success) throw requestError(result);
+  return isRecord(result.value) ? result.value : {};
+}
+
 /** A failed routed request as a JSON-RPC error; a success checked against the SDK's schema. */
 function unwrap<T>(result: Result, schema: z.ZodType<T>, what: string, prefix = ''): T {
-  if (!result.success) {
-    const own = result.errorType === 'downstream_error' ? Number(result.errorCode) : NaN;
-    throw rpcError(Number.isSafeInteger(own) ? own : ProtocolErrorCode.InternalError, result.error, {
-      error_type: result.errorType,
-      ...(result.meta.server !== undefined ? { server: result.meta.server } : {}),
-      ...result.errorData,
-    });
-  }
+  if (!result.success) throw requestError(result, result.errorData);
   const parsed = schema.safeParse(result.value);
   if (!parsed.success) {
     throw rpcError(

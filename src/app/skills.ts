@@ -13,7 +13,6 @@ import { ProtocolErrorCode } from '@modelcontextprotocol/server';
 import type { Logger } from 'pino';
 import type { Config, ServerConfig } from '../config/types.js';
 import type { CallAccess } from '../core/policy.js';
-import type { Result } from '../core/result.js';
 import {
   contentBytes,
   decodeSkillsCursor,
@@ -35,7 +34,7 @@ import type { Pool } from '../downstream/pool.js';
 import type { RequestOptions } from '../downstream/feature-requests.js';
 import type { SkillsPort } from '../upstream/skills.js';
 import type { ServerSource } from './servers.js';
-import { rpcError } from './features.js';
+import { routedRecord, rpcError } from './features.js';
 import type { Views } from './views.js';
 
 /**
@@ -51,20 +50,6 @@ export interface SkillsBackend extends SkillsPort {
   all(access: CallAccess | undefined): Promise<readonly SkillEntry[]>;
   /** X3 for `check`: every file of every skill `access` holds read through the gateway; what failed. */
   verify(access: CallAccess | undefined): Promise<{ skills: number; files: number; failures: string[] }>;
-}
-
-/** A failed downstream request as a JSON-RPC error; the value of a success. */
-function valueOf(result: Result): Record<string, unknown> {
-  if (!result.success) {
-    // A server's own JSON-RPC error keeps its code (-32602 for a skill it does not serve).
-    const own = result.errorType === 'downstream_error' ? Number(result.errorCode) : NaN;
-    throw rpcError(Number.isSafeInteger(own) ? own : ProtocolErrorCode.InternalError, result.error, {
-      error_type: result.errorType,
-      ...(result.meta.server !== undefined ? { server: result.meta.server } : {}),
-    });
-  }
-  const value = result.value;
-  return typeof value === 'object' && value !== null ? (value as Record<string, unknown>) : {};
 }
 
 const sha256hex = (bytes: Uint8Array): string => createHash('sha256').update(bytes).digest('hex');
@@ -118,7 +103,7 @@ export function createSkills(deps: {
 
   /** One page of `server`'s skills, exposed; remembered (merged into what it listed before). */
   async function page(server: ServerConfig, cursor: string | undefined, options: RequestOptions) {
-    const value = valueOf(
+    const value = routedRecord(
       await pool.extensionRequest(
         server.name,
         'skills/list',
@@ -198,7 +183,7 @@ export function createSkills(deps: {
       const target = route(uri);
       if (target === undefined) throw unknownSkill(uri);
       views.refuse(access, 'resource', uri);
-      const value = valueOf(
+      const value = routedRecord(
         await pool.extensionRequest(target.server.name, 'skills/get', { uri: target.uri }, options),
       );
       if (!isSkillEntry(value['skill']))
@@ -231,7 +216,7 @@ export function createSkills(deps: {
         throw rpcError(ProtocolErrorCode.InvalidParams, `${uri} is not a file of the skill ${skill.uri}`, {
           uri,
         });
-      const value = valueOf(await pool.readResource(name, target.uri, options));
+      const value = routedRecord(await pool.readResource(name, target.uri, options));
       const contents = Array.isArray(value['contents'])
         ? (value['contents'] as Record<string, unknown>[])
         : [];
@@ -324,7 +309,7 @@ export function createSkills(deps: {
       const skill = await skillOf(target.server, uri, options);
       if (skill !== undefined) views.refuse(access, 'resource', skill.uri);
       const params = cursor === undefined ? { uri: target.uri } : { uri: target.uri, cursor };
-      const value = valueOf(
+      const value = routedRecord(
         await pool.extensionRequest(target.server.name, 'resources/directory/read', params, options),
       );
       const prefix = prefixOf(target.server);

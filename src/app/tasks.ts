@@ -19,11 +19,10 @@ import type { Logger } from 'pino';
 import type { Config } from '../config/types.js';
 import { isRecord } from '../core/json.js';
 import { normalizeCallToolResult } from '../core/normalize.js';
-import type { Result } from '../core/result.js';
 import { declaresTasks, exposeTask, rememberMs, type CreatedTask } from '../core/tasks.js';
 import type { Pool } from '../downstream/pool.js';
 import type { TaskRequestOptions, TasksPort } from '../upstream/tasks.js';
-import { rpcError } from './features.js';
+import { routedRecord, rpcError } from './features.js';
 import type { ServerSource } from './servers.js';
 import type { SharedStore } from './store.js';
 
@@ -51,16 +50,6 @@ export interface TaskRelay extends TasksPort {
 
 const notFound = (taskId: string): Error =>
   rpcError(ProtocolErrorCode.InvalidParams, `Failed to retrieve task: Task not found: ${taskId}`);
-
-/** A downstream's failed tasks/* request as the JSON-RPC error it was (else an internal one). */
-function failed(result: Result): never {
-  if (result.success) throw new Error('not a failure');
-  const own = result.errorType === 'downstream_error' ? Number(result.errorCode) : NaN;
-  throw rpcError(Number.isSafeInteger(own) ? own : ProtocolErrorCode.InternalError, result.error, {
-    error_type: result.errorType,
-    ...(result.meta.server !== undefined ? { server: result.meta.server } : {}),
-  });
-}
 
 /** A record as the store keeps it, if it is one. */
 function parseRecord(json: string): TaskRecord | undefined {
@@ -122,14 +111,9 @@ export function createTasks(deps: {
     params: Record<string, unknown>,
     options: TaskRequestOptions,
   ): Promise<Record<string, unknown>> {
-    const result = await pool.extensionRequest(
-      record.server,
-      method,
-      { ...params, taskId: record.taskId },
-      options,
-    );
-    if (!result.success) failed(result);
-    return isRecord(result.value) ? result.value : {};
+    // A downstream's failure is the JSON-RPC error it was (else an internal one).
+    const sent = { ...params, taskId: record.taskId };
+    return routedRecord(await pool.extensionRequest(record.server, method, sent, options));
   }
 
   return {
