@@ -90,29 +90,38 @@ for revision in $REVISIONS; do
     --requirements "$revision" -o "$OUT/client-results-$revision"
 done
 
-# Extension scenarios (issue 47), by name: the Skills extension (SEP-2640) against a skills
-# fixture built with the SDK's SkillCatalog, directly and through a gateway that namespaces it
-# (prefix "skills"); the Tasks extension (SEP-2663) against a tasks fixture written from the
-# scenarios (fixtures/servers/conformance-tasks.ts), directly and through a gateway that serves it
-# with prefix "" (the suite calls greet, slow_compute...).
+# Extension scenarios (issues 47, 54), by name: the Skills extension (SEP-2640) against a skills
+# fixture built with the SDK's SkillCatalog, and the Tasks extension (SEP-2663) against a tasks
+# fixture written from the scenarios (fixtures/servers/conformance-tasks.ts), each directly, and
+# through ONE gateway in front of several servers: the skills fixture twice (prefixes "skills"
+# and "docs") and the tasks fixture with prefix "" (the suite calls greet, slow_compute...).
 
-# One extension fixture ($1: conformance-<name>.js) served over HTTP, and a gateway serving it
-# over stdio as server <name> (with $2 as an extra config line, e.g. its prefix): their MCP URLs
-# in PAIR_DIRECT and PAIR_GATEWAY.
-pair() { # name, extra config line
+# One extension fixture ($1: conformance-<name>.js) served over HTTP: its MCP URL in FIXTURE_URL.
+fixture() { # name
   node "dist/fixtures/servers/conformance-$1.js" --http=0 2> "$OUT/$1-fixture.log" &
   pids+=($!)
-  PAIR_DIRECT=$(wait_url "$OUT/$1-fixture.log" 'listening http://[^ ]+/mcp')
-  printf 'servers:\n  %s:\n    command: %s\n    args: [%s]\n%s\n' "$1" "$(command -v node)" \
-    "$ROOT/dist/fixtures/servers/conformance-$1.js" "$2" > "$OUT/$1-gateway.yaml"
-  node dist/src/cli/main.js serve --http --port 0 --config "$OUT/$1-gateway.yaml" 2> "$OUT/$1-gateway.log" &
-  pids+=($!)
-  PAIR_GATEWAY=$(wait_url "$OUT/$1-gateway.log" 'MCP endpoint[^:]*: +http://[^ ]+/mcp')
+  FIXTURE_URL=$(wait_url "$OUT/$1-fixture.log" 'listening http://[^ ]+/mcp')
 }
-pair skills ''
-SKILLS_DIRECT=$PAIR_DIRECT SKILLS_GATEWAY=$PAIR_GATEWAY
-pair tasks '    prefix: ""'
-TASKS_DIRECT=$PAIR_DIRECT TASKS_GATEWAY=$PAIR_GATEWAY
+fixture skills
+SKILLS_DIRECT=$FIXTURE_URL
+fixture tasks
+TASKS_DIRECT=$FIXTURE_URL
+entry() { # name, fixture, extra config line
+  printf '  %s:\n    command: %s\n    args: [%s]\n' "$1" "$(command -v node)" \
+    "$ROOT/dist/fixtures/servers/conformance-$2.js"
+  if [ -n "$3" ]; then echo "$3"; fi
+}
+{
+  echo 'servers:'
+  entry skills skills ''
+  entry docs skills ''
+  entry tasks tasks '    prefix: ""'
+} > "$OUT/extensions-gateway.yaml"
+node dist/src/cli/main.js serve --http --port 0 --config "$OUT/extensions-gateway.yaml" \
+  2> "$OUT/extensions-gateway.log" &
+pids+=($!)
+EXT_GATEWAY=$(wait_url "$OUT/extensions-gateway.log" 'MCP endpoint[^:]*: +http://[^ ]+/mcp')
+SKILLS_GATEWAY=$EXT_GATEWAY TASKS_GATEWAY=$EXT_GATEWAY
 EXTENSIONS="sep-2640-skills-enumeration sep-2640-skills-manifest sep-2640-skills-directory"
 TASKS=$("$NODE22" "$SUITE" list 2>/dev/null | grep -oE 'tasks-[a-z-]+' | sort -u || true)
 for scenario in $EXTENSIONS; do

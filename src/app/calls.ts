@@ -384,7 +384,8 @@ export function createToolBackend(deps: ToolDeps): ToolBackend<PreparedCall> {
       }
       if (isCreatedTask(result)) {
         // X5: the call goes on as a task, kept for its caller; its polls are tasks/get's.
-        const task = (await deps.tasks?.created(result, options.principal)) ?? result.task;
+        const task =
+          (await deps.tasks?.created(result, options.principal, options.exposedName)) ?? result.task;
         const logged = { tool: options.exposedName, requestId: options.requestId, taskId: task['taskId'] };
         loggerOf(call.server).info(logged, 'call became a task');
         return { ...result, task };

@@ -319,7 +319,8 @@ export function createProxy(config: Config, options: ProxyOptions): Proxy {
   // Issue 47: the skills of the servers behind (SEP-2640).
   const skills = createSkills({ ...base, views, settleLists: () => catalogs.settleLists() });
   // X5: the tasks calls become, relayed for their callers (SEP-2663).
-  const tasks = createTasks({ ...base, ...(store !== undefined ? { store } : {}) });
+  const limits = rateLimits(config, store);
+  const tasks = createTasks({ ...base, ...limits, ...(store !== undefined ? { store } : {}) });
   const backend = createToolBackend({
     ...base,
     searches,
@@ -331,7 +332,7 @@ export function createProxy(config: Config, options: ProxyOptions): Proxy {
     settleServer: catalogs.settleServer,
     held: catalogs.held,
     tasks,
-    ...rateLimits(config, store),
+    ...limits,
     metrics,
     ...(config.statusPage
       ? {

@@ -8,7 +8,7 @@
  * the entry its server last listed (size and SHA-256 digest): a mismatch is an error, and the
  * bytes are not passed on.
  */
-import { createHash } from 'node:crypto';
+import { createHash, createHmac, randomBytes } from 'node:crypto';
 import { ProtocolErrorCode } from '@modelcontextprotocol/server';
 import type { Logger } from 'pino';
 import type { Config, ServerConfig } from '../config/types.js';
@@ -29,6 +29,7 @@ import {
   skillOfFile,
   type SkillEntry,
 } from '../core/skills.js';
+import { canonicalUri } from '../core/uri-canonical.js';
 import { uriPrefix } from '../core/uri-namespace.js';
 import type { Pool } from '../downstream/pool.js';
 import type { RequestOptions } from '../downstream/feature-requests.js';
@@ -54,6 +55,12 @@ export interface SkillsBackend extends SkillsPort {
 
 const sha256hex = (bytes: Uint8Array): string => createHash('sha256').update(bytes).digest('hex');
 
+/** A downstream's URI in its canonical form (U8) and exposed; undefined when it has none. */
+function exposeOwn(prefix: string, uri: string): string | undefined {
+  const canonical = canonicalUri(uri);
+  return typeof canonical === 'string' ? exposeSkillUri(prefix, canonical) : undefined;
+}
+
 /** @example const skills = createSkills({ config, servers, pool, views, logger }); */
 export function createSkills(deps: {
   readonly config: Config;
@@ -70,6 +77,9 @@ export function createSkills(deps: {
   /** O4: when the status page last had the skills listed again. */
   let walked = -Infinity;
   const prefixOf = (server: ServerConfig): string => uriPrefix(deps.config.prefix, server.prefix);
+  // X2: cursors are signed with the key input rounds use (replicas that share it share cursors).
+  const cursorKey = deps.config.inputRequired.stateKey ?? randomBytes(32);
+  const mac = (text: string): string => createHmac('sha256', cursorKey).update(text).digest('base64url');
 
   // Which servers declare the extension, worked out again only when a server's state changes or
   // the servers do (a reload): every upstream server made (each 2026 request) asks.
@@ -114,7 +124,19 @@ export function createSkills(deps: {
     const raw = Array.isArray(value['skills']) ? (value['skills'] as unknown[]) : [];
     const dropped = raw.filter((entry) => !isSkillEntry(entry)).length;
     if (dropped > 0) logger.warn({ server: server.name, dropped }, 'skills/list entries not valid: left out');
-    const skills = raw.filter(isSkillEntry).map((entry) => exposeSkill(prefixOf(server), entry));
+    const skills: SkillEntry[] = [];
+    for (const entry of raw.filter(isSkillEntry)) {
+      const exposed = exposeSkill(prefixOf(server), entry);
+      // X7: a listing names only URIs of its own namespace (a read of them comes back to it).
+      const why =
+        'dropped' in exposed
+          ? exposed.dropped
+          : route(exposed.uri)?.server.name !== server.name
+            ? `${entry.uri} would name another server's skill`
+            : undefined;
+      if (why === undefined) skills.push(exposed as SkillEntry);
+      else logger.warn({ server: server.name, why }, 'skills/list entry outside its namespace: left out');
+    }
     keep(server.name, skills, cursor === undefined);
     const next = typeof value['nextCursor'] === 'string' ? value['nextCursor'] : undefined;
     return { skills, next, hint: { ttlMs: value['ttlMs'], cacheScope: value['cacheScope'] } };
@@ -161,7 +183,12 @@ export function createSkills(deps: {
       // P1: a first page waits, as tools/list does, for the servers still starting.
       if (cursor === undefined) await deps.settleLists?.();
       const servers = skilled();
-      const at = cursor === undefined ? { server: 0 } : decodeSkillsCursor(cursor);
+      const caller = options.principal ?? '';
+      const bound = (index: number) => {
+        const named = servers[index];
+        return named === undefined ? undefined : { server: named.name, caller };
+      };
+      const at = cursor === undefined ? { server: 0 } : decodeSkillsCursor(cursor, bound, mac);
       if (at === undefined)
         throw rpcError(ProtocolErrorCode.InvalidParams, 'Invalid cursor for skills/list', { cursor });
       const server = servers[at.server];
@@ -169,9 +196,9 @@ export function createSkills(deps: {
       const got = await page(server, at.cursor, options);
       const nextCursor =
         got.next !== undefined
-          ? encodeSkillsCursor({ server: at.server, cursor: got.next })
+          ? encodeSkillsCursor({ server: at.server, cursor: got.next }, bound(at.server)!, mac)
           : at.server + 1 < servers.length
-            ? encodeSkillsCursor({ server: at.server + 1 })
+            ? encodeSkillsCursor({ server: at.server + 1 }, bound(at.server + 1)!, mac)
             : undefined;
       return {
         skills: views.resources(access, got.skills),
@@ -192,6 +219,13 @@ export function createSkills(deps: {
           `Server "${target.server.name}" returned no valid skill`,
         );
       const skill = exposeSkill(prefixOf(target.server), value['skill']);
+      if ('dropped' in skill || route(skill.uri)?.server !== target.server) {
+        const why = 'dropped' in skill ? skill.dropped : `it answered with ${skill.uri}`;
+        logger.warn({ server: target.server.name, uri, why }, 'skills/get answer outside its namespace');
+        throw unknownSkill(uri);
+      }
+      // X4: the entry the server answered with is the one the caller's view must hold.
+      views.refuse(access, 'resource', skill.uri);
       keep(target.server.name, [skill], false);
       return {
         skill,
@@ -242,7 +276,7 @@ export function createSkills(deps: {
       const prefix = prefixOf(target.server);
       const exposed = contents.map((content) =>
         typeof content['uri'] === 'string'
-          ? { ...content, uri: exposeSkillUri(prefix, content['uri']) }
+          ? { ...content, uri: exposeOwn(prefix, content['uri']) ?? uri }
           : content,
       );
       return { ...value, contents: exposed };
@@ -316,9 +350,13 @@ export function createSkills(deps: {
       const children = Array.isArray(value['resources'])
         ? (value['resources'] as Record<string, unknown>[])
         : [];
-      const exposed = children.map((child) =>
-        typeof child['uri'] === 'string' ? { ...child, uri: exposeSkillUri(prefix, child['uri']) } : child,
-      );
+      // U8, X7: children in their canonical form, under the folder read; any other is left out.
+      const exposed = children.flatMap((child) => {
+        const shown = typeof child['uri'] === 'string' ? exposeOwn(prefix, child['uri']) : undefined;
+        return shown !== undefined && shown.startsWith(uri.endsWith('/') ? uri : `${uri}/`)
+          ? [{ ...child, uri: shown }]
+          : [];
+      });
       return { ...value, resources: views.resources(access, exposed as { uri: string }[]) };
     },
   };

@@ -8,8 +8,10 @@
  * the call's result, judged by the normalizer like any other (R3) and rendered in the caller's
  * envelope upstream.
  *
- * The book is in memory, each entry kept for the task's `ttlMs` (within a minute and a day) and at
- * most {@link MAX_TASKS} of them; with `store:` it is also written to the shared store, so that a
+ * The book is in memory, each entry kept for the task's `ttlMs` (within a minute and a day), at
+ * most {@link MAX_TASKS_PER_CALLER} for one principal (its oldest goes first: one caller's flood
+ * forgets its own tasks, never another's) and {@link MAX_TASKS} in all (then the oldest of the
+ * principal holding the most goes); with `store:` it is also written to the shared store, so that a
  * replica that did not create a task still finds it (whether it reaches the task then is the
  * server's: a remote server's tasks are everybody's, a stdio child's are its replica's).
  */
@@ -17,17 +19,29 @@ import { randomUUID } from 'node:crypto';
 import { ProtocolErrorCode } from '@modelcontextprotocol/server';
 import type { Logger } from 'pino';
 import type { Config } from '../config/types.js';
-import { isRecord } from '../core/json.js';
 import { normalizeCallToolResult } from '../core/normalize.js';
-import { declaresTasks, exposeTask, rememberMs, type CreatedTask } from '../core/tasks.js';
+import { deeperThan, isRecord } from '../core/json.js';
+import { failure } from '../core/result.js';
+import {
+  declaresTasks,
+  exposeTask,
+  invalidTask,
+  rememberMs,
+  TASK_BOUNDS,
+  type CreatedTask,
+} from '../core/tasks.js';
 import type { Pool } from '../downstream/pool.js';
 import type { TaskRequestOptions, TasksPort } from '../upstream/tasks.js';
 import { routedRecord, rpcError } from './features.js';
 import type { ServerSource } from './servers.js';
+import type { RateLimiter } from './rate-limiter.js';
 import type { SharedStore } from './store.js';
+import type { LimitVerdict } from '../core/rate-limits.js';
 
-/** The most tasks remembered at once; the oldest goes first. */
+/** The most tasks remembered at once. */
 export const MAX_TASKS = 10_000;
+/** X9: the most tasks remembered at once for one principal (every anonymous caller is one). */
+export const MAX_TASKS_PER_CALLER = 1_000;
 
 /** One task the gateway relays. */
 interface TaskRecord {
@@ -38,15 +52,26 @@ interface TaskRecord {
   /** Who created it: a principal, or "" for every anonymous caller. */
   readonly owner: string;
   readonly expiresAt: number;
+  /** When the call became a task (epoch ms; absent in records of earlier versions). */
+  readonly startedAt?: number;
+  /** The tool's exposed name, which the caller's rate limits count (absent: earlier versions). */
+  readonly exposed?: string;
 }
 
 /** The app's side of the tasks: the upstream's port, and where calls leave their tasks. */
 export interface TaskRelay extends TasksPort {
-  /** A downstream's new task, kept for `owner`: the task as the caller sees it. */
-  created(outcome: CreatedTask, owner: string | undefined): Promise<Record<string, unknown>>;
+  /** A downstream's new task of tool `exposed`, kept for `owner`: the task as the caller sees it. */
+  created(
+    outcome: CreatedTask,
+    owner: string | undefined,
+    exposed?: string,
+  ): Promise<Record<string, unknown>>;
   /** O1: the tasks this replica relays now (not yet expired), by server. */
   counts(): ReadonlyMap<string, number>;
 }
+
+/** X9: a task's request past the caller's rate limit (a server error code, as -32021 is one). */
+const RATE_LIMITED = -32029;
 
 const notFound = (taskId: string): Error =>
   rpcError(ProtocolErrorCode.InvalidParams, `Failed to retrieve task: Task not found: ${taskId}`);
@@ -56,13 +81,22 @@ function parseRecord(json: string): TaskRecord | undefined {
   try {
     const value: unknown = JSON.parse(json);
     if (!isRecord(value)) return undefined;
-    const { server, tool, taskId, owner, expiresAt } = value;
+    const { server, tool, taskId, owner, expiresAt, startedAt, exposed } = value;
     return typeof server === 'string' &&
       typeof tool === 'string' &&
       typeof taskId === 'string' &&
+      taskId.length <= TASK_BOUNDS.idChars &&
       typeof owner === 'string' &&
       typeof expiresAt === 'number'
-      ? { server, tool, taskId, owner, expiresAt }
+      ? {
+          server,
+          tool,
+          taskId,
+          owner,
+          expiresAt,
+          ...(typeof startedAt === 'number' ? { startedAt } : {}),
+          ...(typeof exposed === 'string' ? { exposed } : {}),
+        }
       : undefined;
   } catch {
     return undefined;
@@ -76,6 +110,8 @@ export function createTasks(deps: {
   readonly pool: Pool;
   readonly logger: Logger;
   readonly store?: SharedStore;
+  /** I7, X9: the callers' rate limits, which count each poll as a call of the task's tool. */
+  readonly limiter?: RateLimiter;
   readonly now?: () => number;
 }): TaskRelay {
   const { pool, logger, store } = deps;
@@ -86,10 +122,34 @@ export function createTasks(deps: {
   let declaring: boolean | undefined;
   pool.on('stateChanged', () => (declaring = undefined));
 
-  function keep(id: string, record: TaskRecord): void {
+  /** The ids of each principal's tasks, oldest first. */
+  const byOwner = new Map<string, Set<string>>();
+
+  function forget(id: string): void {
+    const record = book.get(id);
+    if (record === undefined) return;
     book.delete(id);
+    const mine = byOwner.get(record.owner);
+    mine?.delete(id);
+    if (mine?.size === 0) byOwner.delete(record.owner);
+    // Its store record goes with it: no replica finds a task this one forgot for its bound.
+    void store?.release(`task:${id}`).catch(() => {});
+  }
+
+  function keep(id: string, record: TaskRecord): void {
+    for (const [old, kept] of book)
+      if (kept.expiresAt <= now()) forget(old);
+      else break;
+    const mine = byOwner.get(record.owner) ?? new Set<string>();
+    byOwner.set(record.owner, mine);
     book.set(id, record);
-    if (book.size > MAX_TASKS) book.delete(book.keys().next().value!);
+    mine.add(id);
+    // X9: the caller's own oldest goes first; past the whole bound, the largest holder's oldest.
+    if (mine.size > MAX_TASKS_PER_CALLER) forget(mine.values().next().value!);
+    if (book.size > MAX_TASKS) {
+      const largest = [...byOwner.values()].reduce((a, b) => (b.size > a.size ? b : a));
+      forget(largest.values().next().value!);
+    }
   }
 
   async function find(owner: string | undefined, taskId: string): Promise<TaskRecord> {
@@ -105,12 +165,36 @@ export function createTasks(deps: {
     return record;
   }
 
+  /** I7, X9: a poll, an answer or a cancel counts as a call of the task's tool for its caller. */
+  async function admit(record: TaskRecord, options: TaskRequestOptions): Promise<void> {
+    if (deps.limiter === undefined || options.principal === undefined || record.exposed === undefined) return;
+    let verdict: LimitVerdict;
+    try {
+      verdict = await deps.limiter.admit(options.principal, record.exposed);
+    } catch (error) {
+      throw rpcError(
+        ProtocolErrorCode.InternalError,
+        `The shared store is unreachable, and "${record.exposed}" is rate-limited: this request cannot be counted (${error instanceof Error ? error.message : String(error)})`,
+        { error_type: 'downstream_unavailable', reason: 'store_unavailable' },
+      );
+    }
+    if (verdict.allowed) return;
+    const retryAfterS = Math.max(1, Math.ceil(verdict.retryAfterMs / 1000));
+    const { calls, windowMs } = verdict.limit;
+    throw rpcError(
+      RATE_LIMITED,
+      `Rate limit: at most ${calls} calls per ${windowMs / 1000} s to "${record.exposed}" for this caller, its task's requests included; try again in ${retryAfterS} s`,
+      { error_type: 'rate_limited', calls, per_s: windowMs / 1000, retry_after_s: retryAfterS },
+    );
+  }
+
   async function send(
     record: TaskRecord,
     method: string,
     params: Record<string, unknown>,
     options: TaskRequestOptions,
   ): Promise<Record<string, unknown>> {
+    await admit(record, options);
     // A downstream's failure is the JSON-RPC error it was (else an internal one).
     const sent = { ...params, taskId: record.taskId };
     return routedRecord(await pool.extensionRequest(record.server, method, sent, options));
@@ -121,7 +205,19 @@ export function createTasks(deps: {
       declaring ??= pool.snapshot().some((row) => declaresTasks({ extensions: row.extensions }));
       return declaring;
     },
-    async created(outcome, owner) {
+    async created(outcome, owner, exposed) {
+      const invalid = invalidTask(outcome.task);
+      if (invalid !== undefined) {
+        logger.warn(
+          { server: outcome.server, tool: outcome.tool, why: invalid },
+          'task refused: not a valid task',
+        );
+        throw rpcError(
+          ProtocolErrorCode.InternalError,
+          `Server "${outcome.server}" answered with a task the gateway cannot relay: ${invalid}`,
+          { error_type: 'downstream_error', server: outcome.server },
+        );
+      }
       const id = randomUUID();
       const ttl = rememberMs(outcome.task);
       const record: TaskRecord = {
@@ -130,6 +226,8 @@ export function createTasks(deps: {
         taskId: String(outcome.task['taskId']),
         owner: owner ?? '',
         expiresAt: now() + ttl,
+        startedAt: now(),
+        ...(exposed !== undefined ? { exposed } : {}),
       };
       keep(id, record);
       // SEP-2663: a task is not announced before any replica could find it.
@@ -144,15 +242,36 @@ export function createTasks(deps: {
     },
     async get(owner, taskId, options) {
       const record = await find(owner, taskId);
-      const raw = await send(record, 'tasks/get', {}, options);
-      const task = exposeTask(raw, taskId);
-      if (task['status'] !== 'completed' || !isRecord(task['result'])) return { task };
-      const { result, ...rest } = task;
+      const raw: Record<string, unknown> = {
+        ...(await send(record, 'tasks/get', {}, options)),
+        taskId: record.taskId,
+      };
+      // X9: a completed result too deep to judge is a failure in the envelope, not a lost answer.
+      const { result: rawResult, ...fields } = raw;
+      const invalid = invalidTask(fields);
+      if (invalid !== undefined)
+        throw rpcError(
+          ProtocolErrorCode.InternalError,
+          `Server "${record.server}" answered tasks/get with no valid task: ${invalid}`,
+          { error_type: 'downstream_error', server: record.server },
+        );
+      const { result: _shown, ...rest } = exposeTask(raw, taskId);
+      if (rest['status'] !== 'completed' || !isRecord(rawResult)) return { task: rest };
+      if (deeperThan(rawResult, TASK_BOUNDS.depth))
+        return {
+          task: rest,
+          result: failure(
+            'downstream_error',
+            `The result of task ${taskId} nests deeper than ${TASK_BOUNDS.depth} levels and was not passed on`,
+            { meta: { server: record.server, tool: record.tool } },
+          ),
+        };
       const server = deps.servers.get(record.server);
-      const normalized = normalizeCallToolResult(result, {
+      const normalized = normalizeCallToolResult(rawResult, {
         server: record.server,
         tool: record.tool,
-        elapsedMs: 0,
+        // The task's whole run, as far as the gateway saw it (a record of an earlier version: unknown).
+        elapsedMs: record.startedAt === undefined ? 0 : Math.max(0, now() - record.startedAt),
         maxInlineBytes: deps.config.output.maxInlineBytes,
         // A server a reload removed meanwhile: the default (its request failed before this anyway).
         inbandErrors: server?.inbandErrors ?? true,

@@ -14,6 +14,7 @@
 import type { Prompt, Resource, ResourceTemplateType } from '@modelcontextprotocol/server';
 import { exposedName } from './naming.js';
 import { closest } from './suggest.js';
+import { canonicalUri } from './uri-canonical.js';
 import { namespaceUri, splitNamespacedUri, templateLiteral, uriPrefix } from './uri-namespace.js';
 
 /** One server's prompts, resources and templates, already checked entry by entry downstream. */
@@ -55,14 +56,16 @@ export type FeatureKind = 'prompt' | 'resource' | 'resource_template' | 'uri_pre
 /** A withheld entry (T4). `check` prints these; the proxy logs them as errors. */
 export interface FeatureProblem {
   readonly severity: 'error';
-  readonly code: 'collision';
+  /** T4: two entries under one name; X7: a URI another server's prefix would route. */
+  readonly code: 'collision' | 'outside_namespace';
   readonly kind: FeatureKind;
   readonly server: string;
   /** The downstream's name or URI of the withheld entry (the server prefix, for `uri_prefix`). */
   readonly item: string;
   /** The exposed name or URI both would have. */
   readonly name: string;
-  readonly keptBy: { readonly server: string; readonly item: string };
+  /** T4: the entry that keeps the name. */
+  readonly keptBy?: { readonly server: string; readonly item: string };
   readonly message: string;
 }
 
@@ -144,6 +147,8 @@ export function buildFeatureIndex(
   const prefixes = new Table<null>('uri_prefix', problems);
   /** Templates of servers whose URIs are unchanged, for the last routing step. */
   const bare: FeatureRoute<ResourceTemplateType>[] = [];
+  const allPrefixes = new Set(servers.map((input) => uriPrefix(options.globalPrefix, input.prefix)));
+  allPrefixes.delete('');
   for (const input of servers) {
     const { server } = input;
     for (const prompt of input.prompts) {
@@ -165,8 +170,31 @@ export function buildFeatureIndex(
       if (problems.length > before) continue;
     }
     for (const resource of input.resources) {
-      const uri = namespaceUri(prefix, resource.uri);
-      resources.add({ exposed: uri, server, original: resource.uri, definition: { ...resource, uri } });
+      // U8: listed in the one form a read is routed and checked in.
+      const canonical = canonicalUri(namespaceUri(prefix, resource.uri));
+      const foreign = typeof canonical === 'string' ? splitNamespacedUri(canonical)?.prefix : undefined;
+      if (
+        typeof canonical !== 'string' ||
+        (prefix === '' && foreign !== undefined && allPrefixes.has(foreign))
+      ) {
+        // X7: a server lists only URIs of its own namespace (a prefix-"" server's may name another's).
+        problems.push({
+          severity: 'error',
+          code: 'outside_namespace',
+          kind: 'resource',
+          server,
+          item: resource.uri,
+          name: typeof canonical === 'string' ? canonical : resource.uri,
+          message: `Resource "${resource.uri}" of server "${server}" is withheld: ${typeof canonical === 'string' ? `its URI names server prefix "${String(foreign)}"` : canonical.refused}.`,
+        });
+        continue;
+      }
+      resources.add({
+        exposed: canonical,
+        server,
+        original: resource.uri,
+        definition: { ...resource, uri: canonical },
+      });
     }
     for (const template of input.resourceTemplates) {
       const uriTemplate = namespaceUri(prefix, template.uriTemplate);

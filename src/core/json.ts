@@ -20,6 +20,20 @@ export function ownValue<V>(record: Readonly<Record<string, V>> | undefined, key
   return record !== undefined && Object.hasOwn(record, key) ? record[key] : undefined;
 }
 
+/** Whether `value` nests objects or arrays deeper than `max` levels. Iterative: never overflows. */
+export function deeperThan(value: unknown, max: number): boolean {
+  const stack: { node: unknown; depth: number }[] = [{ node: value, depth: 0 }];
+  while (stack.length > 0) {
+    const { node, depth } = stack.pop() as { node: unknown; depth: number };
+    if (typeof node !== 'object' || node === null) continue;
+    if (depth >= max) return true;
+    for (const child of Array.isArray(node) ? node : Object.values(node)) {
+      if (typeof child === 'object' && child !== null) stack.push({ node: child, depth: depth + 1 });
+    }
+  }
+  return false;
+}
+
 /** True for a non-null, non-array object, its values unknown. */
 export function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);

@@ -16,7 +16,7 @@ import {
   type PairIssue,
   type SearchPair,
 } from './search.js';
-import { isRecord } from './json.js';
+import { deeperThan, isRecord } from './json.js';
 import { withoutNullParams } from './param-headers.js';
 import { ECHOED_NAME_CHARS, echoedName } from './naming.js';
 
@@ -39,20 +39,6 @@ export type CallCatalog = Pick<Catalog, 'get' | 'suggest'> & Partial<Pick<Catalo
 
 /** Arguments nested deeper than this are refused (no tool schema needs more; see below). */
 export const MAX_ARGUMENT_DEPTH = 256;
-
-/** Whether `value` nests objects or arrays deeper than `max` levels. Iterative: never overflows. */
-function deeperThan(value: unknown, max: number): boolean {
-  const stack: { node: unknown; depth: number }[] = [{ node: value, depth: 0 }];
-  while (stack.length > 0) {
-    const { node, depth } = stack.pop() as { node: unknown; depth: number };
-    if (typeof node !== 'object' || node === null) continue;
-    if (depth >= max) return true;
-    for (const child of Array.isArray(node) ? node : Object.values(node)) {
-      if (typeof child === 'object' && child !== null) stack.push({ node: child, depth: depth + 1 });
-    }
-  }
-  return false;
-}
 
 /** How many issues are spelled out in the one-line error (all of them are in `errorData`). */
 const ISSUES_IN_MESSAGE = 3;

@@ -10,6 +10,7 @@
  * extension's URI rules ask. The reverse splits at the first `/` after `skill://`. A server with
  * `prefix: ""` keeps its URIs; it is asked last.
  */
+import { canonicalUri } from './uri-canonical.js';
 import { namespaceUri, SKILL_SCHEME, splitNamespacedUri } from './uri-namespace.js';
 
 /** The extension's id, as servers declare it in `capabilities.extensions`. */
@@ -79,16 +80,32 @@ export function isSkillEntry(value: unknown): value is SkillEntry {
   );
 }
 
-/** X1: `entry` with every URI exposed; frontmatter, digests, sizes and other fields as they were. */
-export function exposeSkill(prefix: string, entry: SkillEntry): SkillEntry {
-  return {
-    ...entry,
-    uri: exposeSkillUri(prefix, entry.uri),
-    resources:
-      entry.resources === 'dynamic'
-        ? 'dynamic'
-        : entry.resources.map((file) => ({ ...file, uri: exposeSkillUri(prefix, file.uri) })),
+/**
+ * X1, U8: `entry` with every URI in its canonical form and exposed; frontmatter, digests, sizes and
+ * other fields as they were. A listing names only URIs of its own namespace (X7): an entry whose
+ * URI is no skill URI, has no canonical form, or lists a file outside its skill's folder is not
+ * exposed, and why is returned instead.
+ */
+export function exposeSkill(prefix: string, entry: SkillEntry): SkillEntry | { readonly dropped: string } {
+  const expose = (uri: string): string | undefined => {
+    const canonical = canonicalUri(uri);
+    return typeof canonical === 'string' && isSkillUri(canonical)
+      ? exposeSkillUri(prefix, canonical)
+      : undefined;
   };
+  const uri = expose(entry.uri);
+  if (uri === undefined || !uri.endsWith('/SKILL.md'))
+    return { dropped: `${entry.uri} is not a skill's SKILL.md URI` };
+  if (entry.resources === 'dynamic') return { ...entry, uri };
+  const folder = skillFolder({ uri });
+  const files: SkillFileEntry[] = [];
+  for (const file of entry.resources) {
+    const exposed = expose(file.uri);
+    if (exposed === undefined || !exposed.startsWith(folder))
+      return { dropped: `${entry.uri} lists ${file.uri}, which is not a file of its folder` };
+    files.push({ ...file, uri: exposed });
+  }
+  return { ...entry, uri, resources: files };
 }
 
 /** The folder of `skill` (its `SKILL.md` URI without the file name), with its final `/`. */
@@ -113,17 +130,51 @@ export interface SkillsCursor {
   readonly cursor?: string;
 }
 
-/** X2: the gateway's cursor for `at` (opaque to hosts). */
-export function encodeSkillsCursor(at: SkillsCursor): string {
-  return Buffer.from(JSON.stringify(at), 'utf8').toString('base64url');
+/** X2: a cursor's binding: the server it names and the caller it was given to. */
+export interface SkillsCursorBinding {
+  /** The server at `at.server` when the cursor was given (a reload may move it). */
+  readonly server: string;
+  /** The caller's principal ("" for an anonymous caller). */
+  readonly caller: string;
 }
 
-/** X2: the position a cursor of {@link encodeSkillsCursor} names; undefined when it is not one. */
-export function decodeSkillsCursor(cursor: string): SkillsCursor | undefined {
+/** An HMAC of `text` (hex), with a key of the gateway's. */
+export type CursorMac = (text: string) => string;
+
+/** Whether `a` and `b` are equal, in a time that does not depend on where they differ. */
+function sameText(a: string, b: string): boolean {
+  let differ = a.length ^ b.length;
+  for (let i = 0; i < b.length; i++) differ |= (a.charCodeAt(i) || 0) ^ b.charCodeAt(i);
+  return differ === 0;
+}
+
+/** X2: the gateway's cursor for `at` (opaque to hosts), signed and bound to `bound`. */
+export function encodeSkillsCursor(at: SkillsCursor, bound: SkillsCursorBinding, mac: CursorMac): string {
+  const body = Buffer.from(JSON.stringify({ ...at, name: bound.server }), 'utf8').toString('base64url');
+  return `${body}.${mac(`${body}\n${bound.caller}`)}`;
+}
+
+/**
+ * X2: the position a cursor of {@link encodeSkillsCursor} names; undefined when the gateway did
+ * not give it, or gave it to another caller, or its server is no longer at its place.
+ */
+export function decodeSkillsCursor(
+  cursor: string,
+  bound: (server: number) => SkillsCursorBinding | undefined,
+  mac: CursorMac,
+): SkillsCursor | undefined {
+  const dot = cursor.indexOf('.');
+  if (dot <= 0 || cursor.length > 8192) return undefined;
+  const body = cursor.slice(0, dot);
   try {
-    const at = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as Partial<SkillsCursor>;
+    const at = JSON.parse(Buffer.from(body, 'base64url').toString('utf8')) as Partial<
+      SkillsCursor & { name: string }
+    >;
     if (typeof at.server !== 'number' || !Number.isInteger(at.server) || at.server < 0) return undefined;
     if (at.cursor !== undefined && typeof at.cursor !== 'string') return undefined;
+    const expected = bound(at.server);
+    if (expected === undefined || at.name !== expected.server) return undefined;
+    if (!sameText(cursor.slice(dot + 1), mac(`${body}\n${expected.caller}`))) return undefined;
     return at.cursor === undefined ? { server: at.server } : { server: at.server, cursor: at.cursor };
   } catch {
     return undefined;

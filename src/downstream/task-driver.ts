@@ -13,7 +13,7 @@ import { ProtocolError, ProtocolErrorCode, SdkError, SdkErrorCode } from '@model
 import type { Progress } from '@modelcontextprotocol/client';
 import { hostCanAnswer, type Caller, type ClientAsk } from '../core/input.js';
 import { isRecord } from '../core/json.js';
-import { TASKS_EXTENSION, TERMINAL_STATUSES } from '../core/tasks.js';
+import { invalidTask, TASKS_EXTENSION, TERMINAL_STATUSES } from '../core/tasks.js';
 import type { Timers } from '../core/timers.js';
 import { takeCreatedTask } from './task-results.js';
 import { boundedPollMs, pause, type SendRequest } from './task-runner.js';
@@ -33,7 +33,14 @@ export interface DriveOptions {
   readonly onProgress?: (progress: Progress) => void;
 }
 
-/** The host's answers to the task's requests it has not answered yet (one round for all). */
+/** X9: the most questions one driven task may ask its host, in all its rounds. */
+export const MAX_DRIVEN_QUESTIONS = 32;
+
+/**
+ * The host's answers to the task's requests it has not answered yet: one round, its questions
+ * put to the host one after another (a person answers one dialog at a time), at most
+ * {@link MAX_DRIVEN_QUESTIONS} in the task's whole run.
+ */
 async function answers(
   requests: Record<string, unknown>,
   answered: Set<string>,
@@ -50,11 +57,17 @@ async function answers(
       ProtocolErrorCode.MethodNotFound,
       `The task asks its client for ${String((unanswerable[1] as { method?: unknown }).method)}, which the client behind mcp-normalizer does not support: the task was cancelled`,
     );
-  for (const [key] of open) answered.add(key);
-  const replies = await Promise.all(
-    open.map(async ([key, request]) => [key, await caller.ask(request as unknown as ClientAsk)] as const),
-  );
-  return Object.fromEntries(replies);
+  if (answered.size + open.length > MAX_DRIVEN_QUESTIONS)
+    throw new ProtocolError(
+      ProtocolErrorCode.InternalError,
+      `The task asked its client more than ${MAX_DRIVEN_QUESTIONS} questions: the task was cancelled`,
+    );
+  const replies: Record<string, unknown> = {};
+  for (const [key, request] of open) {
+    answered.add(key);
+    replies[key] = await caller.ask(request as unknown as ClientAsk);
+  }
+  return replies;
 }
 
 /**
@@ -74,6 +87,12 @@ export async function driveTask(
   const created = await send('tools/call', params, bounds());
   let task = takeCreatedTask(created);
   if (task === undefined) return created;
+  const why = invalidTask(task);
+  if (why !== undefined)
+    throw new ProtocolError(
+      ProtocolErrorCode.InternalError,
+      `The server answered with no valid task: ${why}`,
+    );
   const taskId = String(task['taskId']);
   const answered = new Set<string>();
   try {
@@ -91,7 +110,14 @@ export async function driveTask(
           },
         );
       const polled = await send('tasks/get', { taskId }, bounds());
-      task = isRecord(polled) ? polled : {};
+      task = isRecord(polled) ? { ...polled, taskId } : { taskId };
+      // X9: a poll that is no task (a status outside SEP-2663, too many questions) ends the call.
+      const invalid = invalidTask(task);
+      if (invalid !== undefined)
+        throw new ProtocolError(
+          ProtocolErrorCode.InternalError,
+          `The server answered tasks/get for task ${taskId} with no valid task: ${invalid}`,
+        );
       // P3: a status message is the task's progress (and restarts nothing: the deadline holds).
       if (typeof task['statusMessage'] === 'string')
         options.onProgress?.({ progress: polls, message: task['statusMessage'] });

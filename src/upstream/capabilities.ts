@@ -5,6 +5,8 @@
  */
 import type { ServerCapabilities } from '@modelcontextprotocol/server';
 import type { Era } from '../core/options.js';
+import { SKILLS_EXTENSION } from '../core/skills.js';
+import { TASKS_EXTENSION } from '../core/tasks.js';
 
 /** The one protocol revision of the modern era (the SDK's `server/discover` answer lists it). */
 export const MODERN_PROTOCOL_VERSION = '2026-07-28';
@@ -52,7 +54,19 @@ export const BASE_CAPABILITIES: ServerCapabilities = Object.freeze({
   logging: {},
 });
 
+/**
+ * X1, X5: the extensions the gateway relays, declared whatever is connected behind it (a host
+ * that asks once, before any server is up, must know them): Skills in both eras, Tasks to 2026
+ * hosts (SEP-2663 is not defined in 2025). The live server adds `directoryRead` to Skills once
+ * every skills server serves directories (upstream/skills.ts); the stdio front cannot know it.
+ */
+export function extensionCapabilities(era: Era): Pick<ServerCapabilities, 'extensions'> {
+  return { extensions: era === 'modern' ? MODERN_EXTENSIONS : LEGACY_EXTENSIONS };
+}
+const LEGACY_EXTENSIONS = Object.freeze({ [SKILLS_EXTENSION]: {} });
+const MODERN_EXTENSIONS = Object.freeze({ ...LEGACY_EXTENSIONS, [TASKS_EXTENSION]: {} });
+
 /** The gateway's capabilities in `era`, features on (as `createProxy` always serves them). */
 export function gatewayCapabilities(era: Era): ServerCapabilities {
-  return { ...BASE_CAPABILITIES, ...featureCapabilities(era) };
+  return { ...BASE_CAPABILITIES, ...featureCapabilities(era), ...extensionCapabilities(era) };
 }

@@ -6,7 +6,8 @@
  * e.g. InvalidParams naming close matches).
  */
 import type { Era } from '../core/options.js';
-import { ProtocolErrorCode } from '@modelcontextprotocol/server';
+import { ProtocolError, ProtocolErrorCode } from '@modelcontextprotocol/server';
+import { canonicalUri } from '../core/uri-canonical.js';
 import type { CallAccess } from '../core/policy.js';
 import { isInputRound, type Caller, type InputReply, type InputRound } from '../core/input.js';
 import type {
@@ -113,6 +114,16 @@ function unrelayed(key: string): Error {
   });
 }
 
+/**
+ * U8: a URI a host sent, in its canonical form: what every check and the routing use. A URI that
+ * has none (a skill URI with a dot segment) is refused with -32602.
+ */
+export function canonicalParam(uri: string): string {
+  const canonical = canonicalUri(uri);
+  if (typeof canonical === 'string') return canonical;
+  throw new ProtocolError(ProtocolErrorCode.InvalidParams, `${canonical.refused}: it is refused`, { uri });
+}
+
 /** Registers the U5 handlers on `server`. */
 export function registerFeatureHandlers(
   server: Server,
@@ -132,14 +143,14 @@ export function registerFeatureHandlers(
       notify: (uri) => void server.sendResourceUpdated({ uri }).catch(() => {}),
     };
     server.setRequestHandler('resources/subscribe', async (request, ctx) => {
-      await backend.subscribe(request.params.uri, subscriber, {
+      await backend.subscribe(canonicalParam(request.params.uri), subscriber, {
         signal: signalOf(ctx.mcpReq.signal),
         ...accessOf(ctx),
       });
       return {};
     });
     server.setRequestHandler('resources/unsubscribe', async (request) => {
-      await backend.unsubscribe(request.params.uri, subscriber);
+      await backend.unsubscribe(canonicalParam(request.params.uri), subscriber);
       return {};
     });
     const previous = server.onclose;
@@ -187,8 +198,9 @@ export function registerFeatureHandlers(
     ) as Promise<GetPromptResult>;
   });
   server.setRequestHandler('resources/read', (request, ctx) => {
-    return relayed(ctx, { key: `resource:${request.params.uri}` }, (reply) =>
-      backend.readResource(request.params.uri, {
+    const uri = canonicalParam(request.params.uri);
+    return relayed(ctx, { key: `resource:${uri}` }, (reply) =>
+      backend.readResource(uri, {
         signal: signalOf(ctx.mcpReq.signal),
         ...(reply !== undefined ? { reply } : {}),
         ...(options.callerOf !== undefined ? { caller: options.callerOf(ctx) } : {}),

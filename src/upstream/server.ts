@@ -200,7 +200,7 @@ export function createUpstreamServer<F extends PreparedForward>(deps: UpstreamDe
       };
     };
     const files = deps.files;
-    if (era === 'modern' && deps.tasks?.declared() === true)
+    if (era === 'modern' && deps.tasks !== undefined)
       registerTaskHandlers(server, deps.tasks, {
         signalOf: cancellationSignal,
         who: (ctx) => callers.resolve(server, era, ctx),
@@ -212,6 +212,7 @@ export function createUpstreamServer<F extends PreparedForward>(deps: UpstreamDe
         era,
         signalOf: cancellationSignal,
         access: (ctx) => callers.access(server, ctx),
+        caller: (ctx) => callers.resolve(server, era, ctx).subject ?? '',
       });
     if (deps.features !== undefined) {
       const linked = files === undefined ? deps.features : withFileLinks(deps.features, files, filesOwner);

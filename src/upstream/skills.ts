@@ -8,12 +8,14 @@ import type { Server, ServerContext } from '@modelcontextprotocol/server';
 import * as z from 'zod/v4';
 import type { CallAccess } from '../core/policy.js';
 import { SKILLS_EXTENSION, type SkillEntry } from '../core/skills.js';
-import type { FeatureBackend } from './features.js';
+import { canonicalParam, type FeatureBackend } from './features.js';
 import type { Era } from './notifier.js';
 
 /** What a skills request is given (the app's requests take more, as the pool's do). */
 export interface SkillRequestOptions {
   readonly signal?: AbortSignal;
+  /** X2: the caller's principal ("" when anonymous): a `skills/list` cursor is bound to it. */
+  readonly principal?: string;
 }
 
 /** Cache fields of an answer (sent to 2026 hosts only). */
@@ -59,11 +61,15 @@ const ListParams = z.object({ cursor: z.string().optional() }).passthrough();
 const GetParams = z.object({ uri: z.string() }).passthrough();
 const DirectoryParams = z.object({ uri: z.string(), cursor: z.string().optional() }).passthrough();
 
-/** The capability to declare: the extension, when a server behind the gateway has skills. */
+/**
+ * X1: the capability to declare: the extension, always (a gateway with no skills server lists
+ * none), so that a host that asks once, before the servers are up, knows it (stdio-front.ts);
+ * `directoryRead` when every skills server connected now serves directories.
+ */
 export function skillsCapability(skills: SkillsPort | undefined): {
   extensions?: Record<string, { directoryRead?: boolean }>;
 } {
-  if (skills?.declared() !== true) return {};
+  if (skills === undefined) return {};
   return { extensions: { [SKILLS_EXTENSION]: skills.directoryRead() ? { directoryRead: true } : {} } };
 }
 
@@ -75,6 +81,8 @@ export function registerSkillHandlers(
     readonly era: Era;
     readonly signalOf: (signal: AbortSignal) => AbortSignal;
     readonly access: (ctx: ServerContext) => CallAccess | undefined;
+    /** X2: the caller's principal ("" when anonymous), which a cursor is bound to. */
+    readonly caller: (ctx: ServerContext) => string;
   },
 ): void {
   /** The cache fields for a 2026 host; none for a 2025 one. */
@@ -82,7 +90,10 @@ export function registerSkillHandlers(
     options.era === 'modern' ? { ...rest, ttlMs, cacheScope } : rest;
   server.setRequestHandler('skills/list', { params: ListParams }, async (params, ctx) =>
     answer(
-      await skills.list(options.access(ctx), params.cursor, { signal: options.signalOf(ctx.mcpReq.signal) }),
+      await skills.list(options.access(ctx), params.cursor, {
+        signal: options.signalOf(ctx.mcpReq.signal),
+        principal: options.caller(ctx),
+      }),
     ),
   );
   // Registered always: a server that serves no directory answers -32601 through the gateway.
@@ -90,14 +101,16 @@ export function registerSkillHandlers(
     answer({
       ttlMs: 0,
       cacheScope: 'private' as const,
-      ...(await skills.readDirectory(options.access(ctx), params.uri, params.cursor, {
+      ...(await skills.readDirectory(options.access(ctx), canonicalParam(params.uri), params.cursor, {
         signal: options.signalOf(ctx.mcpReq.signal),
       })),
     }),
   );
   server.setRequestHandler('skills/get', { params: GetParams }, async (params, ctx) =>
     answer(
-      await skills.get(options.access(ctx), params.uri, { signal: options.signalOf(ctx.mcpReq.signal) }),
+      await skills.get(options.access(ctx), canonicalParam(params.uri), {
+        signal: options.signalOf(ctx.mcpReq.signal),
+      }),
     ),
   );
 }

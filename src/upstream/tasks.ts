@@ -13,6 +13,7 @@ import {
 } from '@modelcontextprotocol/server';
 import * as z from 'zod/v4';
 import type { Caller } from '../core/input.js';
+import type { Principal } from '../core/policy.js';
 import type { Result } from '../core/result.js';
 import { declaresTasks, TASKS_EXTENSION, TASKS_REQUIRED } from '../core/tasks.js';
 import type { RequestCaller } from './caller-identity.js';
@@ -22,6 +23,8 @@ export interface TaskRequestOptions {
   readonly signal?: AbortSignal;
   /** The host behind the request (its capabilities travel to the server). */
   readonly caller?: Caller;
+  /** I7, X9: who is asking: a poll counts as a call of the task's tool in its rate limits. */
+  readonly principal?: Principal;
 }
 
 /** The tasks the gateway relays, as the app keeps them (app/tasks.ts). */
@@ -43,9 +46,13 @@ export interface TasksPort {
   cancel(owner: string | undefined, taskId: string, options: TaskRequestOptions): Promise<void>;
 }
 
-/** The capability to declare to a 2026 host: the extension, when a server behind relays tasks. */
+/**
+ * X5: the capability to declare to a 2026 host: the extension, always (a call of a server that
+ * makes no tasks is answered as any call), so that a host that asks once, before the servers are
+ * up, knows it (stdio-front.ts).
+ */
 export function tasksCapability(tasks: TasksPort | undefined): Record<string, Record<string, never>> {
-  return tasks?.declared() === true ? { [TASKS_EXTENSION]: {} } : {};
+  return tasks !== undefined ? { [TASKS_EXTENSION]: {} } : {};
 }
 
 const TaskParams = z.object({ taskId: z.string() }).passthrough();
@@ -66,7 +73,14 @@ export function registerTaskHandlers(
   function caller(ctx: ServerContext): { who: RequestCaller; options: TaskRequestOptions } {
     const who = options.who(ctx);
     if (!declaresTasks(who.capabilities)) throw new MissingRequiredClientCapabilityError(TASKS_REQUIRED);
-    return { who, options: { signal: options.signalOf(ctx.mcpReq.signal), caller: options.callerOf(ctx) } };
+    return {
+      who,
+      options: {
+        signal: options.signalOf(ctx.mcpReq.signal),
+        caller: options.callerOf(ctx),
+        principal: who.principal,
+      },
+    };
   }
   server.setRequestHandler('tasks/get', { params: TaskParams }, async (params, ctx) => {
     const { who, options: request } = caller(ctx);

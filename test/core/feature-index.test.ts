@@ -256,3 +256,36 @@ describe('skill resources (X1)', () => {
     expect(index.resolveUri('skill://nobody/x/SKILL.md')).toBeUndefined();
   });
 });
+
+describe('listings in their own namespace', () => {
+  it('U8, X7: resources are listed and routed in their canonical form; a prefix-"" server’s URI under another server’s prefix is withheld', () => {
+    const index = buildFeatureIndex(
+      [
+        server('notes', 'notes', {
+          resources: [resource('NOTES://a/../b%7e.md'), resource('skill://x/SKILL.md')],
+        }),
+        server('bare', '', {
+          resources: [
+            resource('notes+notes://b.md'),
+            resource('SKILL://notes/s/SKILL.md'),
+            resource('plain://c'),
+          ],
+        }),
+      ],
+      OPTIONS,
+    );
+    expect(index.resources.map((route) => route.exposed)).toEqual([
+      'notes+notes://a/b~.md',
+      'skill://notes/x/SKILL.md',
+      'plain://c',
+    ]);
+    expect(index.resolveUri('notes+notes://a/b~.md')).toEqual({
+      server: 'notes',
+      uri: 'NOTES://a/../b%7e.md',
+    });
+    expect(index.problems.map((problem) => [problem.code, problem.server, problem.item])).toEqual([
+      ['outside_namespace', 'bare', 'notes+notes://b.md'],
+      ['outside_namespace', 'bare', 'SKILL://notes/s/SKILL.md'],
+    ]);
+  });
+});

@@ -1,5 +1,5 @@
 /** Issue 47: the pure rules of skills through the gateway (core/skills.ts), as tables. */
-import { createHash } from 'node:crypto';
+import { createHash, createHmac } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import {
   decodeSkillsCursor,
@@ -49,22 +49,58 @@ describe('skills (core)', () => {
       uri: 'skill://a/r/SKILL.md',
       resources: [{ uri: 'skill://a/r/SKILL.md', digest: digest('x'), size: 1, extra: true }],
     });
-    expect(skillOfFile([exposeSkill('a', entry)], 'skill://a/r/SKILL.md')?.uri).toBe('skill://a/r/SKILL.md');
-    const dynamic = exposeSkill('a', { ...entry, resources: 'dynamic' });
+    const exposed = exposeSkill('a', entry) as SkillEntry;
+    expect(skillOfFile([exposed], 'skill://a/r/SKILL.md')?.uri).toBe('skill://a/r/SKILL.md');
+    const dynamic = exposeSkill('a', { ...entry, resources: 'dynamic' }) as SkillEntry;
     expect(skillOfFile([dynamic], 'skill://a/r/deep/file.md')).toBe(dynamic);
     expect(skillOfFile([dynamic], 'skill://a/other/file.md')).toBeUndefined();
   });
 
-  it.each([[{ server: 0 }], [{ server: 3, cursor: 'their-cursor' }]])('X2: cursor %j round-trips', (at) => {
-    expect(decodeSkillsCursor(encodeSkillsCursor(at))).toEqual(at);
+  const file = (uri: string) => ({ uri, digest: digest('x'), size: 1 });
+  it.each([
+    ['SKILL://r/SKILL.md', [file('Skill://r/a.md')], 'skill://a/r/SKILL.md', ['skill://a/r/a.md']],
+    ['skill://r/SKILL.md', [file('skill://r/%7Eb.md')], 'skill://a/r/SKILL.md', ['skill://a/r/~b.md']],
+    ['v+notes://r/SKILL.md', [], /not a skill's SKILL.md URI/, []],
+    ['skill://r/README.md', [], /not a skill's SKILL.md URI/, []],
+    ['skill://r/../s/SKILL.md', [], /not a skill's SKILL.md URI/, []],
+    ['skill://r/SKILL.md', [file('skill://secret/key.txt')], /not a file of its folder/, []],
+    ['skill://r/SKILL.md', [file('skill://r/%2e%2e/secret/key.txt')], /not a file of its folder/, []],
+    ['skill://r/SKILL.md', [file('v+notes://r/a.md')], /not a file of its folder/, []],
+  ])('X7: an entry %s listing %j is exposed as %s', (uri, resources, shown, files) => {
+    const out = exposeSkill('a', { uri, frontmatter: { name: 'r', description: 'd' }, resources });
+    if (typeof shown === 'string') {
+      expect(out).toMatchObject({ uri: shown });
+      expect((out as SkillEntry).resources).toEqual(files.map((f) => ({ ...file(f) })));
+    } else expect((out as { dropped: string }).dropped).toMatch(shown);
   });
 
+  const mac = (text: string): string => createHmac('sha256', 'k').update(text).digest('base64url');
+  const at0 = (server: number) => (server < 4 ? { server: `s${server}`, caller: 'alice' } : undefined);
+  it.each([[{ server: 0 }], [{ server: 3, cursor: 'their-cursor' }]])('X2: cursor %j round-trips', (at) => {
+    expect(decodeSkillsCursor(encodeSkillsCursor(at, at0(at.server)!, mac), at0, mac)).toEqual(at);
+  });
+
+  const given = encodeSkillsCursor({ server: 1, cursor: 'c' }, { server: 's1', caller: 'alice' }, mac);
+  const body = (json: string) => Buffer.from(json).toString('base64url');
   it.each([
-    '',
-    'x',
-    Buffer.from('{"server":-1}').toString('base64url'),
-    Buffer.from('{"server":1.5}').toString('base64url'),
-  ])('X2: %j is no cursor of ours', (cursor) => expect(decodeSkillsCursor(cursor)).toBeUndefined());
+    ['empty', ''],
+    ['no signature', 'x'],
+    ['unsigned, as before', body('{"server":1}')],
+    [
+      'negative',
+      `${body('{"server":-1,"name":"s-1"}')}.${mac(`${body('{"server":-1,"name":"s-1"}')}\nalice`)}`,
+    ],
+    ['forged cursor', `${body('{"server":1,"name":"s1","cursor":"x"}')}.${given.split('.')[1]}`],
+    [
+      'another key',
+      encodeSkillsCursor({ server: 1 }, { server: 's1', caller: 'alice' }, (t) => mac(`!${t}`)),
+    ],
+    ['another caller', encodeSkillsCursor({ server: 1 }, { server: 's1', caller: 'bob' }, mac)],
+    ['another server there', encodeSkillsCursor({ server: 1 }, { server: 's2', caller: 'alice' }, mac)],
+    ['a server no longer there', encodeSkillsCursor({ server: 5 }, { server: 's5', caller: 'alice' }, mac)],
+  ])('X2: %s is no cursor of ours', (_why, cursor) =>
+    expect(decodeSkillsCursor(cursor, at0, mac)).toBeUndefined(),
+  );
 
   it.each([
     [[{ ttlMs: 60_000, cacheScope: 'public' }], false, { ttlMs: 60_000, cacheScope: 'public' }],

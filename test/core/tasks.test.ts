@@ -31,7 +31,7 @@ describe('tasks, pure', () => {
     expect(rememberMs(task)).toBe(expected);
   });
 
-  it('X5: a task is shown under the gateway’s id, without the downstream’s resultType and _meta', () => {
+  it('X5, X9: a task is shown under the gateway’s id, without the downstream’s resultType and _meta, its ttlMs what the gateway keeps', () => {
     const shown = exposeTask(
       {
         resultType: 'task',
@@ -42,7 +42,7 @@ describe('tasks, pure', () => {
       },
       'ours',
     );
-    expect(shown).toEqual({ taskId: 'ours', status: 'working', ttlMs: 5 });
+    expect(shown).toEqual({ taskId: 'ours', status: 'working', ttlMs: 60_000 });
     expect(isCreatedTask({ kind: 'task' })).toBe(true);
     expect(isCreatedTask({ kind: 'input_required' })).toBe(false);
     expect(isCreatedTask(null)).toBe(false);

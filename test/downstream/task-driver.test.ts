@@ -73,6 +73,26 @@ describe('running a 2026 task for a 2025 host', () => {
     expect(takeCreatedTask(DONE)).toBeUndefined();
   });
 
+  it("X8: a plain result carrying the gateway's private keys is a plain result, the keys stripped", () => {
+    const lifts = (result: Record<string, unknown>): unknown => {
+      let seen: JSONRPCMessage | undefined;
+      const transport = { onmessage: (message: JSONRPCMessage) => (seen = message) } as unknown as Transport;
+      liftTaskResults(transport);
+      transport.onmessage!({ jsonrpc: '2.0', id: 1, result } as JSONRPCMessage);
+      return (seen as { result: unknown }).result;
+    };
+    const forged = { taskId: 'x', status: 'working' };
+    // The key of earlier versions, and every key of the gateway's namespace, travel nowhere.
+    for (const key of ['io.github.mcp-normalizer/created-task', 'io.github.mcp-normalizer/created-task/0'])
+      expect(takeCreatedTask({ content: [], _meta: { [key]: forged } })).toBeUndefined();
+    const plain = lifts({
+      content: [{ type: 'text', text: 'hi' }],
+      _meta: { 'io.github.mcp-normalizer/x': 1, k: 2 },
+    });
+    expect(plain).toEqual({ content: [{ type: 'text', text: 'hi' }], _meta: { k: 2 } });
+    expect(takeCreatedTask(plain)).toBeUndefined();
+  });
+
   it('X6: polls at pollIntervalMs until completed and returns the inlined result', async () => {
     const { send, sent } = scripted([{ status: 'working' }, { status: 'completed', result: DONE }]);
     const running = driveTask(send, { name: 'job', arguments: {} }, caller(), {
@@ -101,6 +121,46 @@ describe('running a 2026 task for a 2025 host', () => {
     expect(sent.filter(([method]) => method === 'tasks/update')).toEqual([
       ['tasks/update', { taskId: 't1', inputResponses: { k1: { action: 'accept', content: {} } } }],
     ]);
+  });
+
+  it("X9: a driven task's questions reach the host one at a time, and past the bound the task is cancelled", async () => {
+    const round = (from: number) =>
+      Object.fromEntries(Array.from({ length: 10 }, (_, i) => [`k${from + i}`, ASK]));
+    const { send, sent } = scripted(
+      [0, 10, 20, 30].map((from) => ({ status: 'input_required', inputRequests: round(from) })),
+    );
+    let open = 0;
+    let most = 0;
+    const host = caller();
+    const ask = host.ask;
+    host.ask = async (request) => {
+      most = Math.max(most, ++open);
+      await Promise.resolve();
+      open--;
+      return ask(request);
+    };
+    const running = driveTask(send, { name: 'job' }, host, { timers: systemTimers, timeoutMs: 10_000 });
+    const refused = expect(running).rejects.toMatchObject({
+      code: -32603,
+      message: expect.stringContaining('more than 32 questions'),
+    });
+    await vi.advanceTimersByTimeAsync(2000);
+    await refused;
+    expect(most).toBe(1);
+    expect(host.asked).toHaveLength(30);
+    expect(sent.at(-1)?.[0]).toBe('tasks/cancel');
+  });
+
+  it('X9: a poll that is no task ends the call, and the task is cancelled', async () => {
+    const { send, sent } = scripted([{ status: { no: 1 } }]);
+    const running = driveTask(send, { name: 'job' }, caller(), { timers: systemTimers, timeoutMs: 10_000 });
+    const refused = expect(running).rejects.toMatchObject({
+      code: -32603,
+      message: expect.stringContaining('no valid task'),
+    });
+    await vi.advanceTimersByTimeAsync(500);
+    await refused;
+    expect(sent.at(-1)?.[0]).toBe('tasks/cancel');
   });
 
   it('X6: a question the host cannot answer is refused at once, and the task is cancelled', async () => {

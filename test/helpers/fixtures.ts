@@ -19,6 +19,7 @@ export const FIXTURE_DIST = join(ROOT, 'dist', 'fixtures', 'servers');
 /** The fixture servers that exist (fixtures/servers/<name>.ts). */
 export type FixtureName =
   | 'skills'
+  | 'hostile-skills'
   | 'conformance-skills'
   | 'conformance-tasks'
   | 'structured'
