@@ -72,7 +72,7 @@ export async function loadConfigWithWarnings(
 
 /** The pino logger on stderr (L1), with the config's redaction and secrets (L2). */
 export function cliLogger(config: Config, level: LogLevel | 'silent'): Logger {
-  return createLogger({ level, redactKeys: config.redactKeys, secrets: config.secrets });
+  return createLogger({ level, redactKeys: config.redactKeys, secrets: config.logSecrets });
 }
 
 /** A `--log-level` value, checked. */
@@ -117,9 +117,14 @@ export function parseCommandArgs<T extends ParseArgsConfig['options']>(
  * echo an interpolated token into a server's last error, a problem or an envelope).
  */
 export function scrubbedIO(io: CliIO, config: Config): CliIO {
+  // What a user asked for (stdout) keeps a path; diagnostics (stderr) are scrubbed as logs are.
   const scrub = secretScrubber(config.secrets);
-  if (scrub === undefined) return io;
-  return { out: (text) => io.out(scrub(text)), err: (text) => io.err(scrub(text)) };
+  const scrubLog = secretScrubber(config.logSecrets);
+  if (scrub === undefined && scrubLog === undefined) return io;
+  return {
+    out: (text) => io.out(scrub?.(text) ?? text),
+    err: (text) => io.err(scrubLog?.(text) ?? text),
+  };
 }
 
 /**

@@ -208,6 +208,7 @@ interface Validated<T> {
   readonly data?: T;
   readonly tree: unknown;
   readonly secrets: readonly string[];
+  readonly values: readonly string[];
   readonly errors: ConfigProblem[];
 }
 
@@ -257,12 +258,13 @@ function interpolateAndValidate<S extends z.ZodType>(
   // L2: a message quoting what was written ("got string …") must not reveal an env value.
   const redacted = errors.map((error) => ({
     ...error,
-    message: redactSecrets(error.message, interpolated.secrets),
+    message: redactSecrets(error.message, interpolated.values),
   }));
   return {
     ...(result.success ? { data: result.data as z.infer<S> } : {}),
     tree,
     secrets: interpolated.secrets,
+    values: interpolated.values,
     errors: redacted,
   };
 }
@@ -328,12 +330,13 @@ interface DirOutcome {
   readonly entries: ServerEntry[];
   readonly errors: ConfigProblem[];
   readonly secrets: string[];
+  readonly values: string[];
 }
 
 /** C2: one server per file in `servers_dir`, key = file name, sorted by name. */
 async function loadServersDir(main: ParsedFile, dir: string, env: EnvMap): Promise<DirOutcome> {
   const folder = path.resolve(path.dirname(main.file), dir);
-  const out: DirOutcome = { entries: [], errors: [], secrets: [] };
+  const out: DirOutcome = { entries: [], errors: [], secrets: [], values: [] };
   let names: string[];
   try {
     names = (await readdir(folder)).filter((name) => SERVER_FILE.test(name) && !name.startsWith('.')).sort();
@@ -362,6 +365,7 @@ async function loadServersDir(main: ParsedFile, dir: string, env: EnvMap): Promi
     const validated = interpolateAndValidate(parsed, ServerSchema, env);
     out.errors.push(...validated.errors);
     out.secrets.push(...validated.secrets);
+    out.values.push(...validated.values);
     if (validated.data !== undefined) {
       const server: WrittenServer = validated.data;
       out.entries.push({
@@ -418,7 +422,8 @@ export async function loadConfig(file: string, env: EnvMap = process.env): Promi
   const rules = checkRules(main.data, entries, outcome.parsed);
   if (rules.errors.length > 0) return { errors: rules.errors, warnings: rules.warnings };
   const secrets = [...new Set([...main.secrets, ...(fromDir?.secrets ?? [])])];
-  const config = normalizeConfig(main.data, entries, { file, env, secrets });
+  const values = [...new Set([...main.values, ...(fromDir?.values ?? [])])];
+  const config = normalizeConfig(main.data, entries, { file, env, secrets, values });
   return { config, errors: [], warnings: rules.warnings };
 }
 

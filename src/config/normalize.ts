@@ -13,7 +13,7 @@ import type {
   ToolsConfig,
   TransportConfig,
 } from './types.js';
-import type { EnvMap } from './interpolate.js';
+import { credentialValues, type EnvMap } from './interpolate.js';
 import { locate, type KeyPath, type ParsedFile } from './locate.js';
 import {
   MAX_STDIO_MESSAGE_BYTES,
@@ -42,7 +42,10 @@ export interface ServerEntry {
 export interface NormalizeContext {
   readonly file: string;
   readonly env: EnvMap;
+  /** L2: env values in credential positions (config/interpolate.ts). */
   readonly secrets: readonly string[];
+  /** L2: every env value substituted (logs scrub them all). */
+  readonly values?: readonly string[];
 }
 
 /**
@@ -224,6 +227,25 @@ export function normalizeConfig(
   const auth = written.http.auth;
   const stateKey = written.input_required.state_key;
   const stateDir = stateDirPath(written.state_dir, path.dirname(context.file), context.env);
+  // L2: the state key and static tokens are secrets even when written literally.
+  const secrets = [
+    ...new Set([
+      ...context.secrets,
+      ...(stateKey !== undefined ? [stateKey] : []),
+      ...Object.values(auth?.tokens ?? {}).map((entry) => entry.token),
+      ...(auth?.introspection !== undefined ? [auth.introspection.client_secret] : []),
+      ...(auth?.login_client?.client_secret !== undefined ? [auth.login_client.client_secret] : []),
+      // The store's password, also when it is written in its URL.
+      ...storePassword(written.store?.url),
+      // D1: downstream client secrets and signing keys.
+      ...entries.flatMap((entry) => {
+        const auth = (entry.server as { auth?: { client_secret?: string; private_key?: string } }).auth;
+        return [auth?.client_secret, auth?.private_key].filter((value) => value !== undefined);
+      }),
+      // L2: headers, credential env entries and URL credentials, written literally too.
+      ...entries.flatMap((entry) => credentialValues(entry.server)),
+    ]),
+  ];
   const config: Config = {
     separator: written.separator,
     nameMaxLength: written.name_max_length,
@@ -321,23 +343,9 @@ export function normalizeConfig(
     },
     servers: entries.map((entry) => serverConfig(entry, written, stateDir)),
     redactKeys: written.redact_keys,
-    // L2: the state key and static tokens are secrets even when written literally.
-    secrets: [
-      ...new Set([
-        ...context.secrets,
-        ...(stateKey !== undefined ? [stateKey] : []),
-        ...Object.values(auth?.tokens ?? {}).map((entry) => entry.token),
-        ...(auth?.introspection !== undefined ? [auth.introspection.client_secret] : []),
-        ...(auth?.login_client?.client_secret !== undefined ? [auth.login_client.client_secret] : []),
-        // The store's password, also when it is written in its URL.
-        ...storePassword(written.store?.url),
-        // D1: downstream client secrets and signing keys.
-        ...entries.flatMap((entry) => {
-          const auth = (entry.server as { auth?: { client_secret?: string; private_key?: string } }).auth;
-          return [auth?.client_secret, auth?.private_key].filter((value) => value !== undefined);
-        }),
-      ]),
-    ],
+    secrets,
+    // L2: logs scrub every env value substituted too (a path included), as the shared L2 says.
+    logSecrets: [...new Set([...secrets, ...(context.values ?? [])])],
     file: context.file,
   };
   return globalPrefix !== undefined && globalPrefix !== '' ? { ...config, prefix: globalPrefix } : config;

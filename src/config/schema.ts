@@ -336,6 +336,12 @@ export const ConfigSchema = z
       .describe(
         'Our addition (L1): argument keys whose values are replaced by [REDACTED] in trace logs (case-insensitive, any depth up to 3).',
       ),
+    secret_env: z
+      .array(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'a variable name: letters, digits, _'))
+      .optional()
+      .describe(
+        'Our addition (L2): environment variables whose values are secrets wherever a ${VAR} puts them, besides those in credential positions (headers, auth, tokens, env entries named like KEY, TOKEN, SECRET or PASSWORD, URL credentials and query secrets).',
+      ),
     servers: z
       .record(z.string().min(1), ServerSchema)
       .nullable()

@@ -312,8 +312,13 @@ export interface Config {
   readonly servers: readonly ServerConfig[];
   /** Argument keys whose values are redacted in trace logs (L1). */
   readonly redactKeys: readonly string[];
-  /** Every value interpolated from the environment: never logged (L2). */
+  /**
+   * L2: values in credential positions (configuration.md, "What a secret is"), written literally
+   * or as `${VAR}`: never in any output.
+   */
   readonly secrets: readonly string[];
+  /** L2: {@link secrets} and every other value interpolated from the environment: never logged. */
+  readonly logSecrets: readonly string[];
   /** The main config file. */
   readonly file: string;
 }

@@ -95,7 +95,7 @@ export function redactPaths(keys: readonly string[]): string[] {
 
 /**
  * The application logger (L1, L2).
- * @example const logger = createLogger({ level: config.logLevel, redactKeys: config.redactKeys, secrets: config.secrets });
+ * @example const logger = createLogger({ level: config.logLevel, redactKeys: config.redactKeys, secrets: config.logSecrets });
  */
 export function createLogger(options: LoggerOptions = {}): Logger {
   const scrub = secretScrubber(options.secrets ?? []);

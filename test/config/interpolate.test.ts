@@ -3,7 +3,14 @@
  * environment are returned as secrets.
  */
 import { describe, expect, it } from 'vitest';
-import { interpolate, interpolateString, redactSecrets, retype } from '../../src/config/interpolate.js';
+import {
+  credentialValues,
+  interpolate,
+  interpolateString,
+  isSecretReference,
+  redactSecrets,
+  retype,
+} from '../../src/config/interpolate.js';
 
 const env = { HOME: '/home/ann', TOKEN: 's3cr3t-value', EMPTY: '', PORT: '8080' };
 
@@ -62,6 +69,82 @@ describe('interpolate', () => {
   it('L2: env values used are secrets; defaults and empty values are not', () => {
     const result = interpolate({ a: '${TOKEN}', b: '${NOPE:-default}', c: '${EMPTY}', d: '${TOKEN}' }, env);
     expect(result.secrets).toEqual(['s3cr3t-value']);
+  });
+
+  it('L2: a path, a host or a port is no secret; every value is still one for the log', () => {
+    const tree = {
+      servers: {
+        fs: { args: ['${HOME}/notes'], env: { NOTES_DIR: '${HOME}', GH_PAT: '${PORT}' } },
+        web: { url: 'http://${HOST:-localhost}:${PORT}/mcp', headers: { 'X-Tenant': '${HOME}' } },
+      },
+    };
+    const result = interpolate(tree, env);
+    expect(result.secrets).toEqual(['/home/ann']);
+    expect([...result.values].sort()).toEqual(['/home/ann', '8080']);
+    expect(interpolate({ secret_env: ['PORT'], a: '${PORT}' }, env).secrets).toEqual(['8080']);
+  });
+
+  it.each([
+    [
+      'a variable named like a credential',
+      { name: 'GITHUB_TOKEN', before: '', after: '', path: ['args', 0] },
+      true,
+    ],
+    [
+      'a variable named like a credential',
+      { name: 'DB_PASSWORD', before: 'x', after: '', path: ['args', 0] },
+      true,
+    ],
+    [
+      'under headers',
+      { name: 'X', before: 'Bearer ', after: '', path: ['servers', 's', 'headers', 'Authorization'] },
+      true,
+    ],
+    [
+      'an env entry named like a credential',
+      { name: 'X', before: '', after: '', path: ['servers', 's', 'env', 'OPENAI_API_KEY'] },
+      true,
+    ],
+    [
+      'under http.auth',
+      { name: 'X', before: '', after: '', path: ['http', 'auth', 'tokens', 'ci', 'token'] },
+      true,
+    ],
+    [
+      'a URL query',
+      { name: 'K', before: 'https://h/mcp?key=', after: '', path: ['servers', 's', 'url'] },
+      true,
+    ],
+    [
+      'a URL password',
+      { name: 'P', before: 'https://u:', after: '@h/mcp', path: ['servers', 's', 'url'] },
+      true,
+    ],
+    ['a URL user', { name: 'U', before: 'https://', after: ':p@h/mcp', path: ['servers', 's', 'url'] }, true],
+    ['a URL host', { name: 'H', before: 'https://', after: '/mcp', path: ['servers', 's', 'url'] }, false],
+    [
+      'a URL host after user information',
+      { name: 'H', before: 'https://u@', after: '/mcp', path: ['servers', 's', 'url'] },
+      false,
+    ],
+    ['a path', { name: 'HOME', before: '', after: '/notes', path: ['servers', 's', 'args', 1] }, false],
+    [
+      'an env entry named plainly',
+      { name: 'HOME', before: '', after: '', path: ['servers', 's', 'env', 'NOTES_DIR'] },
+      false,
+    ],
+  ])('L2: %s is %s a secret', (_what, site, secret) => {
+    expect(isSecretReference(site)).toBe(secret);
+  });
+
+  it('L2: the credential values of a server entry, written literally', () => {
+    expect(
+      credentialValues({
+        headers: { Authorization: 'Bearer abc12345', 'X-Tenant': 'acme' },
+        env: { API_KEY: 'k-123456', HOME: '/home/ann' },
+        url: 'https://user:p%40ss@h/mcp?api_key=q-98765&page=2',
+      }),
+    ).toEqual(['Bearer abc12345', 'acme', 'k-123456', 'p@ss', 'q-98765']);
   });
 
   it('C4: a __proto__ key stays a plain key', () => {

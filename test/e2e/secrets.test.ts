@@ -5,12 +5,15 @@
  * Authorization header, and stdio servers that echo the secret in a result or on stderr.
  */
 import { once } from 'node:events';
+import { join } from 'node:path';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { HttpServe } from './cli-process.js';
 import { secretForms } from '../../src/core/secrets.js';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { installed, tempDir } from '../interop/real-servers.js';
 import { fixtureEntry, runCli, serveHttp, writeConfig } from './cli-process.js';
 
 const TOKEN = 'sk-live-8f3a9c2e71d04b6a';
@@ -154,5 +157,44 @@ describe('L2: no secret in any output', () => {
     expect(leaked(health), health).toEqual([]);
     expect(leaked(status), status).toEqual([]);
     expect(leaked(serve.stderr()), 'the log').toEqual([]);
+  });
+
+  it('L2: the README’s filesystem example lists and reads the real paths; a secret beside it is still scrubbed', async () => {
+    const home = tempDir('home');
+    mkdirSync(join(home, 'notes'));
+    writeFileSync(join(home, 'notes', 'a.md'), 'first note\n');
+    const file = writeConfig(
+      [
+        'servers:',
+        '  fs:',
+        `    command: ${JSON.stringify(process.execPath)}`,
+        `    args: [${JSON.stringify(installed('@modelcontextprotocol/server-filesystem').bin)}, '\${HOME}/notes']`,
+        '    prefix: files',
+        '    env: { GITHUB_TOKEN: "${MCP_TEST_TOKEN}" }',
+        fixtureEntry('echoer', 'echo'),
+      ].join('\n'),
+    );
+    const withHome = { ...env, HOME: home };
+    const dirs = await runCli(['call', 'files_list_allowed_directories', '--config', file], withHome);
+    expect(dirs.stdout).toContain(`${home}/notes`);
+    expect(dirs.stdout).not.toContain('[REDACTED]');
+    const read = await runCli(
+      [
+        'call',
+        'files_read_text_file',
+        '--args',
+        JSON.stringify({ path: `${home}/notes/a.md` }),
+        '--config',
+        file,
+      ],
+      withHome,
+    );
+    expect(read.stdout, read.stdout + read.stderr).toContain('first note');
+    const echoed = await runCli(
+      ['call', 'echoer_echo', '--args', JSON.stringify({ text: `in ${home}: ${TOKEN}` }), '--config', file],
+      withHome,
+    );
+    expect(echoed.stdout).toContain(`in ${home}: [REDACTED]`);
+    expect(leaks(echoed.stdout + echoed.stderr)).toBe(false);
   });
 });

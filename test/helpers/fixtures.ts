@@ -197,6 +197,7 @@ export function runtimeConfig(servers: ServerConfig[], overrides: Partial<Config
     secrets: [],
     file: 'test.yaml',
     ...overrides,
+    logSecrets: overrides.logSecrets ?? overrides.secrets ?? [],
   };
 }
 
