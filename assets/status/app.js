@@ -72,17 +72,28 @@ function sparkline(window) {
   return svg;
 }
 
-/** One line above the table: how many servers are up, and since when each other one is not. */
+/**
+ * One line above the table: how many servers are up, and since when each other one is not; and
+ * the shared store, when there is one, and since when it is unreachable.
+ */
 function summary(data) {
   const down = data.servers.filter((s) => s.state !== 'ready');
   const head = `${data.servers.length - down.length} of ${data.servers.length} servers ready`;
-  if (down.length === 0) return head;
-  return `${head}; ${down.map((s) => `${s.name} ${s.state} for ${duration(data.now - s.since)}`).join(', ')}`;
+  const store = data.store;
+  const stored =
+    store === undefined
+      ? ''
+      : store.ok
+        ? `; store ${store.where} connected`
+        : `; store ${store.where} unreachable${store.since !== undefined ? ` for ${duration(data.now - store.since)}` : ''} (${store.error ?? 'no answer'}): rate-limited calls are refused`;
+  if (down.length === 0) return `${head}${stored}`;
+  return `${head}; ${down.map((s) => `${s.name} ${s.state} for ${duration(data.now - s.since)}`).join(', ')}${stored}`;
 }
 
 function renderServers(data) {
   $('#summary').textContent = summary(data);
-  $('#summary').className = data.servers.every((s) => s.state === 'ready') ? 'summary ok' : 'summary failed';
+  const healthy = data.servers.every((s) => s.state === 'ready') && data.store?.ok !== false;
+  $('#summary').className = healthy ? 'summary ok' : 'summary failed';
   const body = $('#servers tbody');
   body.replaceChildren(
     ...data.servers.map((s) =>

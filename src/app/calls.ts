@@ -10,8 +10,10 @@
 import type { Logger } from 'pino';
 import type { Tool } from '@modelcontextprotocol/server';
 import type { Config, ServerConfig } from '../config/types.js';
+import { commandLine } from '../config/command-line.js';
 import type { Catalog, ExposedTool } from '../core/catalog.js';
 import { applyInstruction, LOGIN_INSTRUCTION, type InstructionLayers } from '../core/instructions.js';
+import { rateLimited, storeUnavailable } from '../core/refusals.js';
 import { isInputRound } from '../core/input.js';
 import { isCreatedTask } from '../core/tasks.js';
 import { carriedMeta } from '../core/meta.js';
@@ -79,24 +81,6 @@ export interface ToolDeps {
     result: Result,
     principal?: string,
   ) => void;
-}
-
-/** I7: the refusal of a call past `verdict`'s limit. */
-function rateLimited(
-  call: PreparedCall,
-  name: string,
-  verdict: Extract<LimitVerdict, { allowed: false }>,
-): FailureResult {
-  const retryAfterS = Math.max(1, Math.ceil(verdict.retryAfterMs / 1000));
-  const { calls, windowMs } = verdict.limit;
-  return failure(
-    'rate_limited',
-    `Rate limit: at most ${calls} calls per ${windowMs / 1000} s to "${name}" for this caller; try again in ${retryAfterS} s`,
-    {
-      meta: { server: call.server, tool: call.tool },
-      errorData: { calls, per_s: windowMs / 1000, retry_after_s: retryAfterS },
-    },
-  ) as FailureResult;
 }
 
 /**
@@ -271,10 +255,12 @@ export function createToolBackend(deps: ToolDeps): ToolBackend<PreparedCall> {
     if (change === undefined) return undefined;
     return failure(
       'definition_changed',
-      `The definition of "${name}" changed since it was pinned and is withheld until an operator approves it (mcp-normalizer pins approve ${change.server} ${change.name})`,
+      // Issue 55: never the new text (it may carry what the hold holds back): the diff is the
+      // operator's (`pins`, the log, the status page).
+      `The definition of "${name}" changed since it was pinned and is withheld until an operator reviews and approves it (${commandLine(['pins', 'approve', change.server, change.name])})`,
       {
         meta: { server: change.server, tool: change.name },
-        errorData: { server: change.server, tool: change.name, change: change.change, diff: change.diff },
+        errorData: { server: change.server, tool: change.name, change: change.change },
       },
     );
   }
@@ -426,13 +412,7 @@ export function createToolBackend(deps: ToolDeps): ToolBackend<PreparedCall> {
       if (!(verdict instanceof Promise)) return refusal(verdict);
       // I7, issue 48: counted in the shared store; unreachable, the call cannot be counted.
       return verdict.then(refusal, (error: unknown) =>
-        answered(
-          failure(
-            'downstream_unavailable',
-            `The shared store (${deps.storeWhere ?? 'store'}) is unreachable, and calls to "${echoedName(exposedName)}" are rate-limited: they cannot be counted (${error instanceof Error ? error.message : String(error)})`,
-            { meta: { server: call.server, tool: call.tool }, errorData: { reason: 'store_unavailable' } },
-          ),
-        ),
+        answered(storeUnavailable(call, echoedName(exposedName), deps.storeWhere ?? 'store', error)),
       );
     },
     releaseCaller(instance) {

@@ -13,6 +13,7 @@ import type { Logger } from 'pino';
 import { PAGE } from '../downstream/oauth-login.js';
 import { LOGIN_START_PATH, type BrowserAnswer } from './login-binding.js';
 import type { SharedStore } from './store.js';
+import { parseBoundedJson, RECORD_BOUNDS } from '../core/bounded-json.js';
 
 /** How long a relayed leg may take on its owner (a sign-in's code exchange included). */
 const ANSWER_MS = 20_000;
@@ -61,12 +62,16 @@ export function createLoginRelay(options: {
   const page = (status: number, text: string): BrowserAnswer => ({ status, page: PAGE(text) });
 
   function answered(message: string): void {
-    try {
-      const { id, answer } = JSON.parse(message) as { id: string; answer: BrowserAnswer };
-      waiting.get(id)?.(answer);
-    } catch {
-      // Not one of ours.
-    }
+    // Another replica's answer, checked before it is served to a browser (not one of ours: none).
+    const heard = parseBoundedJson(message, RECORD_BOUNDS) as {
+      id?: unknown;
+      answer?: Partial<BrowserAnswer>;
+    };
+    const answer = heard?.answer;
+    if (typeof heard?.id !== 'string' || typeof answer !== 'object' || answer === null) return;
+    if (typeof answer.status !== 'number' || (answer.page !== undefined && typeof answer.page !== 'string'))
+      return;
+    waiting.get(heard.id)?.(answer as BrowserAnswer);
   }
 
   return {
@@ -121,12 +126,18 @@ export function createLoginRelay(options: {
     },
     serve(local) {
       const heard = (message: string): void => {
-        let leg: Leg;
-        try {
-          leg = JSON.parse(message) as Leg;
-        } catch {
+        const leg = parseBoundedJson(message, RECORD_BOUNDS) as Partial<Leg> | undefined;
+        if (
+          typeof leg !== 'object' ||
+          leg === null ||
+          typeof leg.id !== 'string' ||
+          typeof leg.from !== 'string' ||
+          typeof leg.path !== 'string' ||
+          typeof leg.url !== 'string' ||
+          !URL.canParse(leg.url) ||
+          (leg.cookie !== undefined && typeof leg.cookie !== 'string')
+        )
           return;
-        }
         void local(leg.path, new URL(leg.url), leg.cookie)
           .then((answer) => answer ?? page(404, 'Not found.'))
           .catch(() => page(500, 'The login could not go on.'))

@@ -15,12 +15,12 @@ import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { OAuthLoginConfig, RemoteTransportConfig, ServerConfig } from '../config/types.js';
 import { hostCanAnswer, type Caller, type ClientAsk } from '../core/input.js';
+import { commandLine } from '../config/command-line.js';
 import { LOGIN_INSTRUCTION } from '../core/instructions.js';
 import { failure, type Result } from '../core/result.js';
 import { isRecord } from '../core/json.js';
 import {
   callbackAnswer,
-  cliCommand,
   PAGE_HEADERS,
   runLogin,
   type LoginCallback,
@@ -238,7 +238,7 @@ function loginFailure(result: Result, server: string, principal: string, why: st
   const data = result.success ? {} : result.errorData;
   return failure(
     'downstream_unavailable',
-    `Server "${server}" needs a login of your own (${why}). A host that supports URL elicitation is asked to open it; otherwise the gateway's operator runs \`${cliCommand()} login ${server} --principal '${principal}' --no-browser\` and sends you the URL.`,
+    `Server "${server}" needs a login of your own (${why}). A host that supports URL elicitation is asked to open it; otherwise the gateway's operator runs \`${commandLine(['login', server, '--principal', principal, '--no-browser'])}\` and sends you the URL.`,
     {
       meta: result.meta,
       errorData: { ...data, reason: 'login_required', server },

@@ -12,8 +12,10 @@
  *   picks up from the pins file within two seconds.
  *
  * Files: `<state>/catalogs/<key>.json` and `<state>/pins/<key>.json`, written atomically
- * (`state-files.ts`); a secret interpolated into the config never reaches them (L2).
+ * (`state-files.ts`); a secret of the config never reaches them (L2): both hold, and the pins
+ * are compared in, the scrubbed form of a definition.
  */
+import { commandLine } from '../config/command-line.js';
 import { createHash } from 'node:crypto';
 import { statSync } from 'node:fs';
 import { basename, join } from 'node:path';
@@ -129,11 +131,29 @@ export function readPinsFile(path: string): PinSet | undefined {
   return pinsOf(readStateFile(path));
 }
 
-/** A pins file's JSON value, or undefined when it is not one. */
+/** Whether `value` is a pin: a SHA-256 digest and the definition it was taken of. */
+function isPin(value: unknown): boolean {
+  return (
+    isRecord(value) &&
+    typeof value['sha256'] === 'string' &&
+    /^[0-9a-f]{64}$/.test(value['sha256']) &&
+    isRecord(value['definition'])
+  );
+}
+
+/**
+ * A pins file's JSON value, or undefined when it is not one (issue 55: a file or a store record
+ * of another shape, or with one entry that is no pin, is no pins at all, never pins of nothing).
+ */
 export function pinsOf(file: unknown): PinSet | undefined {
   if (!isRecord(file) || file['version'] !== 1) return undefined;
-  const set = (key: string): PinSet['tools'] => (isRecord(file[key]) ? (file[key] as PinSet['tools']) : {});
-  return { tools: set('tools'), prompts: set('prompts') };
+  const sets: Record<string, PinSet['tools']> = {};
+  for (const key of ['tools', 'prompts']) {
+    const set = file[key] ?? {};
+    if (!isRecord(set) || !Object.values(set).every(isPin)) return undefined;
+    sets[key] = set as PinSet['tools'];
+  }
+  return { tools: sets['tools']!, prompts: sets['prompts']! };
 }
 
 /** The JSON of `server`'s pins file. */
@@ -238,10 +258,13 @@ export function createMemory(options: MemoryOptions): CatalogMemory {
     if (entry.pins === undefined && listing.remembered) return listing;
     const digest = `${digestOf(listing.tools, listing.features)}:${entry.pinsMtime}`;
     if (entry.checked?.digest !== digest) {
+      // Issue 55: pinned and compared in the scrubbed form, as the catalog is saved: a secret in
+      // a definition is kept nowhere, and the pins, the catalog and `pins approve` agree on it.
+      const definitions = { tools: listing.tools, prompts: listing.features.prompts };
       const check = comparePins(
         server.name,
         entry.pins,
-        { tools: listing.tools, prompts: listing.features.prompts },
+        options.scrub === undefined ? definitions : scrubDeep(definitions, options.scrub),
         config.pinning,
         sha256,
       );
@@ -285,7 +308,7 @@ export function createMemory(options: MemoryOptions): CatalogMemory {
         held: config.pinning === 'hold',
         diff: change.diff,
       },
-      `definition_changed: the ${change.kind} "${change.name}" of "${change.server}" differs from its pin${config.pinning === 'hold' ? ' and is withheld' : ''}: review it, then run mcp-normalizer pins approve ${change.server}`,
+      `definition_changed: the ${change.kind} "${change.name}" of "${change.server}" differs from its pin${config.pinning === 'hold' ? ' and is withheld' : ''}: review it, then run ${commandLine(['pins', 'approve', change.server, change.name])}`,
     );
   }
 

@@ -28,6 +28,7 @@ import type { StdioHandle, StdioOptions } from '../upstream/stdio.js';
 import { createCatalogs, type Catalogs } from './catalogs.js';
 import type { CatalogMemory } from './memory.js';
 import { countByServer, fileStore, rateLimits, rememberedState } from './state.js';
+import type { SharedStore } from './store.js';
 import type { DefinitionChange } from '../core/pins.js';
 import { createLogins } from './logins.js';
 import { createSkills, type SkillsBackend } from './skills.js';
@@ -186,6 +187,7 @@ function statusOf(
   options: Pick<ProxyOptions, 'problems'>,
   scrub: Scrubber | undefined,
   skills: () => ReadonlyMap<string, readonly SkillEntry[]>,
+  store: SharedStore | undefined,
 ): { readonly status: Status; readonly statusPage: () => Promise<StatusHandler> } {
   const status = createStatus({
     config,
@@ -196,6 +198,7 @@ function statusOf(
     ...(options.problems !== undefined ? { problems: options.problems } : {}),
     definitionChanges: () => memory.changes(),
     skills,
+    ...(store !== undefined ? { store: () => ({ where: store.where, ...store.health() }) } : {}),
     ...(scrub !== undefined ? { scrub } : {}),
   });
   let handler: StatusHandler | undefined;
@@ -303,8 +306,15 @@ export function createProxy(config: Config, options: ProxyOptions): Proxy {
     log: (params) => (metrics.forwarded('log'), notifier.log(params)),
   });
   // O4: the status page's records (a ring and per-server windows; nothing runs until a page asks).
-  const { status, statusPage } = statusOf(config, pool, catalogs.tools, memory, options, scrub, () =>
-    skills.recent(),
+  const { status, statusPage } = statusOf(
+    config,
+    pool,
+    catalogs.tools,
+    memory,
+    options,
+    scrub,
+    () => skills.recent(),
+    store,
   );
   // S2: search_tools rankings in a worker thread, started at the first search.
   const searches = createSearches(logger);

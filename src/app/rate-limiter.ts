@@ -18,36 +18,75 @@ export interface Counts {
 /** A replica leases at most this share of what is left of a limit in one store round trip. */
 const LEASE_SHARE = 64;
 
+/** One key's lease in this replica: the numbers it holds, and the round trip under way. */
+interface Lease {
+  next: number;
+  last: number;
+  /** The store's total at the last answer (what was left of the limit then). */
+  total: number;
+  readonly resetAt: number;
+  /** The calls waiting for numbers (the next round trip takes at least this many). */
+  waiting: number;
+  inflight: Promise<void> | undefined;
+}
+
 /**
  * Issue 48: counts in the shared store, leased. Each round trip takes a run of numbers with one
- * `INCRBY` (at least one, at most 1/{@link LEASE_SHARE} of what the last answer left of the
- * limit), and the replica hands them out to its next calls without asking again. The numbers are
- * unique across replicas, so no more calls than the limit are ever allowed; a number a replica
- * leased and did not use before its window ended is lost (at most 1/64 of what was left, per
- * replica and lease). Near the limit a lease is one number: counted call by call, exactly.
+ * `INCRBY`, and the replica hands them out to its next calls without asking again. A run is at
+ * least as long as the calls waiting for it, and at most 1/{@link LEASE_SHARE} of what the last
+ * answer left of the limit otherwise; one round trip per key is under way at a time, and the calls
+ * that arrive meanwhile wait for it (issue 55: 32 calls at once each leased a run and dropped the
+ * others', so a limit of 640 let 250–350 through). The numbers are unique across replicas, so no
+ * more calls than the limit are ever allowed; a number a replica leased and did not use before its
+ * window ended is lost (at most 1/64 of what was left, per replica). Near the limit a run is as
+ * long as the calls waiting: counted call by call, exactly.
  */
 export function sharedCounts(store: {
   increment(key: string, resetAt: number, by: number): Promise<number>;
 }): Counts {
-  const leases = new Map<string, { next: number; last: number; resetAt: number }>();
-  /** The last total the store answered per key (what was left of the limit then). */
-  const totals = new Map<string, number>();
+  const leases = new Map<string, Lease>();
+
+  async function take(key: string, lease: Lease, limit: number): Promise<number> {
+    lease.waiting++;
+    try {
+      for (;;) {
+        if (lease.next <= lease.last) return lease.next++;
+        if (lease.inflight === undefined) {
+          const chunk = Math.max(lease.waiting, Math.floor((limit - lease.total) / LEASE_SHARE), 1);
+          lease.inflight = store.increment(key, lease.resetAt, chunk).then(
+            (total) => {
+              lease.total = total;
+              lease.next = total - chunk + 1;
+              lease.last = total;
+              lease.inflight = undefined;
+            },
+            (error: unknown) => {
+              lease.inflight = undefined;
+              throw error;
+            },
+          );
+        }
+        // Unreachable store: every call waiting for this round trip fails with it.
+        await lease.inflight;
+      }
+    } finally {
+      lease.waiting--;
+    }
+  }
+
   return {
     increment(key, resetAt, limit) {
       const lease = leases.get(key);
       if (lease !== undefined && lease.next <= lease.last) return lease.next++;
-      if (leases.size + totals.size >= SWEEP_AT) {
+      if (lease !== undefined) return take(key, lease, limit);
+      if (leases.size >= SWEEP_AT) {
         const now = Date.now();
-        for (const [old, { resetAt: end }] of leases) if (end <= now) leases.delete(old);
-        if (totals.size >= SWEEP_AT) totals.clear();
+        for (const [old, { resetAt: end, waiting }] of leases)
+          if (end <= now && waiting === 0) leases.delete(old);
       }
-      const chunk = Math.max(1, Math.floor((limit - (totals.get(key) ?? 0)) / LEASE_SHARE));
-      return store.increment(key, resetAt, chunk).then((total) => {
-        totals.set(key, total);
-        const first = total - chunk + 1;
-        if (chunk > 1) leases.set(key, { next: first + 1, last: total, resetAt });
-        return first;
-      });
+      const fresh: Lease = { next: 1, last: 0, total: 0, resetAt, waiting: 0, inflight: undefined };
+      leases.set(key, fresh);
+      return take(key, fresh, limit);
     },
   };
 }

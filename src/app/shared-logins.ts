@@ -15,6 +15,7 @@ import {
   type TokenStore,
 } from '../downstream/token-store.js';
 import type { SharedStore } from './store.js';
+import { parseBoundedJson, RECORD_BOUNDS } from '../core/bounded-json.js';
 
 /** The channel a changed login is announced on. */
 const CHANNEL = 'logins';
@@ -48,13 +49,8 @@ function oauthOf(server: ServerConfig): OAuthLoginConfig | undefined {
 }
 
 function parse(json: string | undefined): StoredLogin | undefined {
-  if (json === undefined) return undefined;
-  try {
-    const login = JSON.parse(json) as StoredLogin;
-    return typeof login === 'object' && login !== null && typeof login.url === 'string' ? login : undefined;
-  } catch {
-    return undefined;
-  }
+  const login = parseBoundedJson(json, RECORD_BOUNDS) as StoredLogin | undefined;
+  return typeof login === 'object' && login !== null && typeof login.url === 'string' ? login : undefined;
 }
 
 /** Whether `theirs` is a later login than `mine` (by when its tokens were saved). */
@@ -133,12 +129,9 @@ export function shareLogins(options: SharedLoginsOptions): SharedLogins {
   };
 
   function heard(message: string): void {
-    let change: { server?: unknown; principal?: unknown; from?: unknown; removed?: unknown };
-    try {
-      change = JSON.parse(message) as typeof change;
-    } catch {
-      return;
-    }
+    const change = parseBoundedJson(message, RECORD_BOUNDS) as
+      { server?: unknown; principal?: unknown; from?: unknown; removed?: unknown } | undefined;
+    if (typeof change !== 'object' || change === null) return;
     const { server, principal } = change;
     if (change.from === self || typeof server !== 'string' || typeof principal !== 'string') return;
     const file = files.get(server);

@@ -10,6 +10,7 @@ import type { Logger } from 'pino';
 import type { ServerConfig } from '../config/types.js';
 import { memoryPaths, type CatalogMemory } from './memory.js';
 import type { SharedStore } from './store.js';
+import { parseBoundedJson, STATE_FILE_BOUNDS } from '../core/bounded-json.js';
 
 /** How often a pending change's pins are looked for in the store. */
 const POLL_MS = 2000;
@@ -20,14 +21,8 @@ export function sharedNames(stateDir: string, server: Pick<ServerConfig, 'name' 
   return { catalog: `catalogs/${basename(paths.catalog)}`, pins: `pins/${basename(paths.pins)}` };
 }
 
-function parse(json: string | undefined): unknown {
-  if (json === undefined) return undefined;
-  try {
-    return JSON.parse(json) as unknown;
-  } catch {
-    return undefined;
-  }
-}
+/** A stored file, when it is within a state file's bounds (bounded-json.ts); else none. */
+const parse = (json: string | undefined): unknown => parseBoundedJson(json, STATE_FILE_BOUNDS);
 
 /** Reads what the store holds of `servers` into `memory`; true when anything was taken. */
 export async function loadShared(

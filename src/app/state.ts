@@ -4,6 +4,7 @@
  * and the legs of logins in progress shared through it, and the rate limiter counting in that
  * store or in this process. Built by the composition root (`proxy.ts`).
  */
+import { secureStateDir } from './state-files.js';
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { Config, ServerConfig } from '../config/types.js';
@@ -24,6 +25,7 @@ import {
   type SharedFile,
   type SharedFiles,
 } from '../upstream/file-store.js';
+import { parseBoundedJson } from '../core/bounded-json.js';
 
 /**
  * K1–K4, issue 48: the memory of each server, mirrored to the shared store when the config names
@@ -34,6 +36,8 @@ export function rememberedState(
   scrub: Scrubber | undefined,
   rebuild: () => void,
 ) {
+  // K6: the state folder 0700, no symbolic link followed, never one others can write.
+  secureStateDir(config.stateDir);
   const store = config.store === undefined ? undefined : createStore(config.store.url, logger);
   // Issue 48: callers' downstream logins, and the browser's legs of those in progress.
   const self = randomUUID();
@@ -115,7 +119,11 @@ export function fileStore(config: Config, store: SharedStore | undefined, logger
               ),
           get: async (id) => {
             const json = await store.getFile(id);
-            return json === undefined ? undefined : (JSON.parse(json) as SharedFile);
+            // Untrusted: a file within the store's own size, its fields the right kinds.
+            const bounds = { maxChars: 2 * config.output.fileStore.maxBytes + 4096, maxDepth: 4 };
+            const file = parseBoundedJson(json, bounds) as Partial<SharedFile> | undefined;
+            const fields = [file?.name, file?.mimeType, file?.base64, file?.kind, file?.principal];
+            return fields.every((field) => typeof field === 'string') ? (file as SharedFile) : undefined;
           },
         };
   return createFileStore({ ...config.output.fileStore, ...(shared !== undefined ? { shared } : {}) });

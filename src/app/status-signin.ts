@@ -13,6 +13,7 @@ import { PAGE } from '../downstream/oauth-login.js';
 import { cookieOf, digest, randomToken as random, sameDigest } from './browser-secrets.js';
 import type { SignIn } from './browser-sign-in.js';
 import type { BrowserAnswer } from './login-binding.js';
+import { parseBoundedJson, RECORD_BOUNDS } from '../core/bounded-json.js';
 
 /** Where the page's "Sign in" link points. */
 export const STATUS_LOGIN_PATH = '/oauth/status-login';
@@ -77,13 +78,10 @@ export function createStatusSignIn(options: StatusSignInOptions): StatusSignIn {
   async function fromStore(key: string): Promise<Principal | undefined> {
     const json = await options.shared?.get(key).catch(() => undefined);
     if (json === undefined) return undefined;
-    let principal: Principal;
-    try {
-      principal = JSON.parse(json) as Principal;
-    } catch {
-      return undefined;
-    }
+    const principal = parseBoundedJson(json, RECORD_BOUNDS) as Principal | undefined;
+    if (typeof principal !== 'object' || principal === null) return undefined;
     if (typeof principal.key !== 'string' || !Array.isArray(principal.groups)) return undefined;
+    if (!principal.groups.every((group) => typeof group === 'string')) return undefined;
     if (sessions.size >= MAX_SESSIONS) sessions.delete(sessions.keys().next().value as string);
     sessions.set(key, { principal, until: now() + SHARED_RECHECK_MS });
     return principal;

@@ -7,6 +7,7 @@
  * runs while no page is open. No argument value, result body or secret is kept: a call is its
  * time, caller (a token's subject), tool, server, outcome and duration.
  */
+import { commandLine } from '../config/command-line.js';
 import { createHash } from 'node:crypto';
 import type { Config } from '../config/types.js';
 import type { DefinitionChange } from '../core/pins.js';
@@ -120,6 +121,13 @@ export interface StatusSources {
   readonly definitionChanges?: () => readonly DefinitionChange[];
   /** Issue 47: the skills each server listed last (SEP-2640). @default none */
   readonly skills?: () => ReadonlyMap<string, readonly SkillEntry[]>;
+  /** Issue 55: the shared store, where it is and whether it answers now. @default none */
+  readonly store?: () => {
+    readonly where: string;
+    readonly ok: boolean;
+    readonly error?: string;
+    readonly since?: number;
+  };
   readonly scrub?: Scrubber;
 }
 
@@ -241,10 +249,11 @@ export function createStatus(sources: StatusSources): Status {
           // K3: a definition that changed since it was pinned, until it is approved.
           ...(sources.definitionChanges?.() ?? []).map(
             (change) =>
-              `definition_changed: the ${change.kind} "${change.name}" of "${change.server}" ${change.change === 'new' ? 'is new' : 'differs from its pin'}${sources.config.pinning === 'hold' ? ' (withheld)' : ''}: ${change.diff.join(' ')} (mcp-normalizer pins approve ${change.server})`,
+              `definition_changed: the ${change.kind} "${change.name}" of "${change.server}" ${change.change === 'new' ? 'is new' : 'differs from its pin'}${sources.config.pinning === 'hold' ? ' (withheld)' : ''}: ${change.diff.join(' ')} (${commandLine(['pins', 'approve', change.server, change.name])})`,
           ),
         ],
         servers: servers(now),
+        ...(sources.store !== undefined ? { store: sources.store() } : {}),
         tools: catalog.tools.map((tool) => ({
           name: tool.name,
           server: tool.server,

@@ -46,7 +46,8 @@ export interface SharedStore {
   /** Issue 48: listens on `channel` (a second connection, opened at the first call). */
   subscribe(channel: string, listener: (message: string) => void): Promise<void>;
   /** Whether the connection is up now, and the last error otherwise. */
-  health(): { readonly ok: boolean; readonly error?: string };
+  /** Whether the connection is up now; else the last error and since when (epoch ms) it is down. */
+  health(): { readonly ok: boolean; readonly error?: string; readonly since?: number };
   close(): Promise<void>;
 }
 
@@ -66,6 +67,8 @@ export function storeWhere(url: string): string {
 export function createStore(url: string, logger: Logger): SharedStore {
   const where = storeWhere(url);
   let lastError: string | undefined = 'not connected yet';
+  /** Since when the store is unreachable (or not connected yet). */
+  let downSince = Date.now();
   const client = createClient({
     url,
     disableOfflineQueue: true,
@@ -77,6 +80,7 @@ export function createStore(url: string, logger: Logger): SharedStore {
   client.on('error', (error: unknown) => {
     const why = error instanceof Error ? error.message : String(error);
     if (why !== lastError) logger.warn({ store: where, error: why }, 'store unreachable');
+    if (lastError === undefined) downSince = Date.now();
     lastError = why;
   });
   client.on('ready', () => {
@@ -155,7 +159,8 @@ export function createStore(url: string, logger: Logger): SharedStore {
       const mine = subscriber;
       await bounded(() => mine.listen(`mcp-normalizer:${channel}`, listener));
     },
-    health: () => (lastError === undefined ? { ok: true } : { ok: false, error: lastError }),
+    health: () =>
+      lastError === undefined ? { ok: true } : { ok: false, error: lastError, since: downSince },
     async close() {
       subscriber?.destroy();
       client.destroy();

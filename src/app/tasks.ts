@@ -37,6 +37,7 @@ import type { ServerSource } from './servers.js';
 import type { RateLimiter } from './rate-limiter.js';
 import type { SharedStore } from './store.js';
 import type { LimitVerdict } from '../core/rate-limits.js';
+import { parseBoundedJson, RECORD_BOUNDS } from '../core/bounded-json.js';
 
 /** The most tasks remembered at once. */
 export const MAX_TASKS = 10_000;
@@ -78,29 +79,25 @@ const notFound = (taskId: string): Error =>
 
 /** A record as the store keeps it, if it is one. */
 function parseRecord(json: string): TaskRecord | undefined {
-  try {
-    const value: unknown = JSON.parse(json);
-    if (!isRecord(value)) return undefined;
-    const { server, tool, taskId, owner, expiresAt, startedAt, exposed } = value;
-    return typeof server === 'string' &&
-      typeof tool === 'string' &&
-      typeof taskId === 'string' &&
-      taskId.length <= TASK_BOUNDS.idChars &&
-      typeof owner === 'string' &&
-      typeof expiresAt === 'number'
-      ? {
-          server,
-          tool,
-          taskId,
-          owner,
-          expiresAt,
-          ...(typeof startedAt === 'number' ? { startedAt } : {}),
-          ...(typeof exposed === 'string' ? { exposed } : {}),
-        }
-      : undefined;
-  } catch {
-    return undefined;
-  }
+  const value = parseBoundedJson(json, RECORD_BOUNDS);
+  if (!isRecord(value)) return undefined;
+  const { server, tool, taskId, owner, expiresAt, startedAt, exposed } = value;
+  return typeof server === 'string' &&
+    typeof tool === 'string' &&
+    typeof taskId === 'string' &&
+    taskId.length <= TASK_BOUNDS.idChars &&
+    typeof owner === 'string' &&
+    typeof expiresAt === 'number'
+    ? {
+        server,
+        tool,
+        taskId,
+        owner,
+        expiresAt,
+        ...(typeof startedAt === 'number' ? { startedAt } : {}),
+        ...(typeof exposed === 'string' ? { exposed } : {}),
+      }
+    : undefined;
 }
 
 /** Builds the relay of one gateway. */

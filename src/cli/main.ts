@@ -124,9 +124,11 @@ async function runAsBin(): Promise<void> {
     const argv = process.argv.slice(2);
     code = await main(argv, processIO, servesStdio(argv) ? openStdioFront() : undefined);
   } catch (error) {
-    if (error instanceof CliError) {
+    // A CliError, or an error of a lower layer that names its exit code (state-files.ts).
+    const exitCode = (error as { exitCode?: unknown } | null)?.exitCode;
+    if (error instanceof CliError || (error instanceof Error && typeof exitCode === 'number')) {
       processIO.err(`mcp-normalizer: ${error.message}`);
-      code = error.exitCode;
+      code = exitCode as number;
     } else {
       processIO.err(
         `mcp-normalizer: internal error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`,

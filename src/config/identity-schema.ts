@@ -6,7 +6,8 @@ import { z } from 'zod';
 import { isPrincipalPattern } from '../core/policy.js';
 
 const principalPattern = z.string().refine(isPrincipalPattern, {
-  message: 'expected sub:<subject>, client:<id>, token:<name>, local, group:<name>, scope:<scope> or *',
+  message:
+    'expected sub:<subject>, client:<id>, token:<name>, local, anonymous, group:<name>, scope:<scope> or *',
 });
 
 /** I1: `http.auth`, the endpoint as an OAuth 2.1 resource server. */
@@ -152,7 +153,7 @@ export const RateLimitSchema = z.strictObject({
     .array(principalPattern)
     .min(1)
     .describe(
-      'Who the limit is for (each principal has its own count): sub:, group:, scope:, client:, token:, local, *.',
+      'Who the limit is for (each principal has its own count): sub:, group:, scope:, client:, token:, local, anonymous, *.',
     ),
   tools: z
     .array(z.string().min(1))

@@ -239,6 +239,8 @@ export interface IssueLike {
   readonly origin?: string;
   readonly minimum?: unknown;
   readonly maximum?: unknown;
+  /** false for an exclusive bound (`.positive()`: more than 0). */
+  readonly inclusive?: boolean;
   readonly format?: string;
 }
 
@@ -264,7 +266,8 @@ function bound(issue: IssueLike, value: unknown, op: '>=' | '<='): string {
   if (issue.origin === 'string')
     return op === '>=' ? 'must not be empty' : `must be at most ${limit} characters`;
   if (issue.origin === 'array') return `expected a list of ${op} ${limit} items`;
-  return `expected a number ${op} ${limit}, got ${describeValue(value)}`;
+  const strict = issue.inclusive === false ? op.slice(0, 1) : op;
+  return `expected a number ${strict} ${limit}, got ${describeValue(value)}`;
 }
 
 /**

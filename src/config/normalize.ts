@@ -3,6 +3,7 @@
  *
  * Runs only on a config that validated and passed the rules, so it never reports problems.
  */
+import os from 'node:os';
 import path from 'node:path';
 import type {
   DownstreamAuthConfig,
@@ -73,7 +74,14 @@ function isMcpEntry(entry: ServerEntry): boolean {
  */
 export function stateDirPath(written: string | undefined, folder: string, env: EnvMap): string {
   if (written !== undefined) return path.resolve(folder, written);
-  const state = env['XDG_STATE_HOME'] ?? path.join(env['HOME'] ?? '.', '.local', 'state');
+  // XDG Base Directory: a relative (or empty) $XDG_STATE_HOME is invalid and ignored (issue 55:
+  // it wrote the state folder into the working directory); $HOME likewise.
+  const xdg = env['XDG_STATE_HOME'];
+  const home = env['HOME'];
+  const state =
+    xdg !== undefined && path.isAbsolute(xdg)
+      ? xdg
+      : path.join(home !== undefined && path.isAbsolute(home) ? home : os.homedir(), '.local', 'state');
   return path.join(state, 'mcp-normalizer');
 }
 

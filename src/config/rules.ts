@@ -171,7 +171,10 @@ function accessGlobs(written: WrittenConfig, main: ParsedFile, out: RuleProblems
   written.access?.forEach((rule, index) => {
     check(rule.allow, ['access', index, 'allow']);
     check(Object.keys(rule.scopes), ['access', index, 'scopes']);
+    check(rule.resources ?? [], ['access', index, 'resources']);
   });
+  // I7: rate limits are checked as access rules are.
+  written.rate_limits?.forEach((rule, index) => check(rule.tools, ['rate_limits', index, 'tools']));
   for (const [name, profile] of Object.entries(written.profiles ?? {})) {
     check(profile.tools, ['profiles', name, 'tools']);
     check(profile.prompts ?? [], ['profiles', name, 'prompts']);
@@ -201,6 +204,7 @@ function principalNames(written: WrittenConfig, main: ParsedFile, out: RuleProbl
     });
   check(auth.admins, ['http', 'auth', 'admins']);
   written.access?.forEach((rule, index) => check(rule.principals, ['access', index, 'principals']));
+  written.rate_limits?.forEach((rule, index) => check(rule.principals, ['rate_limits', index, 'principals']));
 }
 
 /**

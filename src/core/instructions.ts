@@ -37,6 +37,13 @@ export const DEFAULT_INSTRUCTIONS: Readonly<Record<ErrorType, string>> = Object.
 export const LOGIN_INSTRUCTION =
   'The server needs the user to log in first: tell the user exactly what the error says (the login page or the command), and call again only once they have logged in.';
 
+/**
+ * Issue 55: a call refused because the store the replicas share is unreachable: the tool's server
+ * is fine; the gateway cannot count the call (a rate limit) until its operator restores the store.
+ */
+export const STORE_INSTRUCTION =
+  "The gateway's shared store is unreachable, so this call could not be counted and was not made (the tool's server is fine): retry in about a minute; if it fails again, tell the user that the gateway's operator must restore its store (the error names it).";
+
 /** Instruction overrides, most specific last: global (config `instructions`), server, tool. */
 export interface InstructionLayers {
   /** Config `instructions`, per error type. */

@@ -154,6 +154,16 @@ export function comparePins(
  * The pins with `name` (or every change, without one) of `kind`s approved: pinned as they are now.
  * Returns the new pins and what was approved.
  */
+/**
+ * K4: what an operator reviewed: a short digest of exactly these changes (each one's name, kind
+ * and new digest). `pins approve` approves only when it is the digest of the changes now, so a
+ * server that changes again between the review and the approval gets nothing approved.
+ */
+export function reviewDigest(changes: readonly DefinitionChange[], digest: Digest): string {
+  const lines = changes.map((change) => `${change.kind}:${change.name}:${change.sha256}`).sort();
+  return digest(lines.join('\n')).slice(0, 16);
+}
+
 export function approve(
   pins: PinSet,
   changes: readonly DefinitionChange[],

@@ -115,7 +115,12 @@ export interface Policy {
 
 /** True for a principal pattern `access:` accepts. */
 export function isPrincipalPattern(pattern: string): boolean {
-  return pattern === '*' || pattern === 'local' || /^(sub|group|scope|client|token):.+$/.test(pattern);
+  return (
+    pattern === '*' ||
+    pattern === 'local' ||
+    pattern === 'anonymous' ||
+    /^(sub|group|scope|client|token):.+$/.test(pattern)
+  );
 }
 
 /**
@@ -126,6 +131,8 @@ export function isPrincipalPattern(pattern: string): boolean {
 function matchesPrincipal(pattern: string, principal: Principal): boolean {
   if (pattern === '*') return true;
   if (pattern === 'local' || pattern === 'sub:local') return principal.kind === 'local';
+  // Every caller without a token over HTTP (docs/identity.md), one principal.
+  if (pattern === 'anonymous') return principal.kind === 'anonymous';
   const colon = pattern.indexOf(':');
   const kind = pattern.slice(0, colon);
   const value = pattern.slice(colon + 1);

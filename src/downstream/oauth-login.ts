@@ -29,25 +29,16 @@ import {
 import { raceTimeout } from '../core/timers.js';
 import { systemTimers } from '../wire/timers.js';
 import type { OAuthLoginConfig } from '../config/types.js';
+import { commandLine } from '../config/command-line.js';
 import { callbackAnswer, PAGE_HEADERS, type LoginCallback, type LoginRedirect } from './login-pages.js';
 import { LOCAL_PRINCIPAL, tokenStore, type StoredLogin, type TokenStore } from './token-store.js';
 
 export { callbackAnswer, PAGE, PAGE_HEADERS, type LoginCallback, type LoginRedirect } from './login-pages.js';
 
-/**
- * D2: the command that runs this CLI as it was started: `mcp-normalizer` when installed (its bin
- * on the PATH, or through npx), else `node <path of main.js>` (a clone, where no `mcp-normalizer`
- * command exists).
- */
-export function cliCommand(script = process.argv[1] ?? ''): string {
-  if (script === '' || /[\\/]node_modules[\\/]|[\\/]mcp-normalizer$/.test(script)) return 'mcp-normalizer';
-  return /\.[cm]?js$/.test(script) ? `node ${script}` : 'mcp-normalizer';
-}
-
 /** A server behind `auth: oauth` has no usable login for this principal. */
 export class LoginRequiredError extends Error {
   constructor(server: string, why = 'has no login yet') {
-    super(`Server "${server}" ${why}: run \`${cliCommand()} login ${server}\` (D2)`);
+    super(`Server "${server}" ${why}: run \`${commandLine(['login', server])}\``);
     this.name = 'LoginRequiredError';
   }
 }

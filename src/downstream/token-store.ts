@@ -6,8 +6,9 @@
  * over it), so a reader never sees half of one. Nothing here logs a token.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { lstatSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
+import { parseBoundedJson, STATE_FILE_BOUNDS } from '../core/bounded-json.js';
 import type {
   OAuthDiscoveryState,
   StoredOAuthClientInformation,
@@ -113,16 +114,23 @@ export class TokenStore {
   #file(): StoreFile {
     let stat;
     try {
-      stat = statSync(this.path);
+      stat = lstatSync(this.path);
     } catch {
       return { version: 1, logins: {} };
     }
+    // Issue 55: tokens are read from the file itself, never through a symbolic link in its place.
+    if (stat.isSymbolicLink())
+      throw new Error(
+        `The token store ${this.path} is a symbolic link, which is never followed: remove it and log in again`,
+      );
     const cached = this.#cached;
     if (cached !== undefined && cached.mtimeMs === stat.mtimeMs && cached.size === stat.size)
       return cached.file;
     let file: StoreFile;
     try {
-      const parsed = JSON.parse(readFileSync(this.path, 'utf8')) as Partial<StoreFile>;
+      const parsed = parseBoundedJson(readFileSync(this.path, 'utf8'), STATE_FILE_BOUNDS) as
+        Partial<StoreFile> | undefined;
+      if (parsed === undefined) throw new Error('not JSON, or larger or deeper than a state file may be');
       if (parsed.version !== 1 || typeof parsed.logins !== 'object' || parsed.logins === null)
         throw new Error('not a token store of version 1');
       file = parsed as StoreFile;

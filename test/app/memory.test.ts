@@ -3,7 +3,7 @@
  * servers that start when a test lets them (a gate) or never (stuck), and definitions that change
  * between runs.
  */
-import { mkdtempSync, readdirSync, statSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -172,6 +172,8 @@ describe('what the gateway remembers', () => {
     const refused = await two.call('a_echo');
     expect(refused.meta_data['error_type']).toBe('definition_changed');
     expect(refused.meta_data['error_data']).toMatchObject({ server: 'a', tool: 'echo', change: 'changed' });
+    // Issue 55: the refusal says it changed; the new text is the operator's, never the model's.
+    expect(JSON.stringify(refused)).not.toContain('Changed.');
     expect((await two.call('a_other')).results).toBe('ok');
     // What `pins approve a` does: the gateway picks it up from the file, no restart.
     const paths = memoryPaths(stateDir, hold.servers[0]!);
@@ -184,5 +186,34 @@ describe('what the gateway remembers', () => {
       .poll(async () => (await two.list()).map(([name]) => name), { timeout: 6000 })
       .toEqual(['a_echo', 'a_other', 'b_echo', 'b_other']);
     expect((await two.call('a_echo')).results).toBe('hi');
+  });
+
+  it('K4, L2: a secret echoed in a description is pinned and remembered scrubbed: kept nowhere, not read as changed, and back after an approval under hold', async () => {
+    const stateDir = mkdtempSync(join(tmpdir(), 'memory-'));
+    const SECRET = 'sk-live-0f9e8d7c6b5a4321';
+    const hold = settings(stateDir, { pinning: 'hold', secrets: [SECRET] });
+    const leaky = `Echo. Uses key ${SECRET}.`;
+    const one = await run(hold, { a: () => server(leaky), b: () => server() });
+    expect((await one.list()).map(([name]) => name)).toEqual(['a_echo', 'a_other', 'b_echo', 'b_other']);
+    await one.stop();
+    const paths = memoryPaths(stateDir, hold.servers[0]!);
+    for (const file of [paths.catalog, paths.pins]) expect(readFileSync(file, 'utf8')).not.toContain(SECRET);
+    // The same definition on the next start: not a change, so not withheld.
+    const two = await run(hold, { a: () => server(leaky), b: () => server() });
+    await expect.poll(async () => (await two.list()).length).toBe(4);
+    expect(two.proxy.definitionChanges()).toEqual([]);
+    await two.stop();
+    // A real change is withheld, then approved from the (scrubbed) catalog, and served again.
+    const three = await run(hold, { a: () => server(`${leaky} Now longer.`), b: () => server() });
+    await expect.poll(async () => (await three.list()).length).toBe(3);
+    const catalog = readCatalogFile(paths.catalog)!;
+    const pins = readPinsFile(paths.pins)!;
+    const now = { tools: catalog.tools, prompts: catalog.features.prompts };
+    const approved = approve(pins, comparePins('a', pins, now, 'hold', sha256).changes, now, sha256);
+    expect(approved.approved.map((change) => change.name)).toEqual(['echo']);
+    expect(JSON.stringify(approved)).not.toContain(SECRET);
+    await writePinsFile(paths.pins, 'a', approved.pins);
+    await expect.poll(async () => (await three.list()).length, { timeout: 6000 }).toBe(4);
+    expect(three.lines.map((line) => JSON.stringify(line)).join('\n')).not.toContain(SECRET);
   });
 });

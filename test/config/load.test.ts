@@ -500,11 +500,42 @@ describe('identity rules in the config', () => {
       "profiles:\n  p: { tools: ['!x_['] }\n",
       'invalid glob pattern "!x_["',
     ],
+    [
+      'I7: a rate limit naming a static token as sub:',
+      "http:\n  auth:\n    tokens: { alice: { token: 'alice-token-0123456789' } }\nrate_limits:\n  - principals: ['sub:alice']\n    calls: 5\n    per_s: 60\n",
+      '"sub:alice" names the static token "alice": write "token:alice"',
+    ],
+    [
+      'I7: a rate limit glob that does not compile',
+      "rate_limits:\n  - principals: ['*']\n    tools: ['c_(']\n    calls: 5\n    per_s: 60\n",
+      'invalid glob pattern "c_("',
+    ],
+    [
+      'I7: a rate limit window of 0 seconds',
+      "rate_limits:\n  - principals: ['*']\n    calls: 5\n    per_s: 0\n",
+      'rate_limits[0].per_s: expected a number > 0, got number 0',
+    ],
+    [
+      'I3: an access resources glob that does not compile',
+      "access:\n  - principals: ['*']\n    allow: ['*']\n    resources: ['files+[']\n",
+      'invalid glob pattern "files+["',
+    ],
   ])('%s is a located error', async (_label, text, message) => {
     const file = configFile(`${text}servers:\n  c: { command: node, args: [x.js] }\n`);
     const result = await loadConfig(file, env);
     const problems = result.errors.map((problem) => formatProblem(problem));
     expect(problems).toEqual([expect.stringContaining(message)]);
     expect(problems[0]).toMatch(/config\.yaml:\d+:\d+/);
+  });
+});
+
+describe('principals in rate limits', () => {
+  it('I7: anonymous is a principal a rate limit (and an access rule) may name', async () => {
+    const file = configFile(
+      "rate_limits:\n  - principals: ['anonymous']\n    calls: 5\n    per_s: 60\naccess:\n  - principals: ['anonymous']\n    allow: ['*']\nservers:\n  c: { command: node, args: [x.js] }\n",
+    );
+    const result = await loadConfig(file, env);
+    expect(result.errors).toEqual([]);
+    expect(result.config?.rateLimits?.[0]?.principals).toEqual(['anonymous']);
   });
 });

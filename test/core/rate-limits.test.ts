@@ -106,6 +106,46 @@ describe('rate limits counted in a shared store, leased', () => {
     expect(allowed.length).toBeGreaterThanOrEqual(6300);
   });
 
+  it.each([32, 200])(
+    'I7: %i calls at once on each of two replicas: at least 98 percent of the limit allowed, never above it',
+    async (inFlight) => {
+      const store = fakeStore();
+      const replicas = [sharedCounts(store), sharedCounts(store)];
+      const numbers: number[] = [];
+      // Waves of calls in flight at once on both replicas, until the limit is passed.
+      for (let wave = 0; wave < 100 && numbers.filter((n) => n > 640).length === 0; wave++)
+        numbers.push(
+          ...(await Promise.all(
+            Array.from({ length: inFlight * 2 }, (_, i) => replicas[i % 2]!.increment('k', 60_000, 640)),
+          )),
+        );
+      const allowed = numbers.filter((n) => n <= 640);
+      expect(new Set(numbers).size).toBe(numbers.length);
+      expect(allowed.length).toBeLessThanOrEqual(640);
+      expect(allowed.length).toBeGreaterThanOrEqual(Math.ceil(640 * 0.98));
+    },
+  );
+
+  it('I7: calls waiting for a round trip share it, and an unreachable store fails each of them', async () => {
+    let trips = 0;
+    let fail = false;
+    const counts = sharedCounts({
+      increment: async (_key, _resetAt, by) => {
+        trips++;
+        if (fail) throw new Error('store down');
+        return by;
+      },
+    });
+    const first = await Promise.all(Array.from({ length: 20 }, () => counts.increment('k', 60_000, 6400)));
+    expect(first.sort((a, b) => a - b)).toEqual(Array.from({ length: 20 }, (_, i) => i + 1));
+    expect(trips).toBe(1);
+    fail = true;
+    const failed = await Promise.allSettled(
+      Array.from({ length: 300 }, () => counts.increment('k2', 60_000, 6400)),
+    );
+    expect(failed.every((outcome) => outcome.status === 'rejected')).toBe(true);
+  });
+
   it('I7: near the limit every call is counted in the store, one by one: 10 allowed across two replicas, exactly', async () => {
     const store = fakeStore();
     const [one, two] = [sharedCounts(store), sharedCounts(store)];

@@ -100,8 +100,11 @@ suite('logging in to a remote server as a person', () => {
     // `check` names the server that needs a login, and the command.
     const checked = await runCli(['check', '--config', file]);
     expect(checked.code).toBe(1);
-    // D2: in a clone there is no `mcp-normalizer` command: the one named is the one that runs.
-    expect(checked.stdout + checked.stderr).toContain(`"b" has no login yet: run \`node ${CLI} login b\``);
+    // D2: in a clone there is no `mcp-normalizer` command: the one named is the one that runs,
+    // with the config it was given (issue 56: a hint runs as printed).
+    expect(checked.stdout + checked.stderr).toContain(
+      `"b" has no login yet: run \`node ${CLI} login b --config ${file}\``,
+    );
 
     const loggedIn = await login(file, 'alice');
     expect(loggedIn.code).toBe(0);

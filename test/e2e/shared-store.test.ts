@@ -80,6 +80,53 @@ describeWith(['redis-server'])('state shared by replicas in Redis', () => {
       await fetch(one.healthUrl, { headers: { authorization: `Bearer ${BOB}` } })
     ).json()) as { status: string; store: { ok: boolean; where: string } };
     expect(health).toMatchObject({ status: 'degraded', store: { ok: false, where: redis.url } });
+    // Issue 55: the refusal names the store and says the tool's server is fine; the status page
+    // shows the store down, with since when.
+    expect(refused.meta_data?.error_data).toMatchObject({ store: redis.url });
+    expect(JSON.stringify(refused)).toContain("the gateway's operator must restore its store");
+    const page = (await (
+      await fetch(one.healthUrl.replace('/healthz', '/status/data'), {
+        headers: { authorization: `Bearer ${BOB}` },
+      })
+    ).json()) as { store?: { ok: boolean; where: string; since?: number } };
+    expect(page.store).toMatchObject({ ok: false, where: redis.url });
+    expect(typeof page.store?.since).toBe('number');
+  });
+
+  it('I7: two replicas, one store, 32 calls in flight on each: at least 98 percent of a limit of 640 allowed, never above it', async () => {
+    const redis = await startRedis();
+    redises.push(redis);
+    const file = writeConfig(
+      [
+        `store: { url: "${redis.url}" }`,
+        'http:',
+        '  auth:',
+        '    tokens:',
+        `      alice: { token: ${ALICE} }`,
+        'rate_limits:',
+        "  - principals: ['token:alice']",
+        '    calls: 640',
+        `    per_s: ${DAY_S}`,
+        'servers:',
+        fixtureEntry('e', 'echo'),
+      ].join('\n'),
+    );
+    const [one, two] = await Promise.all([serveHttp(file), serveHttp(file)]);
+    children.push(one.child, two.child);
+    const callers = [await client(one.url, ALICE), await client(two.url, ALICE)];
+    await awayFromWindowEnd(DAY_S * 1000);
+    const types: (string | undefined)[] = [];
+    // Waves of 64 calls (32 on each replica) until one is refused: bounded at 15 waves.
+    for (let wave = 0; wave < 15 && !types.includes('rate_limited'); wave++)
+      types.push(
+        ...(await Promise.all(
+          Array.from({ length: 64 }, async (_, i) => (await echo(callers[i % 2]!)).meta_data?.error_type),
+        )),
+      );
+    const allowed = types.filter((type) => type === undefined).length;
+    expect(types.filter((type) => type !== undefined && type !== 'rate_limited')).toEqual([]);
+    expect(allowed).toBeLessThanOrEqual(640);
+    expect(allowed).toBeGreaterThanOrEqual(628);
   });
 
   it('K2: a replica started later, with a state folder of its own, lists the catalog another replica remembered in the store, before its server is up', async () => {

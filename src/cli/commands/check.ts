@@ -3,6 +3,7 @@
  * their states and tool counts, the exposed-tool table, every collision and failure; exit 1 on
  * any problem (T4), 3 when the config itself is invalid.
  */
+import { commandLine } from '../../config/command-line.js';
 import { createHash } from 'node:crypto';
 import type { CliIO } from '../common.js';
 import { EXIT, parseCommandArgs, withStartedProxy } from '../common.js';
@@ -90,7 +91,7 @@ export async function run(args: readonly string[], io: CliIO): Promise<number> {
       for (const change of proxy.definitionChanges())
         hints.push(
           [
-            `warning: definition_changed: the ${change.kind} "${change.name}" of "${change.server}" ${change.change === 'new' ? 'is new since the server was pinned' : 'differs from its pin'}${proxy.config.pinning === 'hold' ? ' and is withheld' : ''}; review it, then: mcp-normalizer pins approve ${change.server} ${change.name}`,
+            `warning: definition_changed: the ${change.kind} "${change.name}" of "${change.server}" ${change.change === 'new' ? 'is new since the server was pinned' : 'differs from its pin'}${proxy.config.pinning === 'hold' ? ' and is withheld' : ''}; review it, then: ${commandLine(['pins', 'approve', change.server, change.name])}`,
             ...change.diff.map((line) => `    ${line}`),
           ].join('\n'),
         );

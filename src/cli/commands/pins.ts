@@ -5,7 +5,9 @@
  * (within two seconds) without a restart.
  */
 import type { Config, ServerConfig } from '../../config/types.js';
-import { approve, comparePins, type DefinitionChange } from '../../core/pins.js';
+import { approve, comparePins, reviewDigest, type DefinitionChange } from '../../core/pins.js';
+import { commandLine } from '../../config/command-line.js';
+import { parseBoundedJson, STATE_FILE_BOUNDS } from '../../core/bounded-json.js';
 import {
   catalogOf,
   memoryPaths,
@@ -24,17 +26,20 @@ import { CliError, EXIT, loadConfigOrFail, parseCommandArgs, resolveConfigPath }
 
 /** `pins --help`. */
 export const HELP = `Usage: mcp-normalizer pins [--json] [--config FILE]
-       mcp-normalizer pins approve <server> [name] [--config FILE]
+       mcp-normalizer pins approve <server> [name] --digest D [--config FILE]
 
 Every tool and prompt definition the model reads is pinned by its SHA-256 when the gateway
 first sees it. \`pins\` lists the definitions that differ from their pins now (and, under
-\`pinning: hold\`, the new tools of a pinned server), with what changed; \`pins approve\` pins them
-as they are now (one by its downstream name, or every change of the server). A running gateway
-picks an approval up within two seconds.
+\`pinning: hold\`, the new tools of a pinned server), with what changed and the command that approves
+exactly that: \`pins approve\` pins them as they were shown (one by its downstream name, or every
+change of the server), named by the review digest \`pins\` printed; if the server changed since, it
+approves nothing and says so. Without --digest it shows what it would approve, and the command. A
+running gateway picks an approval up within two seconds.
 
 Options:
   -c, --config FILE   config file (default: $MCP_NORMALIZER_CONFIG, else ./mcp-normalizer.{yaml,yml,json})
       --json          the changes as JSON
+      --digest D      (approve) the review digest \`pins\` printed for what you approve
   -h, --help          show this help
 
 Exit codes: 0 done, 2 usage error, 3 invalid config.`;
@@ -45,6 +50,7 @@ const quiet = pino({ level: 'silent' });
 const OPTIONS = {
   config: { type: 'string', short: 'c' },
   json: { type: 'boolean' },
+  digest: { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 
@@ -57,7 +63,7 @@ async function stateOf(config: Config, server: ServerConfig, shared: Shared) {
   const names = sharedNames(config.stateDir, server);
   const fromStore = async (name: string): Promise<unknown> => {
     const json = await shared?.get(name).catch(() => undefined);
-    return json === undefined ? undefined : (JSON.parse(json) as unknown);
+    return parseBoundedJson(json, STATE_FILE_BOUNDS);
   };
   const catalog = catalogOf(await fromStore(names.catalog)) ?? readCatalogFile(paths.catalog);
   const pins = pinsOf(await fromStore(names.pins)) ?? readPinsFile(paths.pins);
@@ -72,6 +78,13 @@ async function stateOf(config: Config, server: ServerConfig, shared: Shared) {
     listing,
     changes: comparePins(server.name, pins, listing, mode, sha256).changes,
   };
+}
+
+/** K4: the command that approves exactly `changes` (of one server; one tool when `tool` is named). */
+function approveLine(changes: readonly DefinitionChange[], tool?: string): string {
+  const server = changes[0]!.server;
+  const args = ['pins', 'approve', server, ...(tool !== undefined ? [tool] : [])];
+  return `  approve: ${commandLine([...args, '--digest', reviewDigest(changes, sha256)])}`;
 }
 
 function format(change: DefinitionChange): string {
@@ -111,7 +124,13 @@ async function command(
     const changes = states.flatMap((state) => state.changes);
     if (values['json'] === true) io.out(JSON.stringify(changes, null, 2));
     else if (changes.length === 0) io.out('No definition differs from its pin.');
-    else io.out(changes.map(format).join('\n'));
+    else
+      io.out(
+        states
+          .filter((state) => state.changes.length > 0)
+          .map((state) => `${state.changes.map(format).join('\n')}\n${approveLine(state.changes)}`)
+          .join('\n'),
+      );
     servers.forEach((server, i) => {
       if (states[i]?.catalog === undefined)
         io.err(`note: nothing is remembered of "${server.name}" yet (the gateway has not listed it)`);
@@ -132,7 +151,21 @@ async function command(
     io.err(`Nothing to approve: "${name}" has no pins yet (they are made when the gateway first lists it).`);
     return EXIT.ok;
   }
-  const { pins, approved } = approve(state.pins, state.changes, state.listing, sha256, tool);
+  const shown = state.changes.filter((change) => tool === undefined || change.name === tool);
+  const digest = values['digest'] as string | undefined;
+  if (shown.length > 0 && digest === undefined) {
+    // K4: nothing is approved that was not reviewed: this is the review.
+    io.out(`${shown.map(format).join('\n')}\n${approveLine(shown, tool)}`);
+    io.err(`Nothing approved yet: review the changes above, then run the command under them.`);
+    return EXIT.problems;
+  }
+  if (shown.length > 0 && digest !== reviewDigest(shown, sha256)) {
+    io.err(
+      `Nothing approved: what "${name}" serves changed since digest ${String(digest)} was shown (it is ${reviewDigest(shown, sha256)} now); review it again: ${commandLine(['pins'])}`,
+    );
+    return EXIT.problems;
+  }
+  const { pins, approved } = approve(state.pins, shown, state.listing, sha256, tool);
   if (approved.length === 0) {
     io.err(
       tool === undefined
