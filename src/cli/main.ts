@@ -44,6 +44,10 @@ const COMMANDS: Readonly<Record<string, { summary: string; load: () => Promise<C
     summary: 'list definitions that changed since pinned; pins approve accepts them',
     load: () => import('./commands/pins.js'),
   },
+  remember: {
+    summary: 'start servers and remember their first listing (serve does it when a host leaves early)',
+    load: () => import('./commands/remember.js'),
+  },
 };
 
 /**

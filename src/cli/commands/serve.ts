@@ -72,6 +72,7 @@ async function loadRest(front: StdioFront | undefined) {
     import('../../log/trace.js'),
     import('../reload.js'),
     import('../report.js'),
+    import('../remember-later.js'),
   ]);
 }
 
@@ -127,6 +128,7 @@ export async function run(args: readonly string[], io: CliIO, front?: StdioFront
     { startTracingFromEnv },
     { installReload },
     { formatToolTable },
+    { rememberLater },
   ] = loaded;
   // L2: the banner's server errors and tool descriptions come from downstreams.
   const out = scrubbedIO(io, config);
@@ -181,6 +183,8 @@ export async function run(args: readonly string[], io: CliIO, front?: StdioFront
   await aside(statusPort, 'the status page', 'serving the status page', (p) => proxy.listenStatus(p));
 
   if (stdio !== undefined) {
+    // K2, issue 55: a host that leaves before a slow server listed: remember it in the background.
+    void stdio.ended.then(() => rememberLater(proxy, file, logger));
     installShutdown({
       stop,
       forceKill: () => proxy.killAll(),
