@@ -36,16 +36,36 @@ const ECHO = join(ROOT, 'dist', 'bench', 'servers', 'echo.js');
 /** After the last call is sent, how long answers may still take before the rest count as lost. */
 const DRAIN_MS = 60_000;
 
-const { values } = parseArgs({
-  options: {
-    calls: { type: 'string', default: '10000' },
-    fuzz: { type: 'string', default: '20000' },
-    'fuzz-http': { type: 'string', default: '5000' },
-    downstream: { type: 'string', default: '30000' },
-    only: { type: 'string' },
-    jwt: { type: 'boolean', default: false },
-  },
-});
+const USAGE = `Usage: node dist/bench/chaos.js [--calls N] [--fuzz M] [--fuzz-http H] [--downstream D]
+                                [--only stdio|http|fuzz|fuzz-http|downstream] [--jwt]
+
+Drives the gateway hard (kills, fuzzed results, load) and prints one JSON line per part.
+Defaults: --calls 10000 --fuzz 20000 --fuzz-http 5000 --downstream 30000.`;
+
+/** The command line, or the usage and exit 2 on an option it does not take (no stack). */
+function options() {
+  try {
+    return parseArgs({
+      options: {
+        calls: { type: 'string', default: '10000' },
+        fuzz: { type: 'string', default: '20000' },
+        'fuzz-http': { type: 'string', default: '5000' },
+        downstream: { type: 'string', default: '30000' },
+        only: { type: 'string' },
+        jwt: { type: 'boolean', default: false },
+        help: { type: 'boolean', short: 'h', default: false },
+      },
+    });
+  } catch (error) {
+    process.stderr.write(`${error instanceof Error ? error.message : String(error)}\n\n${USAGE}\n`);
+    process.exit(2);
+  }
+}
+const { values } = options();
+if (values.help) {
+  process.stdout.write(`${USAGE}\n`);
+  process.exit(0);
+}
 
 /** I1 (`--jwt`): the HTTP gateways' `http.auth`, and a JWT for every request. */
 let httpAuth = '';

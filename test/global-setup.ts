@@ -14,7 +14,7 @@ export default function setup(): () => void {
   const missing = (Object.keys(PEERS) as Peer[]).filter((peer) => peerPath(peer) === undefined);
   if (missing.length > 0)
     process.stderr.write(
-      `\n*** ${missing.join(' and ')} ${missing.length > 1 ? 'are' : 'is'} missing: the suites that run ${missing.length > 1 ? 'them' : 'it'} are ${process.env['CI'] === 'true' ? 'FAILED' : 'SKIPPED'}. Install, as root: ${installCommand(missing)} ***\n\n`,
+      `\n*** ${missing.join(' and ')} ${missing.length > 1 ? 'are' : 'is'} missing: the suites that run ${missing.length > 1 ? 'them' : 'it'} are ${process.env['CI'] === 'true' ? 'FAILED' : 'SKIPPED'}. Install: ${installCommand(missing)} ***\n\n`,
     );
   const dir = mkdtempSync(join(tmpdir(), 'mcp-normalizer-test-'));
   // The test workers are started after this, with this environment.

@@ -311,19 +311,27 @@ export function createToolBackend(deps: ToolDeps): ToolBackend<PreparedCall> {
       );
     }
     const prepared = prepareCall(deps.catalog(), name, args, access);
+    // Issue 56: a call's elapsed_ms counts from its arrival, the wait for its server included.
+    const arrived = Date.now();
+    const waited = (after: PreparedCall | Result): PreparedCall | Result =>
+      isForward(after) ? { ...after, waitedMs: Date.now() - arrived } : after;
     // K2: a remembered tool of a server still starting: the call waits for it (bounded), then
     // runs on what it listed live.
     const starting = isForward(prepared) ? deps.settleServer?.(prepared.server) : undefined;
     if (starting !== undefined)
       return starting.then(() =>
-        finishPrepare(prepareCall(deps.catalog(), name, args, access), name, args, requestId, principal),
+        waited(
+          finishPrepare(prepareCall(deps.catalog(), name, args, access), name, args, requestId, principal),
+        ),
       );
     if (!unknownTool(prepared)) return finishPrepare(prepared, name, args, requestId, principal);
     // P1: a name no tool has yet, while a server that could hold it is still starting: the call
     // waits for that server (bounded) instead of being answered unknown_tool. A server that came
     // up a moment ago has its tools in the catalog once it settled (at once).
     const again = (): PreparedCall | Result =>
-      finishPrepare(prepareCall(deps.catalog(), name, args, access), name, args, requestId, principal);
+      waited(
+        finishPrepare(prepareCall(deps.catalog(), name, args, access), name, args, requestId, principal),
+      );
     const settling = deps.settle(calledName(searchPair(), name, args));
     return settling === undefined ? again() : settling.then(again);
   }
@@ -355,7 +363,7 @@ export function createToolBackend(deps: ToolDeps): ToolBackend<PreparedCall> {
     async callTool(call, options) {
       const run = (): ReturnType<Pool['callTool']> =>
         pool.callTool(call.server, call.tool, call.arguments, options);
-      let result = await run();
+      let result = withWait(await run(), call.waitedMs);
       // D3: a caller with its own identity and no login to this server is asked to log in.
       if (
         !isInputRound(result) &&
@@ -419,4 +427,11 @@ export function createToolBackend(deps: ToolDeps): ToolBackend<PreparedCall> {
       pool.releaseCaller(instance);
     },
   };
+}
+
+/** Issue 56: `result` with the time its call waited for its server added to `elapsed_ms`. */
+function withWait<R>(result: R, waitedMs: number | undefined): R {
+  const meta = (result as { meta?: Result['meta'] }).meta;
+  if (waitedMs === undefined || waitedMs <= 0 || meta === undefined) return result;
+  return { ...result, meta: { ...meta, elapsedMs: (meta.elapsedMs ?? 0) + waitedMs } };
 }

@@ -32,6 +32,8 @@ export interface PreparedCall {
   readonly arguments: Record<string, unknown>;
   /** S4: the exposed name `call_tool` named (the name the call is logged and answered under). */
   readonly exposedName?: string;
+  /** P1, K2: how long the call waited for its server to start before it was prepared (ms). */
+  readonly waitedMs?: number;
 }
 
 /** What {@link prepareCall} reads of the catalog. */

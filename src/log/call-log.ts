@@ -116,8 +116,10 @@ export function logCallEnd(logger: Logger, result: Result, call: CallEnd): void 
       return;
     }
     const err = result.exception instanceof Error ? { err: result.exception } : {};
-    // A refusal the agent caused and can mend (the gate, its arguments, a name) is no fault here.
-    const level = CALLER_REFUSALS.has(result.errorType) ? 'info' : 'error';
+    // A refusal the agent caused and can mend (the gate, its arguments, a name) is no fault here,
+    // nor is a call that waits for its user's login (issue 56: it was logged as an error).
+    const userActs = result.errorData?.['reason'] === 'login_required';
+    const level = CALLER_REFUSALS.has(result.errorType) || userActs ? 'info' : 'error';
     logger[level](
       {
         event: 'call_end',

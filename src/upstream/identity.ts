@@ -28,6 +28,14 @@ import { createRemoteJWKSet, customFetch, errors as joseErrors, jwtVerify, type 
 import { issuerPrincipal, principalOf, tokenPrincipal, type Principal } from '../core/policy.js';
 import { createIntrospection } from './introspection.js';
 
+/** A `Bearer` challenge without its `error` and `error_description` parameters. */
+export function withoutErrorCode(challenge: string): string {
+  const params = [...challenge.matchAll(/([A-Za-z_]+)="((?:[^"\\]|\\.)*)"/g)]
+    .filter(([, name]) => name !== 'error' && name !== 'error_description')
+    .map(([param]) => param);
+  return params.length === 0 ? 'Bearer' : `Bearer ${params.join(', ')}`;
+}
+
 /** Algorithms a token may be signed with: asymmetric only (`none` and HS* never). */
 const ALGORITHMS = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA'];
 
@@ -363,7 +371,12 @@ export function createIdentity(options: IdentityOptions): Identity {
           throw new OAuthError(OAuthErrorCode.InsufficientScope, 'Insufficient scope');
         return { ok: true, auth, principal };
       } catch (error) {
-        return answer(bearerAuthChallengeResponse(error, challenge));
+        const refused = await answer(bearerAuthChallengeResponse(error, challenge));
+        // RFC 6750 §3.1: a request with no credentials at all gets the challenge without an error code.
+        const header = refused.headers['www-authenticate'];
+        return authorization === undefined && header !== undefined
+          ? { ...refused, headers: { ...refused.headers, 'www-authenticate': withoutErrorCode(header) } }
+          : refused;
       }
     },
     insufficientScope(scope, message) {

@@ -113,6 +113,8 @@ describe('mcp-normalizer CLI', () => {
     const unasked = await ask();
     expect(unasked.code).toBe(1);
     expect(unasked.stdout).toMatch(/elicitation/);
+    expect(unasked.stderr).toContain('run the command again with --elicit accept');
+    expect(defaults.stderr).not.toContain('--elicit accept');
     expect((await ask('--elicit', 'maybe')).stderr).toContain('--elicit must be accept, decline or cancel');
   });
 

@@ -9,6 +9,7 @@ import { promisify } from 'node:util';
 import { createInterface } from 'node:readline';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ROOT } from '../helpers/fixtures.js';
+import { describeWith } from '../helpers/peers.js';
 import { python, PYTHON_FIXTURES, pythonEntry } from '../helpers/python.js';
 import { childEnv, CLI, connectStdio, fixtureEntry, writeConfig } from './cli-process.js';
 
@@ -72,7 +73,7 @@ describe('progress written in one chunk with its result', () => {
   });
 });
 
-describe('a FastMCP (Python) server behind the gateway, a Python MCP host in front', () => {
+describeWith(['python'])('a FastMCP (Python) server behind the gateway, a Python MCP host in front', () => {
   it("P9: a FastMCP tool's two progress reports reach the host in 20 of 20 calls", async () => {
     const file = writeConfig(['servers:', pythonEntry('fast', 'fastmcp_server.py')].join('\n'));
     const { stdout } = await promisify(execFile)(
@@ -108,7 +109,7 @@ describe("a tool's own outputSchema through the gateway", () => {
   });
 });
 
-describe('a FastMCP (Python) tool that returns a string', () => {
+describeWith(['python'])('a FastMCP (Python) tool that returns a string', () => {
   it("N12/T14: the value is the string itself, FastMCP's wrap_result marker travels in _meta, and the typed schema validates", async () => {
     const session = await connectStdio(
       writeConfig(

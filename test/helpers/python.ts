@@ -1,7 +1,8 @@
 /**
  * The Python peers (the official `mcp` SDK and FastMCP), installed by `scripts/install-peers.sh`
- * into `.peers/python` (`.ci/run` runs it). A test that needs them fails with that instruction
- * rather than skipping: a peer we claim to work with is tested on every run.
+ * into `.peers/python` (`.ci/run` runs it). A suite that needs them declares it with
+ * `describeWith(['python'])` (helpers/peers.ts): skipped, named, where pip cannot reach its index;
+ * failing under CI, where every peer we claim to work with is tested.
  */
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';

@@ -17,6 +17,7 @@ import { stringify } from 'yaml';
 import { CLI, childEnv } from '../e2e/cli-process.js';
 import { ROOT } from '../helpers/fixtures.js';
 import { answersAs, envelope, legacyHost, modernHost } from '../helpers/hosts.js';
+import { describeWith } from '../helpers/peers.js';
 import { python, PYTHON_FIXTURES } from '../helpers/python.js';
 import { CALL_TIMEOUT_MS, REAL_PACKAGES, START_TIMEOUT_MS, stdioServer, tempDir } from './real-servers.js';
 
@@ -120,7 +121,7 @@ describe(
   },
 );
 
-describe(
+describeWith(['python'])(
   'a Python MCP host, FastMCP and server-everything behind the gateway',
   { timeout: 2 * START_TIMEOUT_MS },
   () => {

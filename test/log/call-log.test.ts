@@ -89,6 +89,16 @@ describe('logCallEnd', () => {
     },
   );
 
+  it('L1, D3: a call that waits for its user to log in is an info line, not an error', () => {
+    const { logger, lines } = sink('info');
+    const refused = failure('downstream_unavailable', 'log in first', {
+      meta,
+      errorData: { reason: 'login_required' },
+    });
+    logCallEnd(logger, refused, call);
+    expect(lines).toEqual([expect.objectContaining({ level: 30, errorType: 'downstream_unavailable' })]);
+  });
+
   it.each(['timeout', 'tool_error', 'downstream_unavailable', 'overloaded'] as const)(
     'L1: a %s failure is an error line with its errorType',
     (errorType) => {

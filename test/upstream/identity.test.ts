@@ -102,6 +102,11 @@ describe('token validation against a local JWKS', () => {
     async (header) => {
       const verdict = await identity.authenticate(header);
       expect(!verdict.ok && verdict.status).toBe(401);
+      const challenge = verdict.ok ? '' : (verdict.headers['www-authenticate'] ?? '');
+      expect(challenge).toMatch(/^Bearer .*resource_metadata="/);
+      // RFC 6750 §3.1: no credentials at all, no error code; malformed ones, invalid_token.
+      if (header === undefined) expect(challenge).not.toContain('error=');
+      else expect(challenge).toContain('error="invalid_token"');
     },
   );
 });

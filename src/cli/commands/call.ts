@@ -73,6 +73,11 @@ export async function run(args: readonly string[], io: CliIO): Promise<number> {
         // The raw request, not client.callTool: the envelope is printed as received, unvalidated.
         const result = await client.request({ method: 'tools/call', params: { name, arguments: toolArgs } });
         io.out(JSON.stringify(result.structuredContent ?? result, null, 2));
+        // Issue 56: a question this command could not answer (a tool's, or its task's) says how.
+        if (answer === undefined && JSON.stringify(result).includes('elicitation/create'))
+          io.err(
+            'note: the tool asked a question; to answer it, run the command again with --elicit accept (or decline, cancel)',
+          );
         return result.isError === true ? EXIT.problems : EXIT.ok;
       } finally {
         await client.close();

@@ -95,6 +95,12 @@ export async function run(args: readonly string[], io: CliIO): Promise<number> {
             ...change.diff.map((line) => `    ${line}`),
           ].join('\n'),
         );
+      // Issue 56: the last line counts what is withheld and the warnings above it too.
+      const withheld = proxy.config.pinning === 'hold' ? proxy.definitionChanges().length : 0;
+      const notes = [
+        ...(withheld > 0 ? [`${withheld} withheld until approved`] : []),
+        ...(hints.length > 0 ? [count(hints.length, 'warning')] : []),
+      ];
       const errors =
         configWarnings.length +
         failures.length +
@@ -124,8 +130,8 @@ export async function run(args: readonly string[], io: CliIO): Promise<number> {
               ]
             : []),
           errors === 0
-            ? `OK: ${catalog.tools.length} tools from ${servers.length} servers, no problems.`
-            : `FAILED: ${errors} ${errors === 1 ? 'problem' : 'problems'}.`,
+            ? `OK: ${count(catalog.tools.length, 'tool')} from ${count(servers.length, 'server')}, no problems${notes.length > 0 ? `; ${notes.join(', ')}` : ''}.`
+            : `FAILED: ${count(errors, 'problem')}${notes.length > 0 ? `; ${notes.join(', ')}` : ''}.`,
         ].join('\n'),
       );
       return errors === 0 ? EXIT.ok : EXIT.problems;
@@ -136,4 +142,9 @@ export async function run(args: readonly string[], io: CliIO): Promise<number> {
 /** E2: the SHA-256 of a tools/list answer's bytes. */
 function sha256(tools: unknown): string {
   return createHash('sha256').update(JSON.stringify(tools)).digest('hex');
+}
+
+/** `n` and `word`, plural unless `n` is 1: "1 tool", "2 tools". */
+function count(n: number, word: string): string {
+  return `${n} ${word}${n === 1 ? '' : 's'}`;
 }
