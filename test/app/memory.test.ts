@@ -110,7 +110,7 @@ describe('what the gateway remembers', () => {
     expect((await calling).results).toBe('hi');
   });
 
-  it('K2: a stuck server keeps its remembered tools listed; its call fails with downstream_unavailable and an instruction, and the ready server answers', async () => {
+  it('K2, P4: a stuck server keeps its remembered tools listed; its call fails with downstream_unavailable, an instruction, its wait and a retry time, and the ready server answers', async () => {
     const stateDir = mkdtempSync(join(tmpdir(), 'memory-'));
     const one = await run(settings(stateDir), { a: () => server(), b: () => server() });
     expect(await one.list()).toHaveLength(4);
@@ -122,6 +122,12 @@ describe('what the gateway remembers', () => {
     const refused = await two.call('b_echo');
     expect(refused.meta_data['error_type']).toBe('downstream_unavailable');
     expect(refused.meta_data['instruction']).toEqual(expect.stringContaining('unavailable'));
+    // Issue 56: elapsed from the call's arrival (it waited for the server's first attempt), and a
+    // retry time while the server still starts, never "retry now".
+    expect(refused.meta_data['elapsed_ms']).toBeGreaterThanOrEqual(100);
+    expect(
+      (refused.meta_data['error_data'] as { retry_after_ms?: number }).retry_after_ms,
+    ).toBeGreaterThanOrEqual(1000);
   });
 
   it('K2: a server whose first attempt failed is remembered as listing nothing: the next start lists at once without waiting for it', async () => {
