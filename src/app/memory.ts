@@ -256,7 +256,10 @@ export function createMemory(options: MemoryOptions): CatalogMemory {
     if (config.pinning === 'off') return listing;
     // Pins are made from what the server itself listed (trust on first use), never from memory.
     if (entry.pins === undefined && listing.remembered) return listing;
-    const digest = `${digestOf(listing.tools, listing.features)}:${entry.pinsMtime}`;
+    // Issue 55: a remembered listing is served only where a pin vouches for it (a hand-edited
+    // catalog file waits for the live listing, whatever the mode); nothing is pinned from memory.
+    const mode = listing.remembered ? 'hold' : config.pinning;
+    const digest = `${digestOf(listing.tools, listing.features)}:${entry.pinsMtime}:${mode}`;
     if (entry.checked?.digest !== digest) {
       // Issue 55: pinned and compared in the scrubbed form, as the catalog is saved: a secret in
       // a definition is kept nowhere, and the pins, the catalog and `pins approve` agree on it.
@@ -265,10 +268,10 @@ export function createMemory(options: MemoryOptions): CatalogMemory {
         server.name,
         entry.pins,
         options.scrub === undefined ? definitions : scrubDeep(definitions, options.scrub),
-        config.pinning,
+        mode,
         sha256,
       );
-      if (check.pinned) {
+      if (check.pinned && !listing.remembered) {
         entry.pins = check.pins;
         write(entry.paths.pins, () => writePinsFile(entry.paths.pins, server.name, check.pins));
         options.saved?.(
@@ -281,7 +284,7 @@ export function createMemory(options: MemoryOptions): CatalogMemory {
       watchPins();
     }
     const changes = entry.checked.changes;
-    if (config.pinning !== 'hold' || changes.length === 0) return listing;
+    if (mode !== 'hold' || changes.length === 0) return listing;
     const held = (kind: DefinitionChange['kind']): Set<string> =>
       new Set(changes.filter((change) => change.kind === kind).map((change) => change.name));
     const tools = held('tool');

@@ -100,7 +100,15 @@ describe('what the gateway remembers, as a user meets it', () => {
     // The race: the server moves on between the review and the approval; nothing is approved.
     describeAs('Returns its text. Version three.');
     const third = await connect(file);
-    for (const name of await names(third)) await third.callTool({ name, arguments: { text: 'x' } });
+    // K2: the remembered v2 is no pin's, so s1_echo waits for the live listing (v3, under warn).
+    await expect
+      .poll(
+        async () => (await third.listTools()).tools.find((tool) => tool.name === 's1_echo')?.description,
+        {
+          timeout: 10_000,
+        },
+      )
+      .toBe('Returns its text. Version three.');
     await third.close();
     const raced = await runCli(['pins', 'approve', 's1', 'echo', '--digest', digest, '--config', file]);
     expect(raced.code).toBe(1);
