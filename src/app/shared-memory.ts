@@ -9,6 +9,7 @@ import { basename } from 'node:path';
 import type { Logger } from 'pino';
 import type { ServerConfig } from '../config/types.js';
 import { memoryPaths, type CatalogMemory } from './memory.js';
+import { readStateFile } from './state-files.js';
 import type { SharedStore } from './store.js';
 import { parseBoundedJson, STATE_FILE_BOUNDS } from '../core/bounded-json.js';
 
@@ -47,6 +48,37 @@ export async function loadShared(
       'store unreachable: catalogs and pins from this replica only',
     );
     return false;
+  }
+}
+
+/**
+ * Issue 55: gives the store the catalog and pins files of `servers` it does not hold (a Redis
+ * restarted empty, or one this replica meets first). What the store holds is left as it is.
+ */
+export async function seedShared(
+  store: SharedStore,
+  servers: readonly ServerConfig[],
+  stateDir: string,
+  logger: Logger,
+): Promise<void> {
+  try {
+    for (const server of servers) {
+      const names = sharedNames(stateDir, server);
+      const paths = memoryPaths(stateDir, server);
+      for (const [name, path] of [
+        [names.catalog, paths.catalog],
+        [names.pins, paths.pins],
+      ] as const) {
+        const file = readStateFile(path);
+        if (file !== undefined && (await store.get(name)) === undefined)
+          await store.set(name, JSON.stringify(file));
+      }
+    }
+  } catch (error) {
+    logger.debug(
+      { store: store.where, error: error instanceof Error ? error.message : String(error) },
+      'catalogs and pins not given to the store',
+    );
   }
 }
 

@@ -17,7 +17,7 @@ import { createMemory } from './memory.js';
 import { shareLogins } from './shared-logins.js';
 import { createRateLimiter, localCounts, sharedCounts, type RateLimiter } from './rate-limiter.js';
 import type { ServerSource } from './servers.js';
-import { loadShared, watchShared } from './shared-memory.js';
+import { loadShared, seedShared, watchShared } from './shared-memory.js';
 import { createStore, type SharedStore } from './store.js';
 import {
   createFileStore,
@@ -38,7 +38,14 @@ export function rememberedState(
 ) {
   // K6: the state folder 0700, no symbolic link followed, never one others can write.
   secureStateDir(config.stateDir);
-  const store = config.store === undefined ? undefined : createStore(config.store.url, logger);
+  // Issue 55: each time the store is (re)connected it is given what this replica knows.
+  const reseed = (): void => {
+    if (store === undefined) return;
+    void seedShared(store, servers.list(), config.stateDir, logger).then(() =>
+      logins?.attach(servers.list()),
+    );
+  };
+  const store = config.store === undefined ? undefined : createStore(config.store.url, logger, reseed);
   // Issue 48: callers' downstream logins, and the browser's legs of those in progress.
   const self = randomUUID();
   const loggedIn = (server: string, principal: string): void => pool.renewLogin(server, principal);

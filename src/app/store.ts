@@ -63,8 +63,12 @@ export function storeWhere(url: string): string {
   }
 }
 
-/** Connects (in the background, reconnecting with backoff) to the Redis at `url`. */
-export function createStore(url: string, logger: Logger): SharedStore {
+/**
+ * Connects (in the background, reconnecting with backoff) to the Redis at `url`; `onConnected` runs
+ * each time the connection is made (the first time, and after every outage: a Redis restarted
+ * empty is given again what this replica knows).
+ */
+export function createStore(url: string, logger: Logger, onConnected?: () => void): SharedStore {
   const where = storeWhere(url);
   let lastError: string | undefined = 'not connected yet';
   /** Since when the store is unreachable (or not connected yet). */
@@ -86,6 +90,7 @@ export function createStore(url: string, logger: Logger): SharedStore {
   client.on('ready', () => {
     if (lastError !== undefined) logger.info({ store: where }, 'store connected');
     lastError = undefined;
+    onConnected?.();
   });
   // A command waits for the first connection (within its bound), then fails at once while down.
   const connected = client.connect().then(

@@ -129,6 +129,31 @@ describeWith(['redis-server'])('state shared by replicas in Redis', () => {
     expect(allowed).toBeGreaterThanOrEqual(628);
   });
 
+  it('K2, issue 55: a Redis restarted empty is given the catalogs and pins again by the replica that knows them', async () => {
+    let redis = await startRedis();
+    redises.push(redis);
+    const file = writeConfig(
+      [`store: { url: "${redis.url}" }`, 'servers:', fixtureEntry('e', 'echo')].join('\n'),
+    );
+    const one = await serveHttp(file);
+    children.push(one.child);
+    const keys = async (): Promise<string[]> => {
+      const raw = createClient({ url: redis.url });
+      await raw.connect();
+      const found = (await raw.keys('mcp-normalizer:state:*')).sort();
+      await raw.quit();
+      return found;
+    };
+    await expect.poll(keys, { timeout: 10_000 }).toHaveLength(2);
+    const before = await keys();
+    await redis.stop();
+    redis = await startRedis(Number(new URL(redis.url).port));
+    redises.push(redis);
+    expect(await keys()).toEqual([]);
+    // The replica reconnects (its backoff is at most 5 s) and gives the store what it knows.
+    await expect.poll(keys, { timeout: 15_000, interval: 250 }).toEqual(before);
+  });
+
   it('K2: a replica started later, with a state folder of its own, lists the catalog another replica remembered in the store, before its server is up', async () => {
     const redis = await startRedis();
     redises.push(redis);

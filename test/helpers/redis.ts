@@ -25,9 +25,12 @@ export interface RedisPeer {
   stop(): Promise<void>;
 }
 
-/** Starts redis-server (it must be installed: `describeWith(['redis-server'])`). */
-export async function startRedis(): Promise<RedisPeer> {
-  const port = await freePort();
+/**
+ * Starts redis-server (it must be installed: `describeWith(['redis-server'])`), on `port` (an
+ * earlier one's, to restart it empty) or a free one.
+ */
+export async function startRedis(port?: number): Promise<RedisPeer> {
+  port ??= await freePort();
   const child = spawn(
     peerPath('redis-server') ?? 'redis-server',
     ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
