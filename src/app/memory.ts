@@ -38,7 +38,7 @@ export interface ServerListing {
 
 /** What {@link createMemory} needs. */
 export interface MemoryOptions {
-  readonly config: Pick<Config, 'stateDir' | 'pinning'>;
+  readonly config: Pick<Config, 'stateDir' | 'pinning'> & Partial<Pick<Config, 'file'>>;
   readonly logger: Logger;
   readonly scrub: Scrubber | undefined;
   /** K4: the pins changed on disk (an approval): the catalogs are rebuilt. */
@@ -94,12 +94,32 @@ export function memoryKey(server: Pick<ServerConfig, 'name' | 'transport'>): str
   return `${server.name.replace(/[^A-Za-z0-9_.-]/g, '_')}.${digest}`;
 }
 
-/** The paths of `server`'s state files under `stateDir`. */
-export function memoryPaths(stateDir: string, server: Pick<ServerConfig, 'name' | 'transport'>) {
+/**
+ * Issue 55: the key of `server`'s pins: its name and a digest of the config file it is in. Pins
+ * follow the server, not its entry: a changed entry (a version bump in its arguments, the moment
+ * a description most likely changes) keeps them and is compared against them, while two configs
+ * that share a state folder and name a server alike keep theirs apart.
+ */
+export function pinsKey(server: Pick<ServerConfig, 'name'>, configFile: string): string {
+  return `${server.name.replace(/[^A-Za-z0-9_.-]/g, '_')}.${sha256(configFile).slice(0, 16)}`;
+}
+
+/**
+ * The paths of `server`'s state files under `stateDir`: its catalog by its entry (K1), its pins
+ * by its config file (`configFile`; without it, by its entry, as before issue 55), and the pins
+ * file of its entry's key, which pins made before issue 55 are read from once.
+ */
+export function memoryPaths(
+  stateDir: string,
+  server: Pick<ServerConfig, 'name' | 'transport'>,
+  configFile?: string,
+) {
   const key = memoryKey(server);
+  const byEntry = join(stateDir, 'pins', `${key}.json`);
   return {
     catalog: join(stateDir, 'catalogs', `${key}.json`),
-    pins: join(stateDir, 'pins', `${key}.json`),
+    pins: configFile === undefined ? byEntry : join(stateDir, 'pins', `${pinsKey(server, configFile)}.json`),
+    pinsByEntry: byEntry,
   };
 }
 
@@ -195,14 +215,22 @@ export function createMemory(options: MemoryOptions): CatalogMemory {
     let entry = entries.get(server.name);
     // A config entry's key is a digest of it: worked out once per entry (a reload makes new ones).
     let paths = pathsOf.get(server);
-    if (paths === undefined) pathsOf.set(server, (paths = memoryPaths(config.stateDir, server)));
+    if (paths === undefined) pathsOf.set(server, (paths = memoryPaths(config.stateDir, server, config.file)));
     if (entry === undefined || entry.paths.catalog !== paths.catalog) {
       const remembered = readCatalogFile(paths.catalog);
+      // Issue 55: the pins follow the server across a changed entry (this process's, or the
+      // state folder's pins of before); the change is logged.
+      const pins = entry?.pins ?? readPinsFile(paths.pins) ?? readPinsFile(paths.pinsByEntry);
+      if (remembered === undefined && pins !== undefined)
+        logger.info(
+          { server: server.name },
+          'no catalog is remembered for this config entry (it changed, or is new): the server’s pins are kept and its listing compared with them',
+        );
       entry = {
         paths,
         remembered,
         saved: remembered === undefined ? undefined : digestOf(remembered.tools, remembered.features),
-        pins: readPinsFile(paths.pins),
+        pins,
         pinsMtime: mtimeOf(paths.pins),
       };
       entries.set(server.name, entry);

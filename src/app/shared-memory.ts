@@ -7,18 +7,21 @@
  */
 import { basename } from 'node:path';
 import type { Logger } from 'pino';
-import type { ServerConfig } from '../config/types.js';
+import type { Config, ServerConfig } from '../config/types.js';
 import { memoryPaths, type CatalogMemory } from './memory.js';
 import { readStateFile } from './state-files.js';
 import type { SharedStore } from './store.js';
 import { parseBoundedJson, STATE_FILE_BOUNDS } from '../core/bounded-json.js';
 
+/** The state folder and the config file its pins are keyed by (memory.ts). */
+export type StateWhere = Pick<Config, 'stateDir'> & Partial<Pick<Config, 'file'>>;
+
 /** How often a pending change's pins are looked for in the store. */
 const POLL_MS = 2000;
 
 /** The names a server's files have in the store. */
-export function sharedNames(stateDir: string, server: Pick<ServerConfig, 'name' | 'transport'>) {
-  const paths = memoryPaths(stateDir, server);
+export function sharedNames(where: StateWhere, server: Pick<ServerConfig, 'name' | 'transport'>) {
+  const paths = memoryPaths(where.stateDir, server, where.file);
   return { catalog: `catalogs/${basename(paths.catalog)}`, pins: `pins/${basename(paths.pins)}` };
 }
 
@@ -30,13 +33,13 @@ export async function loadShared(
   store: SharedStore,
   memory: CatalogMemory,
   servers: readonly ServerConfig[],
-  stateDir: string,
+  where: StateWhere,
   logger: Logger,
 ): Promise<boolean> {
   try {
     const taken = await Promise.all(
       servers.map(async (server) => {
-        const names = sharedNames(stateDir, server);
+        const names = sharedNames(where, server);
         const [catalog, pins] = await Promise.all([store.get(names.catalog), store.get(names.pins)]);
         return memory.adopt(server, parse(catalog), parse(pins));
       }),
@@ -58,13 +61,13 @@ export async function loadShared(
 export async function seedShared(
   store: SharedStore,
   servers: readonly ServerConfig[],
-  stateDir: string,
+  where: StateWhere,
   logger: Logger,
 ): Promise<void> {
   try {
     for (const server of servers) {
-      const names = sharedNames(stateDir, server);
-      const paths = memoryPaths(stateDir, server);
+      const names = sharedNames(where, server);
+      const paths = memoryPaths(where.stateDir, server, where.file);
       for (const [name, path] of [
         [names.catalog, paths.catalog],
         [names.pins, paths.pins],
@@ -87,7 +90,7 @@ export function watchShared(
   store: SharedStore,
   memory: CatalogMemory,
   servers: () => readonly ServerConfig[],
-  stateDir: string,
+  where: StateWhere,
   logger: Logger,
   changed: () => void,
 ): { stop(): void } {
@@ -95,7 +98,7 @@ export function watchShared(
     const pending = new Set(memory.changes().map((change) => change.server));
     if (pending.size === 0) return;
     const those = servers().filter((server) => pending.has(server.name));
-    void loadShared(store, memory, those, stateDir, logger).then((taken) => {
+    void loadShared(store, memory, those, where, logger).then((taken) => {
       if (taken) changed();
     });
   }, POLL_MS).unref();

@@ -41,9 +41,7 @@ export function rememberedState(
   // Issue 55: each time the store is (re)connected it is given what this replica knows.
   const reseed = (): void => {
     if (store === undefined) return;
-    void seedShared(store, servers.list(), config.stateDir, logger).then(() =>
-      logins?.attach(servers.list()),
-    );
+    void seedShared(store, servers.list(), config, logger).then(() => logins?.attach(servers.list()));
   };
   const store = config.store === undefined ? undefined : createStore(config.store.url, logger, reseed);
   // Issue 48: callers' downstream logins, and the browser's legs of those in progress.
@@ -59,7 +57,7 @@ export function rememberedState(
   };
   const saved = (name: string, json: string): void => void store?.set(name, json).catch(() => undefined);
   const memory = createMemory({ config, logger, scrub, pinsChanged: rebuild, saved });
-  const watch = store && watchShared(store, memory, () => servers.list(), config.stateDir, logger, rebuild);
+  const watch = store && watchShared(store, memory, () => servers.list(), config, logger, rebuild);
   return {
     memory,
     store,
@@ -69,8 +67,7 @@ export function rememberedState(
     shareLogins: (list: readonly ServerConfig[]): Promise<void> | undefined => logins?.attach(list),
     /** Resolves once what the store holds is loaded (at once without a store). */
     load: async (): Promise<void> => {
-      if (store !== undefined && (await loadShared(store, memory, servers.list(), config.stateDir, logger)))
-        rebuild();
+      if (store !== undefined && (await loadShared(store, memory, servers.list(), config, logger))) rebuild();
     },
     async close(): Promise<void> {
       watch?.stop();

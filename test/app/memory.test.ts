@@ -182,7 +182,7 @@ describe('what the gateway remembers', () => {
     expect(JSON.stringify(refused)).not.toContain('Changed.');
     expect((await two.call('a_other')).results).toBe('ok');
     // What `pins approve a` does: the gateway picks it up from the file, no restart.
-    const paths = memoryPaths(stateDir, hold.servers[0]!);
+    const paths = memoryPaths(stateDir, hold.servers[0]!, hold.file);
     const catalog = readCatalogFile(paths.catalog)!;
     const pins = readPinsFile(paths.pins)!;
     const now = { tools: catalog.tools, prompts: catalog.features.prompts };
@@ -202,7 +202,7 @@ describe('what the gateway remembers', () => {
     const one = await run(hold, { a: () => server(leaky), b: () => server() });
     expect((await one.list()).map(([name]) => name)).toEqual(['a_echo', 'a_other', 'b_echo', 'b_other']);
     await one.stop();
-    const paths = memoryPaths(stateDir, hold.servers[0]!);
+    const paths = memoryPaths(stateDir, hold.servers[0]!, hold.file);
     for (const file of [paths.catalog, paths.pins]) expect(readFileSync(file, 'utf8')).not.toContain(SECRET);
     // The same definition on the next start: not a change, so not withheld.
     const two = await run(hold, { a: () => server(leaky), b: () => server() });
@@ -228,7 +228,7 @@ describe('what the gateway remembers', () => {
     const one = await run(settings(stateDir), { a: () => server(), b: () => server() });
     expect(await one.list()).toHaveLength(4);
     await one.stop();
-    const paths = memoryPaths(stateDir, settings(stateDir).servers[0]!);
+    const paths = memoryPaths(stateDir, settings(stateDir).servers[0]!, settings(stateDir).file);
     const file = JSON.parse(readFileSync(paths.catalog, 'utf8')) as {
       tools: { name: string; description: string }[];
     };
@@ -244,5 +244,44 @@ describe('what the gateway remembers', () => {
     expect(Object.keys(readPinsFile(paths.pins)!.tools).sort()).toEqual(['echo', 'other']);
     stuck.open();
     await expect.poll(async () => (await two.list()).find(([name]) => name === 'a_echo')?.[1]).toBe('Echo.');
+  });
+
+  it('K4: pins follow the server, not its entry: one more argument under hold keeps the pins, and a changed description is withheld until approved', async () => {
+    const stateDir = mkdtempSync(join(tmpdir(), 'memory-'));
+    const hold = settings(stateDir, { pinning: 'hold' });
+    const one = await run(hold, { a: () => server(), b: () => server() });
+    expect(await one.list()).toHaveLength(4);
+    await one.stop();
+    // A version bump in the entry's arguments: a new catalog key, the same pins.
+    const bumped = {
+      ...hold,
+      servers: hold.servers.map((entry) =>
+        entry.name === 'a' && entry.transport.type === 'stdio'
+          ? { ...entry, transport: { ...entry.transport, args: ['--version', '2'] } }
+          : entry,
+      ),
+    };
+    const two = await run(bumped, { a: () => server('Echo, version two.'), b: () => server() });
+    await expect
+      .poll(async () => (await two.list()).map(([name]) => name))
+      .toEqual(['a_other', 'b_echo', 'b_other']);
+    expect((await two.call('a_echo')).meta_data['error_type']).toBe('definition_changed');
+    expect(
+      two.lines.some((line) =>
+        String(line['msg']).startsWith('no catalog is remembered for this config entry'),
+      ),
+    ).toBe(true);
+    // Approved (as `pins approve` writes it), the tool is back.
+    const paths = memoryPaths(stateDir, bumped.servers[0]!, bumped.file);
+    await expect.poll(() => readCatalogFile(paths.catalog)).toBeDefined();
+    const catalog = readCatalogFile(paths.catalog)!;
+    const pins = readPinsFile(paths.pins)!;
+    const now = { tools: catalog.tools, prompts: catalog.features.prompts };
+    await writePinsFile(
+      paths.pins,
+      'a',
+      approve(pins, comparePins('a', pins, now, 'hold', sha256).changes, now, sha256).pins,
+    );
+    await expect.poll(async () => (await two.list()).length, { timeout: 6000 }).toBe(4);
   });
 });

@@ -59,14 +59,15 @@ type Shared = { get(name: string): Promise<string | undefined> } | undefined;
 
 /** What is remembered of `server` (in the shared store, else this folder), and its changes. */
 async function stateOf(config: Config, server: ServerConfig, shared: Shared) {
-  const paths = memoryPaths(config.stateDir, server);
-  const names = sharedNames(config.stateDir, server);
+  const paths = memoryPaths(config.stateDir, server, config.file);
+  const names = sharedNames(config, server);
   const fromStore = async (name: string): Promise<unknown> => {
     const json = await shared?.get(name).catch(() => undefined);
     return parseBoundedJson(json, STATE_FILE_BOUNDS);
   };
   const catalog = catalogOf(await fromStore(names.catalog)) ?? readCatalogFile(paths.catalog);
-  const pins = pinsOf(await fromStore(names.pins)) ?? readPinsFile(paths.pins);
+  const pins =
+    pinsOf(await fromStore(names.pins)) ?? readPinsFile(paths.pins) ?? readPinsFile(paths.pinsByEntry);
   if (catalog === undefined || pins === undefined) return { paths, catalog, pins, changes: [] };
   const listing = { tools: catalog.tools, prompts: catalog.features.prompts };
   // `off` shows nothing to approve; `warn` pins a new tool at once, `hold` waits for it.
@@ -176,7 +177,7 @@ async function command(
   }
   await writePinsFile(state.paths.pins, server.name, pins);
   // Issue 48: every replica takes the approval from the store.
-  await store?.set(sharedNames(config.stateDir, server).pins, JSON.stringify(pinsFile(server.name, pins)));
+  await store?.set(sharedNames(config, server).pins, JSON.stringify(pinsFile(server.name, pins)));
   for (const change of approved)
     io.err(`Approved: ${change.server} ${change.kind} ${change.name} (${change.change})`);
   return EXIT.ok;
