@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, expect, it } from 'vitest';
 import { createClient } from 'redis';
-import { modernRequest } from '../helpers/hosts.js';
+import { modernAnswer } from '../helpers/hosts.js';
 import { describeWith } from '../helpers/peers.js';
 import { startRedis, type RedisPeer } from '../helpers/redis.js';
 import { fixtureEntry, serveHttp, writeConfig } from './cli-process.js';
@@ -28,21 +28,10 @@ const DEEP = `${'['.repeat(5000)}${']'.repeat(5000)}`;
 const DEEP_OBJECT = `${'{"a":'.repeat(5000)}1${'}'.repeat(5000)}`;
 const JUNK = ['{"version":1,"tools":"no"}', 'not json', DEEP, DEEP_OBJECT];
 
-async function answer(url: string, method: string, params: Record<string, unknown>) {
-  const response = await modernRequest(url, method, params, {
+const answer = (url: string, method: string, params: Record<string, unknown>) =>
+  modernAnswer(url, method, params, {
     capabilities: { extensions: { 'io.modelcontextprotocol/tasks': {} } },
   });
-  const text = await response.text();
-  const json =
-    text.startsWith('event:') || text.startsWith('data:')
-      ? text
-          .split('\n')
-          .filter((line) => line.startsWith('data: '))
-          .map((line) => line.slice(6))
-          .pop()!
-      : text;
-  return JSON.parse(json) as { result?: Record<string, unknown>; error?: { code: number } };
-}
 
 describeWith(['redis-server'])('a hostile store and state folder', () => {
   for (const junk of JUNK)

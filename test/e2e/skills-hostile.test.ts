@@ -6,10 +6,10 @@
  * byte of it, nor of an unlisted file, nor gets its entry.
  */
 import type { ChildProcess } from 'node:child_process';
-import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
-import { SkillsClient } from '@modelcontextprotocol/client/ext/skills';
+import type { Client } from '@modelcontextprotocol/client';
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
+import { skillsHost } from '../helpers/hosts.js';
 import { fixtureServer, type FixtureName } from '../helpers/fixtures.js';
 import { serveHttp, writeConfig } from './cli-process.js';
 
@@ -28,18 +28,10 @@ function entry(name: string, fixture: FixtureName, args: string[] = []): string 
   return `  ${name}:\n    command: ${JSON.stringify(command)}\n    args: ${JSON.stringify(all)}`;
 }
 
-async function connect(url: string, pin: '2025-11-25' | '2026-07-28', token: string) {
-  const client = new Client(
-    { name: 'hostile-host', version: '1.0.0' },
-    { versionNegotiation: pin === '2025-11-25' ? { mode: 'legacy' } : { mode: { pin } } },
-  );
-  await client.connect(
-    new StreamableHTTPClientTransport(new URL(url), {
-      requestInit: { headers: { authorization: `Bearer ${token}` } },
-    }),
-  );
-  clients.push(client);
-  return { client, skills: new SkillsClient(client) };
+async function connect(url: string, pin: '2025-11-25' | '2026-07-28', token?: string) {
+  const host = await skillsHost(url, pin, token);
+  clients.push(host.client);
+  return host;
 }
 
 async function serve() {

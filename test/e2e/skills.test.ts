@@ -5,10 +5,10 @@
  * verifying every file (size and digest) as a host does.
  */
 import type { ChildProcess } from 'node:child_process';
-import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
-import { SkillsClient } from '@modelcontextprotocol/client/ext/skills';
+import type { Client } from '@modelcontextprotocol/client';
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
+import { skillsHost } from '../helpers/hosts.js';
 import { fixtureServer } from '../helpers/fixtures.js';
 import { runCli, serveHttp, writeConfig } from './cli-process.js';
 
@@ -28,17 +28,9 @@ function skillsEntry(name: string, extra: string[] = []): string {
 }
 
 async function connect(url: string, pin: '2025-11-25' | '2026-07-28', token?: string) {
-  const client = new Client(
-    { name: 'skills-host', version: '1.0.0' },
-    { versionNegotiation: pin === '2025-11-25' ? { mode: 'legacy' } : { mode: { pin } } },
-  );
-  await client.connect(
-    new StreamableHTTPClientTransport(new URL(url), {
-      ...(token !== undefined ? { requestInit: { headers: { authorization: `Bearer ${token}` } } } : {}),
-    }),
-  );
-  clients.push(client);
-  return { client, skills: new SkillsClient(client) };
+  const host = await skillsHost(url, pin, token);
+  clients.push(host.client);
+  return host;
 }
 
 async function serve(lines: string[]) {

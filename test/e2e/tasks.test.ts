@@ -10,7 +10,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { afterEach, describe, expect, it } from 'vitest';
 import { fixtureServer } from '../helpers/fixtures.js';
-import { modernRequest } from '../helpers/hosts.js';
+import { modernAnswer, type ModernAnswer } from '../helpers/hosts.js';
 import { describeWith } from '../helpers/peers.js';
 import { startRedis, type RedisPeer } from '../helpers/redis.js';
 import { serveHttp, writeConfig } from './cli-process.js';
@@ -39,28 +39,17 @@ async function serve(lines: string[] = []) {
   return served;
 }
 
-type Answer = { result?: Record<string, unknown>; error?: { code: number; message: string; data?: unknown } };
-
 /** One 2026-07-28 request, as a host that takes tasks sends it (or not: `takesTasks` false). */
 async function rpc(
   url: string,
   method: string,
   params: Record<string, unknown>,
   options: { takesTasks?: boolean; token?: string } = {},
-): Promise<Answer> {
-  const response = await modernRequest(url, method, params, {
+): Promise<ModernAnswer> {
+  return modernAnswer(url, method, params, {
     ...(options.token !== undefined ? { token: options.token } : {}),
     ...(options.takesTasks === false ? {} : { capabilities: { extensions: { [TASKS]: {} } } }),
   });
-  const text = await response.text();
-  const json = response.headers.get('content-type')?.includes('text/event-stream')
-    ? text
-        .split('\n')
-        .filter((line) => line.startsWith('data: '))
-        .map((line) => line.slice(6))
-        .pop()!
-    : text;
-  return JSON.parse(json) as Answer;
 }
 
 /** Polls tasks/get until the task is in one of `statuses` (bounded: 100 polls). */

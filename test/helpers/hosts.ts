@@ -3,7 +3,8 @@
  * an SDK v2 client pinned to 2026-07-28 (a 2026 host), each answering elicitation, sampling and
  * roots from its own handler, so that an answer that reached the wrong host shows.
  */
-import { Client } from '@modelcontextprotocol/client';
+import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { SkillsClient } from '@modelcontextprotocol/client/ext/skills';
 import { Client as LegacyClient } from '@modelcontextprotocol/sdk/client/index.js';
 import {
   CreateMessageRequestSchema,
@@ -162,4 +163,46 @@ export function modernToolCall(
   options: RawRequestOptions = {},
 ): Promise<Response> {
   return modernRequest(url, 'tools/call', { name, arguments: {} }, options);
+}
+
+/** A JSON-RPC answer as a raw 2026 request gets it. */
+export type ModernAnswer = {
+  result?: Record<string, unknown>;
+  error?: { code: number; message: string; data?: unknown };
+};
+
+/** {@link modernRequest}, its answer read from a JSON body or the last event of an SSE stream. */
+export async function modernAnswer(
+  url: string,
+  method: string,
+  params: Record<string, unknown>,
+  options: RawRequestOptions = {},
+): Promise<ModernAnswer> {
+  const response = await modernRequest(url, method, params, options);
+  const text = await response.text();
+  const json = response.headers.get('content-type')?.includes('text/event-stream')
+    ? text
+        .split('\n')
+        .filter((line) => line.startsWith('data: '))
+        .map((line) => line.slice(6))
+        .pop()!
+    : text;
+  return JSON.parse(json) as ModernAnswer;
+}
+
+/**
+ * A skills host (SEP-2640): the SDK v2 client pinned to `pin` over HTTP (with a bearer `token`
+ * when given) and its `SkillsClient`. The caller closes the client.
+ */
+export async function skillsHost(url: string, pin: '2025-11-25' | '2026-07-28', token?: string) {
+  const client = new Client(
+    { name: 'skills-host', version: '1.0.0' },
+    { versionNegotiation: pin === '2025-11-25' ? { mode: 'legacy' } : { mode: { pin } } },
+  );
+  await client.connect(
+    new StreamableHTTPClientTransport(new URL(url), {
+      ...(token !== undefined ? { requestInit: { headers: { authorization: `Bearer ${token}` } } } : {}),
+    }),
+  );
+  return { client, skills: new SkillsClient(client) };
 }
