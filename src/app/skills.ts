@@ -18,7 +18,6 @@ import {
   decodeSkillsCursor,
   encodeSkillsCursor,
   exposeSkill,
-  exposeSkillUri,
   isSkillEntry,
   isSkillUri,
   mergeCacheHints,
@@ -30,7 +29,7 @@ import {
   type SkillEntry,
 } from '../core/skills.js';
 import { canonicalUri } from '../core/uri-canonical.js';
-import { uriPrefix } from '../core/uri-namespace.js';
+import { namespaceUri, uriPrefix } from '../core/uri-namespace.js';
 import type { Pool } from '../downstream/pool.js';
 import type { RequestOptions } from '../downstream/feature-requests.js';
 import type { SkillsPort } from '../upstream/skills.js';
@@ -55,11 +54,14 @@ export interface SkillsBackend extends SkillsPort {
 
 const sha256hex = (bytes: Uint8Array): string => createHash('sha256').update(bytes).digest('hex');
 
-/** A downstream's URI in its canonical form (U8) and exposed; undefined when it has none. */
+/** A downstream's URI exposed and in its canonical form (U8); undefined when it has none. */
 function exposeOwn(prefix: string, uri: string): string | undefined {
-  const canonical = canonicalUri(uri);
-  return typeof canonical === 'string' ? exposeSkillUri(prefix, canonical) : undefined;
+  const canonical = canonicalUri(namespaceUri(prefix, uri));
+  return typeof canonical === 'string' ? canonical : undefined;
 }
+
+/** The most exposed URIs whose downstream spelling is remembered (then the table starts over). */
+const MAX_ORIGINALS = 100_000;
 
 /** @example const skills = createSkills({ config, servers, pool, views, logger }); */
 export function createSkills(deps: {
@@ -77,6 +79,18 @@ export function createSkills(deps: {
   /** O4: when the status page last had the skills listed again. */
   let walked = -Infinity;
   const prefixOf = (server: ServerConfig): string => uriPrefix(deps.config.prefix, server.prefix);
+  /**
+   * U8: each listed URI's downstream spelling, by its exposed (canonical) form: a read of a listed
+   * skill file goes to its server as the server wrote it (a table lookup, as listed resources do).
+   */
+  const originals = new Map<string, { readonly server: string; readonly uri: string }>();
+  function remember(server: string, raw: SkillEntry, exposed: SkillEntry): void {
+    if (originals.size > MAX_ORIGINALS) originals.clear();
+    originals.set(exposed.uri, { server, uri: raw.uri });
+    const files = raw.resources;
+    if (files !== 'dynamic' && exposed.resources !== 'dynamic')
+      exposed.resources.forEach((file, i) => originals.set(file.uri, { server, uri: files[i]!.uri }));
+  }
   // X2: cursors are signed with the key input rounds use (replicas that share it share cursors).
   const cursorKey = deps.config.inputRequired.stateKey ?? randomBytes(32);
   const mac = (text: string): string => createHmac('sha256', cursorKey).update(text).digest('base64url');
@@ -134,8 +148,10 @@ export function createSkills(deps: {
           : route(exposed.uri)?.server.name !== server.name
             ? `${entry.uri} would name another server's skill`
             : undefined;
-      if (why === undefined) skills.push(exposed as SkillEntry);
-      else logger.warn({ server: server.name, why }, 'skills/list entry outside its namespace: left out');
+      if (why === undefined) {
+        skills.push(exposed as SkillEntry);
+        remember(server.name, entry, exposed as SkillEntry);
+      } else logger.warn({ server: server.name, why }, 'skills/list entry outside its namespace: left out');
     }
     keep(server.name, skills, cursor === undefined);
     const next = typeof value['nextCursor'] === 'string' ? value['nextCursor'] : undefined;
@@ -145,6 +161,9 @@ export function createSkills(deps: {
   /** The server an exposed skill URI names, and its own URI there. */
   function route(uri: string): { server: ServerConfig; uri: string } | undefined {
     const servers = skilled();
+    const listed = originals.get(uri);
+    const lister = listed && servers.find((server) => server.name === listed.server);
+    if (listed !== undefined && lister !== undefined) return { server: lister, uri: listed.uri };
     const byPrefix = new Map(servers.map((server) => [prefixOf(server), server]));
     const routed = routeSkillUri(uri, new Set([...byPrefix.keys()].filter((prefix) => prefix !== '')));
     if (routed !== undefined) {
@@ -226,6 +245,7 @@ export function createSkills(deps: {
       }
       // X4: the entry the server answered with is the one the caller's view must hold.
       views.refuse(access, 'resource', skill.uri);
+      remember(target.server.name, value['skill'], skill);
       keep(target.server.name, [skill], false);
       return {
         skill,

@@ -12,6 +12,7 @@
  * (U6), as the resource itself is.
  */
 import { isJsonObject, type JsonObject } from './json.js';
+import { canonicalUri } from './uri-canonical.js';
 import { isUiUri, namespaceUri } from './uri-namespace.js';
 
 /** The protocol's reserved `_meta` prefix: keys under it are ours, never a downstream's. */
@@ -23,8 +24,14 @@ const REQUEST_META_KEYS: ReadonlySet<string> = new Set(['progressToken']);
 /** Deeper than this, `_meta` is copied as it is (no real server nests so far; a cycle cannot loop). */
 const MAX_DEPTH = 32;
 
+/** U6, U8: a `ui://` URI as the resource lists show it: namespaced, in its canonical form. */
+function exposedUi(uriPrefix: string, uri: string): string {
+  const canonical = canonicalUri(namespaceUri(uriPrefix, uri));
+  return typeof canonical === 'string' ? canonical : uri;
+}
+
 function rewrite(value: unknown, uriPrefix: string, depth: number): unknown {
-  if (typeof value === 'string') return isUiUri(value) ? namespaceUri(uriPrefix, value) : value;
+  if (typeof value === 'string') return isUiUri(value) ? exposedUi(uriPrefix, value) : value;
   if (depth >= MAX_DEPTH || typeof value !== 'object' || value === null) return value;
   if (Array.isArray(value)) return value.map((item) => rewrite(item, uriPrefix, depth + 1));
   const out: Record<string, unknown> = {};

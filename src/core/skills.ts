@@ -87,11 +87,10 @@ export function isSkillEntry(value: unknown): value is SkillEntry {
  * exposed, and why is returned instead.
  */
 export function exposeSkill(prefix: string, entry: SkillEntry): SkillEntry | { readonly dropped: string } {
+  // Namespaced first, then put in its canonical form, as every other listed URI is (U8).
   const expose = (uri: string): string | undefined => {
-    const canonical = canonicalUri(uri);
-    return typeof canonical === 'string' && isSkillUri(canonical)
-      ? exposeSkillUri(prefix, canonical)
-      : undefined;
+    const canonical = canonicalUri(namespaceUri(prefix, uri));
+    return typeof canonical === 'string' && isSkillUri(canonical) ? canonical : undefined;
   };
   const uri = expose(entry.uri);
   if (uri === undefined || !uri.endsWith('/SKILL.md'))

@@ -183,6 +183,8 @@ describe('what the gateway remembers', () => {
     expect((await two.call('a_other')).results).toBe('ok');
     // What `pins approve a` does: the gateway picks it up from the file, no restart.
     const paths = memoryPaths(stateDir, hold.servers[0]!, hold.file);
+    // The live listing is saved in the background: the approval is of what it saved.
+    await expect.poll(() => JSON.stringify(readCatalogFile(paths.catalog))).toContain('Changed.');
     const catalog = readCatalogFile(paths.catalog)!;
     const pins = readPinsFile(paths.pins)!;
     const now = { tools: catalog.tools, prompts: catalog.features.prompts };
@@ -212,6 +214,7 @@ describe('what the gateway remembers', () => {
     // A real change is withheld, then approved from the (scrubbed) catalog, and served again.
     const three = await run(hold, { a: () => server(`${leaky} Now longer.`), b: () => server() });
     await expect.poll(async () => (await three.list()).length).toBe(3);
+    await expect.poll(() => JSON.stringify(readCatalogFile(paths.catalog))).toContain('Now longer.');
     const catalog = readCatalogFile(paths.catalog)!;
     const pins = readPinsFile(paths.pins)!;
     const now = { tools: catalog.tools, prompts: catalog.features.prompts };
@@ -273,7 +276,7 @@ describe('what the gateway remembers', () => {
     ).toBe(true);
     // Approved (as `pins approve` writes it), the tool is back.
     const paths = memoryPaths(stateDir, bumped.servers[0]!, bumped.file);
-    await expect.poll(() => readCatalogFile(paths.catalog)).toBeDefined();
+    await expect.poll(() => JSON.stringify(readCatalogFile(paths.catalog))).toContain('version two');
     const catalog = readCatalogFile(paths.catalog)!;
     const pins = readPinsFile(paths.pins)!;
     const now = { tools: catalog.tools, prompts: catalog.features.prompts };

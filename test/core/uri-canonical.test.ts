@@ -5,7 +5,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import { canonicalUri, removeDotSegments } from '../../src/core/uri-canonical.js';
-import { splitNamespacedUri } from '../../src/core/uri-namespace.js';
+import { carriedMeta } from '../../src/core/meta.js';
+import { namespaceUri, splitNamespacedUri } from '../../src/core/uri-namespace.js';
 
 describe('canonical URIs (U8)', () => {
   it.each([
@@ -72,5 +73,15 @@ describe('canonical URIs (U8)', () => {
     ['', ''],
   ])('U8: removeDotSegments(%j) is %j (RFC 3986 §5.2.4)', (path, out) => {
     expect(removeDotSegments(path)).toBe(out);
+  });
+});
+
+describe('ui:// references in _meta (U6, U8)', () => {
+  it('U6, U8: a tool’s ui:// reference is exposed in the form the resource lists show', () => {
+    const meta = carriedMeta({ ui: { resourceUri: 'UI://PDF-Viewer/%7Eapp.html' } }, 'pdf');
+    const listed = canonicalUri(namespaceUri('pdf', 'UI://PDF-Viewer/%7Eapp.html'));
+    // The downstream's own authority is a path segment once namespaced: its case is kept.
+    expect(meta).toEqual({ ui: { resourceUri: 'ui://pdf/PDF-Viewer/~app.html' } });
+    expect(listed).toBe('ui://pdf/PDF-Viewer/~app.html');
   });
 });
