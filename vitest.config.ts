@@ -10,9 +10,9 @@ export default defineConfig({
     // Child-process tests (crash, restart, shutdown) need real processes; forks keep them isolated.
     pool: 'forks',
     // Issue 56: most of a file's time is spent waiting on the processes it starts (servers,
-    // gateways, peers), not on a core: three files at once on a 2-core machine. Vitest's default
+    // gateways, peers), not on a core: four files at once on a 2-core machine. Vitest's default
     // (cores - 1) ran them one at a time there.
-    maxWorkers: 3,
+    maxWorkers: 4,
     testTimeout: 30_000,
     hookTimeout: 30_000,
     // A flaky test is a bug to fix, never to retry.
