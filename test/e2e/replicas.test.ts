@@ -5,7 +5,9 @@
  * `replica_id` tag, identical catalogs, and a replica killed mid-run.
  */
 import { spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { Client as LegacyClient } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport as LegacyHttpTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -188,10 +190,17 @@ suite('three replicas behind nginx', { timeout: 180_000 }, () => {
 
 suite('what a replica needs from its process', { timeout: 60_000 }, () => {
   it('U7/U4: /healthz is readiness (503 "starting" until the first connection round is over, then 200) and /livez answers 200 from the start', async () => {
-    const { command, args } = fixtureServer('echo');
-    const wrapper = `sleep 2; exec '${command}' ${args.map((arg) => `'${arg}'`).join(' ')}`;
+    // A server that starts when the test says (a gate file), not after a sleep a busy machine
+    // can outlast: the first /healthz is asked while it is surely still starting.
+    const gate = join(mkdtempSync(join(tmpdir(), 'late-')), 'gate');
+    const { command, args } = fixtureServer('echo', [`--start-after=${gate}`]);
     const file = writeConfig(
-      ['servers:', '  late:', '    command: sh', `    args: ${JSON.stringify(['-c', wrapper])}`].join('\n'),
+      [
+        'servers:',
+        '  late:',
+        `    command: ${JSON.stringify(command)}`,
+        `    args: ${JSON.stringify(args)}`,
+      ].join('\n'),
     );
     const port = await freePort();
     const child = spawn(
@@ -211,6 +220,7 @@ suite('what a replica needs from its process', { timeout: 60_000 }, () => {
       const first = await vi.waitFor(() => get('/healthz'), { timeout: 10_000, interval: 50 });
       expect(first).toEqual({ status: 503, body: expect.objectContaining({ status: 'starting' }) });
       expect(await get('/livez')).toEqual({ status: 200, body: { status: 'alive' } });
+      writeFileSync(gate, '');
       await vi.waitFor(async () => expect((await get('/healthz')).status).toBe(200), {
         timeout: 20_000,
         interval: 100,
