@@ -12,8 +12,9 @@ import type { Tool } from '@modelcontextprotocol/server';
 import type { Config, ServerConfig } from '../config/types.js';
 import { commandLine } from '../config/command-line.js';
 import type { Catalog, ExposedTool } from '../core/catalog.js';
-import { applyInstruction, LOGIN_INSTRUCTION, type InstructionLayers } from '../core/instructions.js';
+import { LOGIN_INSTRUCTION } from '../core/instructions.js';
 import { rateLimited, storeUnavailable } from '../core/refusals.js';
+import { createOutcome } from './outcome.js';
 import { isInputRound } from '../core/input.js';
 import { isCreatedTask } from '../core/tasks.js';
 import { carriedMeta } from '../core/meta.js';
@@ -24,8 +25,6 @@ import type { CallAccess } from '../core/policy.js';
 import { calledName, readSearchArguments, searchPairNames, type SearchPair } from '../core/search.js';
 import { failure, type FailureResult, type Result } from '../core/result.js';
 import type { DefinitionChange } from '../core/pins.js';
-import { logCallEnd } from '../log/call-log.js';
-import { serverLogger } from '../log/logger.js';
 import type { Pool } from '../downstream/pool.js';
 import type { Metrics } from './metrics.js';
 import { fixedServers, type ServerSource } from './servers.js';
@@ -89,57 +88,12 @@ export interface ToolDeps {
  * @example const backend = createToolBackend({ config, pool, logger, catalog: catalogs.tools, settle: catalogs.settle });
  */
 export function createToolBackend(deps: ToolDeps): ToolBackend<PreparedCall> {
-  const { config, pool, logger } = deps;
+  const { config, pool } = deps;
   const servers = deps.servers ?? fixedServers(config.servers);
-  /** One child logger per server, made once (a child per call would be an allocation per call). */
-  const loggers = new Map<string, Logger>();
-
-  function loggerOf(server: string | undefined): Logger {
-    if (server === undefined) return logger;
-    let child = loggers.get(server);
-    if (child === undefined) {
-      child = serverLogger(logger, server);
-      loggers.set(server, child);
-    }
-    return child;
-  }
-
-  function layers(entry: ExposedTool | undefined, serverName: string | undefined): InstructionLayers {
-    const server = serverName === undefined ? undefined : servers.get(serverName);
-    return {
-      global: config.instructions,
-      ...(server !== undefined ? { server: server.instructions } : {}),
-      ...(entry?.instructions.failure !== undefined ? { tool: entry.instructions.failure } : {}),
-      ...(entry?.instructions.success !== undefined ? { success: entry.instructions.success } : {}),
-    };
-  }
-
-  /** R4 and L1 for one answer; never throws (logging must not turn an answer into a rejection). */
-  function outcome<R extends Result>(
-    result: R,
-    entry: ExposedTool | undefined,
-    call: { exposedName: string; requestId: string | number | undefined; principal?: string | undefined },
-  ): R {
-    const answered = applyInstruction<R>(result, layers(entry, result.meta.server ?? entry?.server));
-    // O1: label values come from the catalog (never the name an agent sent).
-    deps.metrics?.callEnded(entry?.server ?? answered.meta.server, entry?.tool, answered);
-    deps.onCallEnded?.(
-      entry?.name ?? call.exposedName,
-      entry?.server ?? answered.meta.server,
-      answered,
-      call.principal,
-    );
-    try {
-      logCallEnd(loggerOf(answered.meta.server ?? entry?.server), answered, {
-        exposedName: call.exposedName,
-        requestId: call.requestId,
-        ...(call.principal !== undefined ? { principal: call.principal } : {}),
-      });
-    } catch {
-      // The answer stands even if the log line could not be written.
-    }
-    return answered;
-  }
+  // R4, L1, O1, O4: every answer's one outcome step (outcome.ts).
+  const steps = createOutcome({ ...deps, servers });
+  const { loggerOf } = steps;
+  const outcome = steps.answer;
 
   /**
    * N12, U6: the result's `_meta` with its `ui://` URIs exposed; and a tool whose results belong
