@@ -4,9 +4,8 @@
  * completions routed by table lookup to the pool; Q5 subscriptions), and downstream log messages
  * passed to pino and to every upstream client with the server's name.
  *
- * A routed request's failure is a JSON-RPC error (these methods have no `isError` convention):
- * InvalidParams for an unknown name or URI (naming close matches), the downstream's own code for
- * its own JSON-RPC error, InternalError otherwise, with `data.error_type` from the closed R3 list.
+ * A routed request's failure is a JSON-RPC error (routed.ts, which the skills and the tasks answer
+ * through too).
  */
 import { isRecord, ownValue } from '../core/json.js';
 import type { InputRound } from '../core/input.js';
@@ -22,11 +21,12 @@ import type { Logger } from 'pino';
 import type { z } from 'zod';
 import type { Config } from '../config/types.js';
 import type { FeatureIndex } from '../core/feature-index.js';
-import type { FailureResult, Result } from '../core/result.js';
+import type { Result } from '../core/result.js';
 import { carriedMeta } from '../core/meta.js';
 import { namespaceUri, uriPrefix } from '../core/uri-namespace.js';
 import type { Pool } from '../downstream/pool.js';
 import type { FeatureBackend } from '../upstream/features.js';
+import { requestError, rpcError, unknown } from './routed.js';
 import { fixedServers, type ServerSource } from './servers.js';
 import type { Views } from './views.js';
 
@@ -57,19 +57,6 @@ export interface Features {
   readonly backend: FeatureBackend;
 }
 
-/** A JSON-RPC error as the SDK sends it: `code`, `message` (no "MCP error" prefix), `data`. */
-export function rpcError(code: number, message: string, data?: Record<string, unknown>): Error {
-  return Object.assign(new Error(message), { code, ...(data !== undefined ? { data } : {}) });
-}
-
-function unknown(what: string, name: string, suggestions: readonly string[]): Error {
-  const hint = suggestions.length > 0 ? `; did you mean ${suggestions.map((s) => `"${s}"`).join(', ')}?` : '';
-  return rpcError(ProtocolErrorCode.InvalidParams, `Unknown ${what} "${name}"${hint}`, {
-    [what.replace(' ', '_')]: name,
-    suggestions,
-  });
-}
-
 /** Q3: a 2026 server's `input_required` answer, to relay to the caller's host; else undefined. */
 function inputRoundOf(result: Result, server: string, subject: string): InputRound | undefined {
   if (!result.success || !isRecord(result.value) || result.value['resultType'] !== 'input_required')
@@ -82,26 +69,6 @@ function inputRoundOf(result: Result, server: string, subject: string): InputRou
     server,
     tool: subject,
   };
-}
-
-/**
- * A failed routed request as a JSON-RPC error: a server's own error keeps its code (-32602 for
- * what it does not serve), anything else is -32603; `data` names the error type and the server,
- * plus `extra`.
- */
-export function requestError(result: FailureResult, extra: Readonly<Record<string, unknown>> = {}): Error {
-  const own = result.errorType === 'downstream_error' ? Number(result.errorCode) : NaN;
-  return rpcError(Number.isSafeInteger(own) ? own : ProtocolErrorCode.InternalError, result.error, {
-    error_type: result.errorType,
-    ...(result.meta.server !== undefined ? { server: result.meta.server } : {}),
-    ...extra,
-  });
-}
-
-/** A routed request's value as an object ({} for a value that is none); its failure thrown. */
-export function routedRecord(result: Result): Record<string, unknown> {
-  if (!result.success) throw requestError(result);
-  return isRecord(result.value) ? result.value : {};
 }
 
 /** A failed routed request as a JSON-RPC error; a success checked against the SDK's schema. */

@@ -34,7 +34,7 @@ import type { Pool } from '../downstream/pool.js';
 import type { RequestOptions } from '../downstream/feature-requests.js';
 import type { SkillsPort } from '../upstream/skills.js';
 import type { ServerSource } from './servers.js';
-import { routedRecord, rpcError } from './features.js';
+import { routedRecord, rpcError } from './routed.js';
 import type { Views } from './views.js';
 
 /**

@@ -32,7 +32,7 @@ import {
 } from '../core/tasks.js';
 import type { Pool } from '../downstream/pool.js';
 import type { TaskRequestOptions, TasksPort } from '../upstream/tasks.js';
-import { routedRecord, rpcError } from './features.js';
+import { routedRecord, rpcError } from './routed.js';
 import type { ServerSource } from './servers.js';
 import type { RateLimiter } from './rate-limiter.js';
 import type { SharedStore } from './store.js';
