@@ -26,7 +26,8 @@ export class StateFolderError extends Error {
 }
 
 /**
- * K6: makes the state folder `dir` fit to hold catalogs, pins and logins: created 0700; an
+ * K6: makes the state folder `dir` fit to hold catalogs, pins and logins: created 0700 (when it
+ * cannot be, nothing is remembered and each write logs why); an
  * existing one with group or world bits made 0700 when it is ours, refused when it is not (a
  * folder others can write is never used); `catalogs/` and `pins/` refused when they are symbolic
  * links or not folders, and made 0700 likewise. Throws a {@link StateFolderError} naming the path.
@@ -37,8 +38,10 @@ export function secureStateDir(dir: string): void {
   };
   try {
     mkdirSync(dir, { recursive: true, mode: 0o700 });
-  } catch (error) {
-    refuse(`cannot be created: ${error instanceof Error ? error.message : String(error)}`);
+  } catch {
+    // Not creatable (a read-only home): nothing is remembered, and each write says so in the
+    // log, as before; only a folder that is unsafe to use is refused.
+    return;
   }
   for (const [path, label] of [
     [dir, ''],
@@ -52,7 +55,7 @@ export function secureStateDir(dir: string): void {
       continue; // Not there yet: created 0700 at the first write.
     }
     if (stat.isSymbolicLink()) refuse(`has ${label}as a symbolic link, which is never followed: remove it`);
-    if (!stat.isDirectory()) refuse(`has ${label}that is not a folder`);
+    if (!stat.isDirectory()) refuse(label === '' ? 'is not a folder' : `has ${label}that is not a folder`);
     if ((stat.mode & 0o077) === 0) continue;
     const mode = `0${(stat.mode & 0o777).toString(8)}`;
     if (process.getuid !== undefined && stat.uid !== process.getuid())
