@@ -14,7 +14,7 @@ import { commandLine } from '../config/command-line.js';
 import type { Catalog, ExposedTool } from '../core/catalog.js';
 import { LOGIN_INSTRUCTION } from '../core/instructions.js';
 import { rateLimited, storeUnavailable } from '../core/refusals.js';
-import { createOutcome } from './outcome.js';
+import { createOutcome, type CallEnded } from './outcome.js';
 import { isInputRound } from '../core/input.js';
 import { isCreatedTask } from '../core/tasks.js';
 import { carriedMeta } from '../core/meta.js';
@@ -73,13 +73,8 @@ export interface ToolDeps {
   readonly searches?: Searches;
   /** I3, I6: the callers' views: what a caller's tools/list holds, what its search searches. */
   readonly views: Views;
-  /** O4: every call's outcome, for the status page (constant time). */
-  readonly onCallEnded?: (
-    tool: string,
-    server: string | undefined,
-    result: Result,
-    principal?: string,
-  ) => void;
+  /** O4: every call's outcome, for the status page. */
+  readonly onCallEnded?: CallEnded;
 }
 
 /**

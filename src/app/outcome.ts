@@ -22,6 +22,14 @@ export interface AnsweredCall {
   readonly principal?: string | undefined;
 }
 
+/** O4: one call ended, for the status page (constant time). */
+export type CallEnded = (
+  tool: string,
+  server: string | undefined,
+  result: Result,
+  principal?: string,
+) => void;
+
 /** The outcome step of one gateway, and the per-server loggers it logs with. */
 export interface Outcome {
   /** R4, L1, O1, O4 for one answer of `entry` (undefined: a name no tool has). */
@@ -36,13 +44,8 @@ export function createOutcome(deps: {
   readonly servers: ServerSource;
   readonly logger: Logger;
   readonly metrics?: Metrics;
-  /** O4: every call's outcome, for the status page (constant time). */
-  readonly onCallEnded?: (
-    tool: string,
-    server: string | undefined,
-    result: Result,
-    principal?: string,
-  ) => void;
+  /** O4: every call's outcome, for the status page. */
+  readonly onCallEnded?: CallEnded;
 }): Outcome {
   const { config, servers, logger } = deps;
   const loggers = new Map<string, Logger>();
