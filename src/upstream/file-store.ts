@@ -92,6 +92,10 @@ function decodedBytes(base64: string): number {
   return Math.max(0, Math.floor((base64.length * 3) / 4) - padding);
 }
 
+/** Issue 48: how often, and how far apart, a link unknown here is looked for in the store. */
+const SHARED_TRIES = 4;
+const SHARED_RETRY_MS = 150;
+
 function notFound(uri: string, why: string): ResourceNotFoundError {
   // The SDK answers it -32602 with the URI in `data` in every era (the 2026-07-28 spec's MUST).
   return new ResourceNotFoundError(uri, `Resource not found: ${why}`);
@@ -207,7 +211,17 @@ export function createFileStore(options: FileStoreOptions): FileStore {
       const id = idOf(uri) ?? '';
       const shared = options.shared;
       if (shared === undefined || entries.has(id) || forgotten.has(id)) return store.read(uri, owner);
-      const file = await shared.get(id).catch(() => undefined);
+      // A link another replica made a moment ago may not have reached the store yet (it is put
+      // there in the background): asked again, briefly, before it is unknown.
+      let file: SharedFile | undefined;
+      for (
+        let attempt = 0;
+        attempt < SHARED_TRIES && file === undefined && idOf(uri) !== undefined;
+        attempt++
+      ) {
+        if (attempt > 0) await new Promise((resolve) => setTimeout(resolve, SHARED_RETRY_MS));
+        file = await shared.get(id).catch(() => undefined);
+      }
       if (file === undefined) return store.read(uri, owner);
       // I5: bound to its principal on every replica.
       if (file.principal !== principalOf(owner)) throw notFound(uri, 'this file belongs to another caller');
