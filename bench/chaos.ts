@@ -11,9 +11,12 @@
  * 4. fuzz/http: the same over Streamable HTTP (`--fuzz-http`, default 5000).
  * 5. downstream: D calls to the bench echo server over stdio, then over Streamable HTTP (16 in
  *    flight): warnings on stderr, and the gateway's RSS after each (HTTP within 1.2x of stdio).
+ * 6. store: S calls through two replicas sharing one Redis that is killed and restarted empty
+ *    again and again (bench/chaos-store.ts, issue 55); needs redis-server.
  *
- * Run: `npm run bench:chaos` (defaults N=10000, M=20000, D=30000; `--calls N --fuzz M
- * --fuzz-http H --downstream D` to change, `--only stdio|http|fuzz|fuzz-http|downstream` for one).
+ * Run: `npm run bench:chaos` (defaults N=10000, M=20000, D=30000, S=20000; `--calls N --fuzz M
+ * --fuzz-http H --downstream D --store S` to change, `--only stdio|http|fuzz|fuzz-http|downstream|store`
+ * for one).
  * `--jwt`: the HTTP parts run with `http.auth` in front, a real authorization server
  * (oidc-provider, fixtures/servers/oauth.ts) and a JWT on every request (I1).
  * Prints one JSON line per part. Loopback only; every loop is bounded in count and time.
@@ -28,6 +31,8 @@ import { CallToolResultSchema as V2CallToolResultSchema } from '@modelcontextpro
 import { CallToolResultSchema as V1CallToolResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import { startAuthServer } from '../fixtures/servers/oauth.js';
 import { CLI, config, httpServe, openSession, postCall, ROOT, setBearer } from './gateway.js';
+import { drive, percentile, summary } from './chaos-drive.js';
+import { storeChaos } from './chaos-store.js';
 import { cpuTimeOf, memoryOf } from './machine.js';
 
 const FIXTURE = join(ROOT, 'dist', 'fixtures', 'servers', 'crash.js');
@@ -37,10 +42,10 @@ const ECHO = join(ROOT, 'dist', 'bench', 'servers', 'echo.js');
 const DRAIN_MS = 60_000;
 
 const USAGE = `Usage: node dist/bench/chaos.js [--calls N] [--fuzz M] [--fuzz-http H] [--downstream D]
-                                [--only stdio|http|fuzz|fuzz-http|downstream] [--jwt]
+                                [--store S] [--only stdio|http|fuzz|fuzz-http|downstream|store] [--jwt]
 
-Drives the gateway hard (kills, fuzzed results, load) and prints one JSON line per part.
-Defaults: --calls 10000 --fuzz 20000 --fuzz-http 5000 --downstream 30000.`;
+Drives the gateway hard (kills, fuzzed results, load, a store that dies) and prints one JSON line
+per part. Defaults: --calls 10000 --fuzz 20000 --fuzz-http 5000 --downstream 30000 --store 20000.`;
 
 /** The command line, or the usage and exit 2 on an option it does not take (no stack). */
 function options() {
@@ -51,6 +56,7 @@ function options() {
         fuzz: { type: 'string', default: '20000' },
         'fuzz-http': { type: 'string', default: '5000' },
         downstream: { type: 'string', default: '30000' },
+        store: { type: 'string', default: '20000' },
         only: { type: 'string' },
         jwt: { type: 'boolean', default: false },
         help: { type: 'boolean', short: 'h', default: false },
@@ -129,85 +135,6 @@ function killer(script: string, everyMs: number): { stop(): number } {
   };
 }
 
-interface Tally {
-  answered: number;
-  duplicated: number;
-  errors: Record<string, number>;
-  latencies: number[];
-  /** Per answer with `meta_data.elapsed_ms`: the time after the downstream's own (latency − elapsed). */
-  afterDownstream: number[];
-  /** Calls whose answer came more than 100 ms after the downstream's: [id, ms]. */
-  slow: [number, number][];
-}
-
-function tallyAnswer(
-  tally: Tally,
-  seen: Set<number>,
-  id: number,
-  message: Record<string, unknown>,
-  sentAt: number,
-): void {
-  if (seen.has(id)) {
-    tally.duplicated++;
-    return;
-  }
-  seen.add(id);
-  tally.answered++;
-  const latency = performance.now() - sentAt;
-  tally.latencies.push(latency);
-  const result = message['result'] as
-    | { isError?: boolean; structuredContent?: { meta_data?: { error_type?: string; elapsed_ms?: number } } }
-    | undefined;
-  const elapsed = result?.structuredContent?.meta_data?.elapsed_ms;
-  if (typeof elapsed === 'number') {
-    tally.afterDownstream.push(latency - elapsed);
-    if (latency - elapsed > 100) tally.slow.push([id, Number((latency - elapsed).toFixed(1))]);
-  }
-  const kind =
-    message['error'] !== undefined
-      ? 'jsonrpc_error'
-      : result?.isError === true
-        ? (result.structuredContent?.meta_data?.error_type ?? 'isError')
-        : 'ok';
-  tally.errors[kind] = (tally.errors[kind] ?? 0) + 1;
-}
-
-function percentile(sorted: number[], p: number): number {
-  return sorted.length === 0
-    ? 0
-    : (sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))] as number);
-}
-
-/** Drives `total` calls through `send`, `inFlight` at a time; resolves with the tally. */
-async function drive(
-  total: number,
-  inFlight: number,
-  send: (id: number) => Promise<Record<string, unknown> | undefined>,
-): Promise<Tally & { unanswered: number }> {
-  const tally: Tally = {
-    answered: 0,
-    duplicated: 0,
-    errors: {},
-    latencies: [],
-    afterDownstream: [],
-    slow: [],
-  };
-  const seen = new Set<number>();
-  let next = 0;
-  let lost = 0;
-  async function worker(): Promise<void> {
-    while (next < total) {
-      const id = ++next;
-      const sentAt = performance.now();
-      const answer = await send(id);
-      if (answer === undefined) lost++;
-      else tallyAnswer(tally, seen, id, answer, sentAt);
-    }
-  }
-  await Promise.all(Array.from({ length: inFlight }, () => worker()));
-  return { ...tally, unanswered: lost };
-}
-
 /** `serve` over stdio with a raw JSON-RPC host; answers are matched by id. */
 async function stdioHost(file: string) {
   const child: ChildProcessWithoutNullStreams = spawn(process.execPath, [CLI, 'serve', '--config', file], {
@@ -256,24 +183,6 @@ async function stdioHost(file: string) {
   child.stdin.write(`${JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' })}\n`);
   await request(-2, 'tools/list', {});
   return { child, request, extra };
-}
-
-function summary(name: string, result: Tally & { unanswered: number }, more: Record<string, unknown>): void {
-  const sorted = [...result.latencies].sort((a, b) => a - b);
-  console.log(
-    JSON.stringify({
-      part: name,
-      calls: result.answered + result.unanswered,
-      answered: result.answered,
-      unanswered: result.unanswered,
-      duplicated: result.duplicated,
-      outcomes: result.errors,
-      p50_ms: Number(percentile(sorted, 0.5).toFixed(1)),
-      p99_ms: Number(percentile(sorted, 0.99).toFixed(1)),
-      max_ms: Number((sorted.at(-1) ?? 0).toFixed(1)),
-      ...more,
-    }),
-  );
 }
 
 async function killsOverStdio(): Promise<void> {
@@ -459,4 +368,5 @@ if (only === undefined || only === 'http') await killsOverHttp();
 if (only === undefined || only === 'fuzz') await fuzz();
 if (only === undefined || only === 'fuzz' || only === 'fuzz-http') await fuzzOverHttp();
 if (only === undefined || only === 'downstream') await downstreamHttp();
+if (only === undefined || only === 'store') await storeChaos(Number(values.store));
 await issuer?.close();
