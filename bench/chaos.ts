@@ -100,13 +100,19 @@ function serverEntry(name: string, script: string, extra = ''): string {
   return `  ${name}:\n    command: ${JSON.stringify(process.execPath)}\n    args: [${JSON.stringify(script)}]\n    protocol: legacy\n${extra}`;
 }
 
-/** Live processes whose command line contains `needle`, children of nobody in particular. */
-function pidsWith(needle: string): number[] {
+/**
+ * Live children of `parent` whose command line contains `needle`: the gateway's own downstream,
+ * never another's (a test suite running beside the bench starts the same fixture).
+ */
+function pidsWith(needle: string, parent: number): number[] {
   const out: number[] = [];
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
     try {
-      if (readFileSync(`/proc/${entry}/cmdline`, 'utf8').includes(needle)) out.push(Number(entry));
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      if (ppid === parent && readFileSync(`/proc/${entry}/cmdline`, 'utf8').includes(needle))
+        out.push(Number(entry));
     } catch {
       // gone
     }
@@ -114,11 +120,11 @@ function pidsWith(needle: string): number[] {
   return out;
 }
 
-/** Kills the downstream (every process running `script`) every `everyMs` until stopped. */
-function killer(script: string, everyMs: number): { stop(): number } {
+/** Kills the gateway `parent`'s downstream running `script` every `everyMs` until stopped. */
+function killer(script: string, everyMs: number, parent: number): { stop(): number } {
   let kills = 0;
   const timer = setInterval(() => {
-    for (const pid of pidsWith(script)) {
+    for (const pid of pidsWith(script, parent)) {
       try {
         process.kill(pid, 'SIGKILL');
         kills++;
@@ -190,7 +196,7 @@ async function killsOverStdio(): Promise<void> {
     ['servers:', serverEntry('c', FIXTURE, '    timeout_ms: 10000\n    concurrency: 64\n')].join('\n'),
   );
   const host = await stdioHost(file);
-  const kill = killer(FIXTURE, 300);
+  const kill = killer(FIXTURE, 300, host.child.pid as number);
   const result = await drive(CALLS, 64, (id) =>
     host.request(id, 'tools/call', { name: 'c_echo', arguments: { text: `call ${id}` } }),
   );
@@ -207,7 +213,7 @@ async function killsOverHttp(): Promise<void> {
   );
   const { child, url } = await httpServe(file);
   const session = await openSession(url);
-  const kill = killer(FIXTURE, 300);
+  const kill = killer(FIXTURE, 300, child.pid as number);
   const result = await drive(CALLS, 64, (id) =>
     postCall(url, session, id, { name: 'c_echo', arguments: { text: `call ${id}` } }),
   );

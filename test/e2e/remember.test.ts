@@ -37,7 +37,9 @@ describe('a host that leaves at once', () => {
     const file = writeConfig(
       [
         `state_dir: ${JSON.stringify(state)}`,
-        'list_wait_ms: 3000',
+        // Long enough for the fast server to be up under load (chaos beside the suite took 3 s+);
+        // the gated one is waited for this long on the first start.
+        'list_wait_ms: 6000',
         'servers:',
         `  fast:\n    command: ${JSON.stringify(fast.command)}\n    args: ${JSON.stringify(fast.args)}`,
         `  slow:\n    command: ${JSON.stringify(slow.command)}\n    args: ${JSON.stringify(slow.args)}`,
