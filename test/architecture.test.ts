@@ -184,4 +184,17 @@ describe('architecture boundaries', () => {
     for (const file of graph.keys()) visit(file, []);
     expect(circles).toEqual([]);
   });
+
+  it('arch, issue 57: the upstream server names no extension; extensions plug in through upstream/ext/extension.ts', () => {
+    const named = (file: string): string[] =>
+      imports(resolve(root, file))
+        .map(({ spec }) => spec)
+        .filter((spec) => spec.startsWith('./ext/') && spec !== './ext/extension.js');
+    expect(named('src/upstream/server.ts')).toEqual([]);
+    expect(named('src/upstream/features.ts')).toEqual([]);
+    // And the seam needs nothing of the server: server.ts and the extensions never need each other.
+    expect(imports(resolve(root, 'src/upstream/ext/extension.ts')).map(({ spec }) => spec)).not.toContain(
+      '../server.js',
+    );
+  });
 });

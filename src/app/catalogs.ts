@@ -30,6 +30,7 @@ import type { Pool } from '../downstream/pool.js';
 import { raceTimeout } from '../core/timers.js';
 import { systemTimers } from '../wire/timers.js';
 import type { ServerSource } from './servers.js';
+import { ENVELOPE_OUTPUT_SCHEMAS, typedEnvelopeSchema } from '../upstream/envelope-schema.js';
 import type { CatalogMemory } from './memory.js';
 import type { DefinitionChange } from '../core/pins.js';
 
@@ -46,7 +47,6 @@ export interface CatalogsDeps {
   readonly servers: ServerSource;
   readonly pool: Pool;
   readonly logger: Logger;
-  readonly catalogOptions: CatalogOptions;
   readonly changes: ListChanges;
   /** The longest a call waits for a server still in its first attempt. */
   readonly startupWaitMs: number;
@@ -95,9 +95,33 @@ export interface Catalogs {
   stop(): void;
 }
 
+/** T1–T7, T14: the catalog settings of `config`. */
+function catalogOptionsOf(config: Config): CatalogOptions {
+  return {
+    ...(config.prefix !== undefined ? { globalPrefix: config.prefix } : {}),
+    separator: config.separator,
+    nameMaxLength: config.nameMaxLength,
+    explicitDestructive: config.explicitDestructive,
+    strictArguments: config.strictArguments,
+    describeArguments: config.output.describeArguments,
+    // I6: a profile in search mode lists the search pair, whose names are then the gateway's.
+    reserveSearchPair: Object.values(config.profiles).some((profile) => profile.expose === 'search'),
+    // T6: the envelope schema only when asked for (it was 69% of each tool's bytes, and hosts
+    // compile a validator per advertised schema).
+    ...(config.output.advertiseSchema
+      ? {
+          outputSchema: ENVELOPE_OUTPUT_SCHEMAS[config.output.format] as Record<string, unknown>,
+          typedOutputSchema: (toolSchema: Record<string, unknown>) =>
+            typedEnvelopeSchema(config.output.format, toolSchema),
+        }
+      : {}),
+  };
+}
+
 /** Builds the holder; it rebuilds on the pool's events from now on. */
 export function createCatalogs(deps: CatalogsDeps): Catalogs {
-  const { config, servers, pool, logger, catalogOptions, changes, memory } = deps;
+  const { config, servers, pool, logger, changes, memory } = deps;
+  const catalogOptions = catalogOptionsOf(config);
   const featureOptions = {
     ...(config.prefix !== undefined ? { globalPrefix: config.prefix } : {}),
     separator: config.separator,

@@ -63,10 +63,15 @@ export interface MetricsSources {
   definitionChanges?(): ReadonlyMap<string, number>;
   /** X5: the tasks the gateway relays now, by server. @default none */
   tasks?(): ReadonlyMap<string, number>;
+  /** Issue 57: the extensions' methods (upstream/ext/), counted by name too. @default none */
+  extensionMethods?(): Iterable<string>;
 }
 
-/** Methods counted by name; anything else is counted as `other` (bounded label values). */
-const METHODS = new Set([
+/**
+ * Methods counted by name, with the extensions' own; anything else is counted as `other`
+ * (bounded label values).
+ */
+const METHODS: readonly string[] = Object.freeze([
   'initialize',
   'ping',
   'server/discover',
@@ -82,13 +87,6 @@ const METHODS = new Set([
   'resources/subscribe',
   'resources/unsubscribe',
   'completion/complete',
-  // Issue 47: the extensions' methods (Skills, Tasks).
-  'skills/list',
-  'skills/get',
-  'resources/directory/read',
-  'tasks/get',
-  'tasks/update',
-  'tasks/cancel',
 ]);
 
 /**
@@ -97,6 +95,7 @@ const METHODS = new Set([
  */
 export function createMetrics(sources: MetricsSources): Metrics {
   let loading: Promise<Sink> | undefined;
+  let methods: ReadonlySet<string> | undefined;
   const pending = new Pending(() => void load());
   let later = setTimeout(() => void load(), LOAD_AFTER_MS).unref();
   const load = (): Promise<Sink> => {
@@ -119,7 +118,9 @@ export function createMetrics(sources: MetricsSources): Metrics {
       }
     },
     request(era, method) {
-      const known = METHODS.has(method) ? method : 'other';
+      // The extensions are built after the metrics: their methods are read at the first request.
+      methods ??= new Set([...METHODS, ...(sources.extensionMethods?.() ?? [])]);
+      const known = methods.has(method) ? method : 'other';
       pending.count('requests', `${era}\0${known}`, () => ({ era, method: known }));
     },
     forwarded(kind) {

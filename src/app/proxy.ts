@@ -11,14 +11,13 @@ import type { Era } from '../core/options.js';
 import type { Logger } from 'pino';
 import type { Tool } from '@modelcontextprotocol/server';
 import type { Config } from '../config/types.js';
-import type { Catalog, CatalogOptions } from '../core/catalog.js';
+import type { Catalog } from '../core/catalog.js';
 import type { FeatureIndex } from '../core/feature-index.js';
 import { secretScrubber, type Scrubber } from '../core/secrets.js';
 import { LOCAL_PRINCIPAL, type CallAccess } from '../core/policy.js';
 import { Pool } from '../downstream/pool.js';
 import type { PoolOptions, ServerSnapshot } from '../downstream/pool.js';
 import { transportFactory, type EarlyChildren } from '../downstream/transport.js';
-import { ENVELOPE_OUTPUT_SCHEMAS, typedEnvelopeSchema } from '../upstream/envelope-schema.js';
 import type { HealthReport, HttpHandle, HttpOptions } from '../upstream/http.js';
 import { createInputRounds, type InputRounds } from '../upstream/input-rounds.js';
 import { createNotifier } from '../upstream/notifier.js';
@@ -33,6 +32,8 @@ import type { DefinitionChange } from '../core/pins.js';
 import { createLogins } from './logins.js';
 import { createSkills, type SkillsBackend } from './skills.js';
 import { createTasks } from './tasks.js';
+import { skillsExtension } from '../upstream/ext/skills.js';
+import { tasksExtension } from '../upstream/ext/tasks.js';
 import type { SkillEntry } from '../core/skills.js';
 import { STATUS_LOGIN_PATH } from './status-signin.js';
 import { createFeatures } from './features.js';
@@ -127,29 +128,6 @@ export interface Proxy {
   listenMetrics(port: number): Promise<{ url: string; close(): Promise<void> }>;
   /** O4: the status page alone on 127.0.0.1:`port` (for `serve` over stdio, `--status-port`). */
   listenStatus(port: number): Promise<{ url: string; close(): Promise<void> }>;
-}
-
-/** T1–T7, T14: the catalog settings of `config`. */
-function catalogOptions(config: Config): CatalogOptions {
-  return {
-    ...(config.prefix !== undefined ? { globalPrefix: config.prefix } : {}),
-    separator: config.separator,
-    nameMaxLength: config.nameMaxLength,
-    explicitDestructive: config.explicitDestructive,
-    strictArguments: config.strictArguments,
-    describeArguments: config.output.describeArguments,
-    // I6: a profile in search mode lists the search pair, whose names are then the gateway's.
-    reserveSearchPair: Object.values(config.profiles).some((profile) => profile.expose === 'search'),
-    // T6: the envelope schema only when asked for (it was 69% of each tool's bytes, and hosts
-    // compile a validator per advertised schema).
-    ...(config.output.advertiseSchema
-      ? {
-          outputSchema: ENVELOPE_OUTPUT_SCHEMAS[config.output.format] as Record<string, unknown>,
-          typedOutputSchema: (toolSchema: Record<string, unknown>) =>
-            typedEnvelopeSchema(config.output.format, toolSchema),
-        }
-      : {}),
-  };
 }
 
 /** P1, P2: the pool of `config`'s servers (tests inject transports, timers and backoff). */
@@ -277,11 +255,11 @@ export function createProxy(config: Config, options: ProxyOptions): Proxy {
     sessions: () => https.reduce((open, handle) => open + handle.sessionCount(), 0),
     definitionChanges: () => countByServer(memory.changes()),
     tasks: () => tasks.counts(),
+    extensionMethods: () => extensions.flatMap((extension) => extension.methods),
   });
   const catalogs = createCatalogs({
     ...base,
     memory,
-    catalogOptions: catalogOptions(config),
     startupWaitMs: options.startupWaitMs ?? 10_000,
     listWaitMs: config.listWaitMs,
     ...(options.startedAt !== undefined ? { startedAt: options.startedAt } : {}),
@@ -331,6 +309,8 @@ export function createProxy(config: Config, options: ProxyOptions): Proxy {
   // X5: the tasks calls become, relayed for their callers (SEP-2663).
   const limits = rateLimits(config, store);
   const tasks = createTasks({ ...base, ...limits, ...(store !== undefined ? { store } : {}) });
+  // Issue 57: the extensions relayed (upstream/ext/), one line each.
+  const extensions = [skillsExtension(skills), tasksExtension(tasks)];
   const backend = createToolBackend({
     ...base,
     searches,
@@ -359,8 +339,7 @@ export function createProxy(config: Config, options: ProxyOptions): Proxy {
     ...(config.output.files === 'resource' ? { files: fileStore(config, store, logger) } : {}),
     logger,
     features: features.backend,
-    skills,
-    tasks,
+    extensions,
     serverInfo: { name: PACKAGE_NAME, version: packageVersion() },
     onForward: (kind) => metrics.forwarded(kind),
     listsComplete: () => pool.starting().length === 0,

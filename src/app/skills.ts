@@ -32,16 +32,19 @@ import { canonicalUri } from '../core/uri-canonical.js';
 import { namespaceUri, uriPrefix } from '../core/uri-namespace.js';
 import type { Pool } from '../downstream/pool.js';
 import type { RequestOptions } from '../downstream/feature-requests.js';
-import type { SkillsPort } from '../upstream/skills.js';
+import type { SkillsPort } from '../upstream/ext/skills.js';
 import type { ServerSource } from './servers.js';
+import { declaredBy } from './ext/declared.js';
 import { routedRecord, rpcError } from './routed.js';
 import type { Views } from './views.js';
 
 /**
- * The skills of every server: the upstream handlers' port (upstream/skills.ts, X1–X4), and what
+ * The skills of every server: the upstream handlers' port (upstream/ext/skills.ts, X1–X4), and what
  * the CLI and the status page read.
  */
 export interface SkillsBackend extends SkillsPort {
+  /** Whether a connected server declares the extension (what `check` verifies). */
+  declared(): boolean;
   /** The skills each server listed last (the CLI and the status page). */
   known(): ReadonlyMap<string, readonly SkillEntry[]>;
   /** O4: what each server listed last, listed again in the background when older than 30 s. */
@@ -95,26 +98,9 @@ export function createSkills(deps: {
   const cursorKey = deps.config.inputRequired.stateKey ?? randomBytes(32);
   const mac = (text: string): string => createHmac('sha256', cursorKey).update(text).digest('base64url');
 
-  // Which servers declare the extension, worked out again only when a server's state changes or
-  // the servers do (a reload): every upstream server made (each 2026 request) asks.
-  let cached:
-    { servers: readonly ServerConfig[]; skilled: ServerConfig[]; flags: Map<string, unknown> } | undefined;
-  pool.on('stateChanged', () => (cached = undefined));
-  function skillsOf(): { skilled: ServerConfig[]; flags: Map<string, unknown> } {
-    const servers = deps.servers.list();
-    if (cached?.servers !== servers) {
-      const flags = new Map<string, unknown>();
-      for (const row of pool.snapshot()) {
-        const declared = row.extensions?.[SKILLS_EXTENSION];
-        if (declared !== undefined) flags.set(row.name, declared);
-      }
-      const skilled = servers.filter((server) => server.enabled && flags.has(server.name));
-      cached = { servers, skilled, flags };
-    }
-    return cached;
-  }
-  /** The enabled servers that declare the extension now, in config order. */
-  const skilled = (): ServerConfig[] => skillsOf().skilled;
+  /** Which enabled servers declare the extension now (app/ext/declared.ts). */
+  const skillsOf = declaredBy(pool, deps.servers, SKILLS_EXTENSION);
+  const skilled = (): readonly ServerConfig[] => skillsOf().servers;
 
   /** Keeps `skills` as what `server` listed, in place of entries of the same URI (or of all: `fresh`). */
   function keep(server: string, skills: readonly SkillEntry[], fresh: boolean): void {
@@ -345,7 +331,7 @@ export function createSkills(deps: {
       return { skills: skills.length, files, failures };
     },
     directoryRead: () => {
-      const { skilled: servers, flags } = skillsOf();
+      const { servers, flags } = skillsOf();
       return (
         servers.length > 0 &&
         servers.every(

@@ -22,16 +22,9 @@ import type { Config } from '../config/types.js';
 import { normalizeCallToolResult } from '../core/normalize.js';
 import { deeperThan, isRecord } from '../core/json.js';
 import { failure } from '../core/result.js';
-import {
-  declaresTasks,
-  exposeTask,
-  invalidTask,
-  rememberMs,
-  TASK_BOUNDS,
-  type CreatedTask,
-} from '../core/tasks.js';
+import { exposeTask, invalidTask, rememberMs, TASK_BOUNDS, type CreatedTask } from '../core/tasks.js';
 import type { Pool } from '../downstream/pool.js';
-import type { TaskRequestOptions, TasksPort } from '../upstream/tasks.js';
+import type { TaskRequestOptions, TasksPort } from '../upstream/ext/tasks.js';
 import { routedRecord, rpcError } from './routed.js';
 import type { ServerSource } from './servers.js';
 import type { RateLimiter } from './rate-limiter.js';
@@ -115,10 +108,6 @@ export function createTasks(deps: {
   const now = deps.now ?? Date.now;
   const book = new Map<string, TaskRecord>();
 
-  // Which servers declare the extension, worked out again when a server's state changes.
-  let declaring: boolean | undefined;
-  pool.on('stateChanged', () => (declaring = undefined));
-
   /** The ids of each principal's tasks, oldest first. */
   const byOwner = new Map<string, Set<string>>();
 
@@ -198,10 +187,6 @@ export function createTasks(deps: {
   }
 
   return {
-    declared() {
-      declaring ??= pool.snapshot().some((row) => declaresTasks({ extensions: row.extensions }));
-      return declaring;
-    },
     async created(outcome, owner, exposed) {
       const invalid = invalidTask(outcome.task);
       if (invalid !== undefined) {

@@ -50,6 +50,12 @@ export interface RequestCaller {
   readonly roundKey: string;
   /** Q2: what its host declared (a 2026 request carries it, a 2025 session said it at `initialize`). */
   readonly capabilities: HostCapabilities | undefined;
+  /**
+   * Q2: the host as a request that is not a tools/call hands it down (prompts/get, resources/read,
+   * tasks/*): its capabilities travel to a 2026 server; what a 2025 server pushes meanwhile is not
+   * relayed (its `ask` refuses: input rounds of these requests are a 2026 server's, Q3).
+   */
+  readonly host: Caller;
 }
 
 /** The callers of one upstream server. */
@@ -60,8 +66,6 @@ export interface CallerIdentity {
   markSession(server: Server): void;
   /** Everything about the caller of one request on `server`, worked out once. */
   resolve(server: Server, era: Era, ctx: RequestContext & { mcpReq: { envelope?: object } }): RequestCaller;
-  /** I3, I6: only the request's view (a list request needs nothing else). */
-  access(server: Server, ctx: RequestContext): CallAccess | undefined;
   /** F7, I5: the owner of the file links made for requests on `server` (see {@link RequestCaller}). */
   filesOwner(server: Server, authInfo: AuthInfo | undefined): object | undefined;
   /** Q3, P10: the session's or connection's own id, made at its first call (undefined before). */
@@ -101,7 +105,6 @@ export function createCallerIdentity(options: CallerIdentityOptions): CallerIden
   return {
     markSole: (server) => void sole.add(server),
     markSession: (server) => void sessions.add(server),
-    access: (server, ctx) => viewOf(principal(server, ctx), profileOf(server, ctx)),
     filesOwner,
     idOf: (server) => ids.get(server),
     resolve(server, era, ctx) {
@@ -110,6 +113,7 @@ export function createCallerIdentity(options: CallerIdentityOptions): CallerIden
       const session = sessions.has(server);
       const token = principalOf(ctx.http?.authInfo);
       const tokenKey = principalKey(token);
+      const capabilities = hostCapabilities(server, era, ctx);
       return {
         principal: found,
         subject: token?.key,
@@ -120,7 +124,8 @@ export function createCallerIdentity(options: CallerIdentityOptions): CallerIden
         // caller of a stdio connection and anonymous sessionless callers, the shared copy.
         instance: sole.has(server) ? undefined : session ? ensureId(server) : tokenKey || undefined,
         roundKey: session ? ensureId(server) : tokenKey,
-        capabilities: hostCapabilities(server, era, ctx),
+        capabilities,
+        host: { key: server, capabilities, ask: unrelayed },
       };
     },
   };
@@ -146,16 +151,7 @@ export function hostCapabilities(
   return { ...declared, extensions };
 }
 
-/**
- * Q2: the host behind a request that is not a tools/call (prompts/get, resources/read): its
- * capabilities travel to a 2026 server; what a 2025 server pushes meanwhile is not relayed (its
- * `ask` refuses: input rounds of these requests are a 2026 server's, Q3).
- */
-export function requestCaller(server: Server, era: Era, ctx: { mcpReq: { envelope?: object } }): Caller {
-  return {
-    key: server,
-    capabilities: hostCapabilities(server, era, ctx),
-    ask: () =>
-      Promise.reject(new Error('requests pushed during prompts/get or resources/read are not relayed')),
-  };
+/** What a 2025 server pushes during a request that is not a tools/call: not relayed. */
+function unrelayed(): Promise<never> {
+  return Promise.reject(new Error('requests pushed during prompts/get or resources/read are not relayed'));
 }

@@ -5,13 +5,13 @@
  * name or URI, or a downstream failure, is a JSON-RPC error (the backend throws an error with a JSON-RPC `code`,
  * e.g. InvalidParams naming close matches).
  */
-import type { Era } from '../core/options.js';
 import { ProtocolError, ProtocolErrorCode } from '@modelcontextprotocol/server';
 import { canonicalUri } from '../core/uri-canonical.js';
 import type { CallAccess } from '../core/policy.js';
-import { isInputRound, type Caller, type InputReply, type InputRound } from '../core/input.js';
+import type { Caller, InputReply, InputRound } from '../core/input.js';
+import type { RequestCaller } from './caller-identity.js';
+import type { RequestScope } from './scope.js';
 import type {
-  AuthInfo,
   Server,
   CompleteRequestParams,
   CompleteResult,
@@ -20,7 +20,6 @@ import type {
   ReadResourceResult,
   Resource,
   ResourceTemplateType,
-  InputRequiredResult,
   ServerContext,
 } from '@modelcontextprotocol/server';
 
@@ -75,45 +74,6 @@ export interface FeatureBackend {
   forget(subscriber: Subscriber): void;
 }
 
-/** How {@link registerFeatureHandlers} wires one server. */
-export interface FeatureHandlerOptions {
-  /** Turns the SDK's per-request signal into the one handed to the backend (server.ts). */
-  readonly signalOf: (signal: AbortSignal) => AbortSignal;
-  readonly era: Era;
-  /** T10: the server was answered a list (its next change is worth a notification). */
-  readonly listed?: (kind: 'prompts' | 'resources') => void;
-  /** E2: the list result as sent (cache hints). @default as it is */
-  readonly hint?: <T extends object>(result: T) => T;
-  /**
-   * Q3: relays a 2026 server's round of `prompts/get` or `resources/read` under the gateway's own
-   * signed state (input-rounds.ts), bound to `asked`: what is asked (`prompt:<name>`,
-   * `resource:<uri>`) and its arguments. Absent: a round fails the request.
-   */
-  readonly relay?: <R extends object>(
-    ctx: ServerContext,
-    asked: Asked,
-    run: (reply: InputReply | undefined) => Promise<R | InputRound>,
-  ) => Promise<R | InputRequiredResult>;
-  /** Q2: the host behind a request (caller-identity.ts `requestCaller`). */
-  readonly callerOf?: (ctx: ServerContext) => Caller;
-  /** I3: the caller's view of the policy behind a request; absent (or undefined): everything. */
-  readonly access?: (ctx: { http?: { authInfo?: AuthInfo } }) => CallAccess | undefined;
-}
-
-/** Q3: what a relayed request asks for: its round's state is bound to both. */
-export interface Asked {
-  /** `prompt:<name>` or `resource:<uri>`. */
-  readonly key: string;
-  readonly arguments?: Record<string, unknown>;
-}
-
-/** A round with no relay to carry it (a server built without input rounds). */
-function unrelayed(key: string): Error {
-  return Object.assign(new Error(`${key} asked its client for input, which this server cannot relay`), {
-    code: ProtocolErrorCode.InternalError,
-  });
-}
-
 /**
  * U8: a URI a host sent, in its canonical form: what every check and the routing use. A URI that
  * has none (a skill URI with a dot segment) is refused with -32602.
@@ -124,28 +84,20 @@ export function canonicalParam(uri: string): string {
   throw new ProtocolError(ProtocolErrorCode.InvalidParams, `${canonical.refused}: it is refused`, { uri });
 }
 
-/** Registers the U5 handlers on `server`. */
-export function registerFeatureHandlers(
-  server: Server,
-  backend: FeatureBackend,
-  options: FeatureHandlerOptions,
-): void {
-  const { signalOf, era } = options;
-  const hint = options.hint ?? (<T extends object>(result: T): T => result);
+/** Registers the U5 handlers on `server`: each works out its caller once, through `scope`. */
+export function registerFeatureHandlers(server: Server, backend: FeatureBackend, scope: RequestScope): void {
   /** I3: the caller's view rides with every request; the backend applies it (app/views.ts). */
-  const accessOf = (ctx: ServerContext): { access?: CallAccess } => {
-    const access = options.access?.(ctx);
-    return access === undefined ? {} : { access };
-  };
-  if (era === 'legacy') {
+  const accessOf = (who: RequestCaller): { access?: CallAccess } =>
+    who.access === undefined ? {} : { access: who.access };
+  if (scope.era === 'legacy') {
     // Q5: this server is one session; its subscriptions end with it.
     const subscriber: Subscriber = {
       notify: (uri) => void server.sendResourceUpdated({ uri }).catch(() => {}),
     };
     server.setRequestHandler('resources/subscribe', async (request, ctx) => {
       await backend.subscribe(canonicalParam(request.params.uri), subscriber, {
-        signal: signalOf(ctx.mcpReq.signal),
-        ...accessOf(ctx),
+        signal: scope.signal(ctx),
+        ...accessOf(scope.who(ctx)),
       });
       return {};
     });
@@ -160,55 +112,43 @@ export function registerFeatureHandlers(
     };
   }
   server.setRequestHandler('prompts/list', async (_request, ctx) => {
-    const prompts = await backend.listPrompts(options.access?.(ctx));
-    options.listed?.('prompts');
-    return hint({ prompts: [...prompts] });
+    const prompts = await backend.listPrompts(scope.who(ctx).access);
+    scope.listed('prompts');
+    return scope.hint({ prompts: [...prompts] });
   });
   server.setRequestHandler('resources/list', async (_request, ctx) => {
-    const resources = await backend.listResources(options.access?.(ctx));
-    options.listed?.('resources');
-    return hint({ resources: [...resources] });
+    const resources = await backend.listResources(scope.who(ctx).access);
+    scope.listed('resources');
+    return scope.hint({ resources: [...resources] });
   });
   server.setRequestHandler('resources/templates/list', async (_request, ctx) => {
-    const resourceTemplates = await backend.listResourceTemplates(options.access?.(ctx));
-    options.listed?.('resources');
-    return hint({ resourceTemplates: [...resourceTemplates] });
+    const resourceTemplates = await backend.listResourceTemplates(scope.who(ctx).access);
+    scope.listed('resources');
+    return scope.hint({ resourceTemplates: [...resourceTemplates] });
   });
-  /** Q3: `run` once, or through the relay of its rounds when the server has one. */
-  const relayed = <R extends object>(
-    ctx: ServerContext,
-    asked: Asked,
-    run: (reply: InputReply | undefined) => Promise<R | InputRound>,
-  ): Promise<R | InputRequiredResult> =>
-    options.relay !== undefined
-      ? options.relay(ctx, asked, run)
-      : run(undefined).then((answer) => {
-          if (isInputRound(answer)) throw unrelayed(asked.key);
-          return answer;
-        });
+  /** Q2, I3: what a routed request hands the backend: its signal, a round's reply, its host and view. */
+  const requestOptions = (ctx: ServerContext, reply: InputReply | undefined): FeatureRequestOptions => {
+    const who = scope.who(ctx);
+    return {
+      signal: scope.signal(ctx),
+      ...(reply !== undefined ? { reply } : {}),
+      caller: who.host,
+      ...accessOf(who),
+    };
+  };
   server.setRequestHandler('prompts/get', (request, ctx) => {
     const asked = { key: `prompt:${request.params.name}`, arguments: request.params.arguments };
-    return relayed(ctx, asked, (reply) =>
-      backend.getPrompt(request.params.name, request.params.arguments, {
-        signal: signalOf(ctx.mcpReq.signal),
-        ...(reply !== undefined ? { reply } : {}),
-        ...(options.callerOf !== undefined ? { caller: options.callerOf(ctx) } : {}),
-        ...accessOf(ctx),
-      }),
+    return scope.relay(ctx, asked, (reply) =>
+      backend.getPrompt(request.params.name, request.params.arguments, requestOptions(ctx, reply)),
     ) as Promise<GetPromptResult>;
   });
   server.setRequestHandler('resources/read', (request, ctx) => {
     const uri = canonicalParam(request.params.uri);
-    return relayed(ctx, { key: `resource:${uri}` }, (reply) =>
-      backend.readResource(uri, {
-        signal: signalOf(ctx.mcpReq.signal),
-        ...(reply !== undefined ? { reply } : {}),
-        ...(options.callerOf !== undefined ? { caller: options.callerOf(ctx) } : {}),
-        ...accessOf(ctx),
-      }),
+    return scope.relay(ctx, { key: `resource:${uri}` }, (reply) =>
+      backend.readResource(uri, requestOptions(ctx, reply)),
     ) as Promise<ReadResourceResult>;
   });
   server.setRequestHandler('completion/complete', (request, ctx) =>
-    backend.complete(request.params, { signal: signalOf(ctx.mcpReq.signal), ...accessOf(ctx) }),
+    backend.complete(request.params, { signal: scope.signal(ctx), ...accessOf(scope.who(ctx)) }),
   );
 }

@@ -9,12 +9,7 @@
  * This file is the ONLY importer of `render.ts` (R2): a Result becomes JSON here and nowhere else.
  */
 import { Server } from '@modelcontextprotocol/server';
-import type {
-  AuthInfo,
-  CallToolResult,
-  Implementation,
-  ServerCapabilities,
-} from '@modelcontextprotocol/server';
+import type { AuthInfo, CallToolResult, Implementation, ServerContext } from '@modelcontextprotocol/server';
 import type { Logger } from 'pino';
 import type { Result } from '../core/result.js';
 import { scrubDeep, type Scrubber } from '../core/secrets.js';
@@ -23,18 +18,18 @@ import { endSpan, startCallSpan } from '../log/trace.js';
 import { systemTimers } from '../wire/timers.js';
 import type { CallerViews, PreparedForward, ToolBackend, UpstreamServer } from './backend.js';
 import { createCallPipeline } from './call-pipeline.js';
-import { createCallerIdentity, requestCaller, type RequestCaller } from './caller-identity.js';
+import { createCallerIdentity, type RequestCaller } from './caller-identity.js';
 import { cancellationSignal } from './cancellation.js';
 import { BASE_CAPABILITIES, LIST_HINT, featureCapabilities } from './capabilities.js';
 import { answerCallsDirectly, type CallHandler } from './direct-calls.js';
+import { declaredExtensions, type UpstreamExtension } from './ext/extension.js';
 import { registerFeatureHandlers, type FeatureBackend } from './features.js';
 import { withFileLinks, type FileStore } from './file-store.js';
 import { createInputRounds, type InputRounds, type RoundState } from './input-rounds.js';
 import { createNotifier, type Era, type Notifier } from './notifier.js';
 import { progressSink } from './progress.js';
 import { renderCallToolResult, type RenderOptions } from './render.js';
-import { registerSkillHandlers, skillsCapability, withSkills, type SkillsPort } from './skills.js';
-import { registerTaskHandlers, tasksCapability, type TasksPort } from './tasks.js';
+import type { RequestScope } from './scope.js';
 
 export type { Era } from './notifier.js';
 export type { RenderOptions } from './render.js';
@@ -94,10 +89,12 @@ export interface UpstreamDeps<F extends PreparedForward = PreparedForward> {
    * @default rounds with a random key, 300 s per round, 10 rounds
    */
   readonly rounds?: InputRounds;
-  /** Issue 47: the skills of the servers behind (SEP-2640); absent: no skills. */
-  readonly skills?: SkillsPort;
-  /** X5: the tasks of the servers behind (SEP-2663), relayed to 2026 hosts; absent: none. */
-  readonly tasks?: TasksPort;
+  /**
+   * Issue 47, X1, X5: the extensions relayed from the servers behind (skills, tasks; ext/), each
+   * declared to the hosts of the eras it is defined in and registered on every connection.
+   * @default none
+   */
+  readonly extensions?: readonly UpstreamExtension[];
 }
 
 /** E2: cache hints of modern list results and `server/discover` (capabilities.ts). */
@@ -152,13 +149,45 @@ export function createUpstreamServer<F extends PreparedForward>(deps: UpstreamDe
     render: (result, who) => render(result, who.filesOwner, renderingOf(who)),
   });
 
-  /** Skills in either era; tasks to a 2026 host only (the 2025 protocol does not define them). */
-  function extensionsCapability(era: Era): Partial<Pick<ServerCapabilities, 'extensions'>> {
-    const extensions = {
-      ...skillsCapability(deps.skills).extensions,
-      ...(era === 'modern' ? tasksCapability(deps.tasks) : {}),
+  const extensions = deps.extensions ?? [];
+  /** U5: the feature backend with each extension's own resources (skill files) read by it. */
+  const extended =
+    deps.features === undefined
+      ? undefined
+      : extensions.reduce((features, extension) => extension.features?.(features) ?? features, deps.features);
+
+  /**
+   * What every handler family of `server` is given (scope.ts): the caller of a request worked out
+   * at its first ask and kept for that request (a 2025 connection serves many requests, each with
+   * its own `authInfo`), its signal, rendering, the relay of its rounds and the list hints.
+   */
+  function requestScope(server: Server, era: Era, hint: RequestScope['hint']): RequestScope {
+    const asked = new WeakMap<ServerContext, RequestCaller>();
+    const who = (ctx: ServerContext): RequestCaller => {
+      let found = asked.get(ctx);
+      if (found === undefined) asked.set(ctx, (found = callers.resolve(server, era, ctx)));
+      return found;
     };
-    return Object.keys(extensions).length > 0 ? { extensions } : {};
+    return {
+      era,
+      who,
+      signal: (ctx) => cancellationSignal(ctx.mcpReq.signal),
+      render: (result, caller) => render(result, caller.filesOwner, renderingOf(caller)),
+      // Q3: a 2026 server's rounds of prompts/get and resources/read, bound like a call's.
+      relay: (ctx, asked, run) =>
+        rounds.relayRequest(
+          {
+            name: asked.key,
+            state: ctx.mcpReq.requestState<RoundState>(),
+            responses: ctx.mcpReq.inputResponses,
+            callerId: who(ctx).roundKey,
+            arguments: asked.arguments,
+          },
+          run,
+        ),
+      hint,
+      listed: (kind) => notifier.listed(server, kind),
+    };
   }
 
   /**
@@ -174,8 +203,8 @@ export function createUpstreamServer<F extends PreparedForward>(deps: UpstreamDe
       ...(deps.features !== undefined ? featureCapabilities(era) : {}),
       // F7: file links are read with resources/read, with or without downstream resources.
       ...(deps.features === undefined && deps.files !== undefined ? { resources: {} } : {}),
-      // Issue 47, X5: the extensions the gateway relays, when a server behind it declares them.
-      ...extensionsCapability(era),
+      // Issue 47, X1, X5: the extensions the gateway relays, each in the eras it is defined in.
+      ...declaredExtensions(extensions, era),
     };
     // E2: modern list results and server/discover carry cache hints (the SDK puts them on 2026
     // answers only). The lists are the same for every caller, so shared caches may keep them.
@@ -199,44 +228,15 @@ export function createUpstreamServer<F extends PreparedForward>(deps: UpstreamDe
         ...(personal ? { cacheScope: 'private' } : {}),
       };
     };
+    const scope = requestScope(server, era, hint);
     const files = deps.files;
-    if (era === 'modern' && deps.tasks !== undefined)
-      registerTaskHandlers(server, deps.tasks, {
-        signalOf: cancellationSignal,
-        who: (ctx) => callers.resolve(server, era, ctx),
-        callerOf: (ctx) => requestCaller(server, era, ctx),
-        render: (result, who) => render(result, who.filesOwner, renderingOf(who)),
-      });
-    if (deps.skills !== undefined)
-      registerSkillHandlers(server, deps.skills, {
-        era,
-        signalOf: cancellationSignal,
-        access: (ctx) => callers.access(server, ctx),
-        caller: (ctx) => callers.resolve(server, era, ctx).subject ?? '',
-      });
-    if (deps.features !== undefined) {
-      const linked = files === undefined ? deps.features : withFileLinks(deps.features, files, filesOwner);
-      const features = deps.skills === undefined ? linked : withSkills(linked, deps.skills);
-      registerFeatureHandlers(server, features, {
-        signalOf: cancellationSignal,
-        era,
-        listed: (kind) => notifier.listed(server, kind),
-        hint,
-        access: (ctx) => callers.access(server, ctx),
-        callerOf: (ctx) => requestCaller(server, era, ctx),
-        // Q3: a 2026 server's rounds of prompts/get and resources/read, bound like a call's.
-        relay: (ctx, asked, run) =>
-          rounds.relayRequest(
-            {
-              name: asked.key,
-              state: ctx.mcpReq.requestState<RoundState>(),
-              responses: ctx.mcpReq.inputResponses,
-              callerId: callers.resolve(server, era, ctx).roundKey,
-              arguments: asked.arguments,
-            },
-            run,
-          ),
-      });
+    for (const extension of extensions) extension.register(server, scope);
+    if (extended !== undefined) {
+      registerFeatureHandlers(
+        server,
+        files === undefined ? extended : withFileLinks(extended, files, filesOwner),
+        scope,
+      );
     } else if (files !== undefined) {
       server.setRequestHandler('resources/read', (request) =>
         files.readAnywhere(request.params.uri, filesOwner()),
@@ -244,14 +244,14 @@ export function createUpstreamServer<F extends PreparedForward>(deps: UpstreamDe
     }
     // T6, T10: from memory, no downstream asked. Marked listed after the read: P1's wait's changes are in it.
     server.setRequestHandler('tools/list', async (_request, ctx) => {
-      const tools = await backend.listTools(callers.access(server, ctx));
-      notifier.listed(server, 'tools');
-      return hint({ tools: [...tools] });
+      const tools = await backend.listTools(scope.who(ctx).access);
+      scope.listed('tools');
+      return scope.hint({ tools: [...tools] });
     });
     const onCall: CallHandler = (request, ctx) => {
       const requestId = ctx.mcpReq.id;
       const name = request.params.name;
-      const who = callers.resolve(server, era, ctx);
+      const who = scope.who(ctx);
       const called = backend.calledName?.(name, request.params.arguments) ?? name;
       // O2: a span per upstream call, parented to the request's `traceparent`, named after the
       // tool only when the tool exists (an unknown name is unbounded input).

@@ -4,12 +4,12 @@
  * file routed to the skills backend (app/skills.ts, behind the {@link SkillsPort}). The cache
  * fields (`ttlMs`, `cacheScope`) travel to 2026 hosts only, as the SDK's own extension does.
  */
-import type { Server, ServerContext } from '@modelcontextprotocol/server';
+import type { Server } from '@modelcontextprotocol/server';
 import * as z from 'zod/v4';
-import type { CallAccess } from '../core/policy.js';
-import { SKILLS_EXTENSION, type SkillEntry } from '../core/skills.js';
-import { canonicalParam, type FeatureBackend } from './features.js';
-import type { Era } from './notifier.js';
+import type { CallAccess } from '../../core/policy.js';
+import { SKILLS_EXTENSION, type SkillEntry } from '../../core/skills.js';
+import { canonicalParam, type FeatureBackend } from '../features.js';
+import type { ExtensionCapability, RequestScope, UpstreamExtension } from './extension.js';
 
 /** What a skills request is given (the app's requests take more, as the pool's do). */
 export interface SkillRequestOptions {
@@ -26,8 +26,6 @@ interface Cached {
 
 /** The skills of every server, as the app serves them (app/skills.ts). */
 export interface SkillsPort {
-  /** Whether a connected server declares the extension (the gateway then declares it too). */
-  declared(): boolean;
   /** Whether every such server serves `resources/directory/read` (`directoryRead: true`). */
   directoryRead(): boolean;
   /** `resources/directory/read` of an exposed skill folder: its children, exposed, in the view. */
@@ -61,67 +59,56 @@ const ListParams = z.object({ cursor: z.string().optional() }).passthrough();
 const GetParams = z.object({ uri: z.string() }).passthrough();
 const DirectoryParams = z.object({ uri: z.string(), cursor: z.string().optional() }).passthrough();
 
-/**
- * X1: the capability to declare: the extension, always (a gateway with no skills server lists
- * none), so that a host that asks once, before the servers are up, knows it (stdio-front.ts);
- * `directoryRead` when every skills server connected now serves directories.
- */
-export function skillsCapability(skills: SkillsPort | undefined): {
-  extensions?: Record<string, { directoryRead?: boolean }>;
-} {
-  if (skills === undefined) return {};
-  return { extensions: { [SKILLS_EXTENSION]: skills.directoryRead() ? { directoryRead: true } : {} } };
-}
-
-/** Registers `skills/list` and `skills/get` on `server`. */
-export function registerSkillHandlers(
-  server: Server,
-  skills: SkillsPort,
-  options: {
-    readonly era: Era;
-    readonly signalOf: (signal: AbortSignal) => AbortSignal;
-    readonly access: (ctx: ServerContext) => CallAccess | undefined;
-    /** X2: the caller's principal ("" when anonymous), which a cursor is bound to. */
-    readonly caller: (ctx: ServerContext) => string;
-  },
-): void {
+/** Registers `skills/list`, `skills/get` and `resources/directory/read` on `server`. */
+function register(server: Server, skills: SkillsPort, scope: RequestScope): void {
   /** The cache fields for a 2026 host; none for a 2025 one. */
   const answer = <T extends Cached>({ ttlMs, cacheScope, ...rest }: T) =>
-    options.era === 'modern' ? { ...rest, ttlMs, cacheScope } : rest;
-  server.setRequestHandler('skills/list', { params: ListParams }, async (params, ctx) =>
-    answer(
-      await skills.list(options.access(ctx), params.cursor, {
-        signal: options.signalOf(ctx.mcpReq.signal),
-        principal: options.caller(ctx),
+    scope.era === 'modern' ? { ...rest, ttlMs, cacheScope } : rest;
+  server.setRequestHandler('skills/list', { params: ListParams }, async (params, ctx) => {
+    const who = scope.who(ctx);
+    // X2: a cursor is bound to the caller's principal ("" when anonymous).
+    return answer(
+      await skills.list(who.access, params.cursor, {
+        signal: scope.signal(ctx),
+        principal: who.subject ?? '',
       }),
-    ),
-  );
+    );
+  });
   // Registered always: a server that serves no directory answers -32601 through the gateway.
   server.setRequestHandler('resources/directory/read', { params: DirectoryParams }, async (params, ctx) =>
     answer({
       ttlMs: 0,
       cacheScope: 'private' as const,
-      ...(await skills.readDirectory(options.access(ctx), canonicalParam(params.uri), params.cursor, {
-        signal: options.signalOf(ctx.mcpReq.signal),
+      ...(await skills.readDirectory(scope.who(ctx).access, canonicalParam(params.uri), params.cursor, {
+        signal: scope.signal(ctx),
       })),
     }),
   );
   server.setRequestHandler('skills/get', { params: GetParams }, async (params, ctx) =>
     answer(
-      await skills.get(options.access(ctx), canonicalParam(params.uri), {
-        signal: options.signalOf(ctx.mcpReq.signal),
-      }),
+      await skills.get(scope.who(ctx).access, canonicalParam(params.uri), { signal: scope.signal(ctx) }),
     ),
   );
 }
 
-/** `features` with reads of skill files answered by `skills` (checked against their entries). */
-export function withSkills(features: FeatureBackend, skills: SkillsPort): FeatureBackend {
+/**
+ * Issue 47, X1: skills as an extension of the gateway. Declared in both eras, always (a gateway
+ * with no skills server lists none), so that a host that asks once, before the servers are up,
+ * knows it (stdio-front.ts); `directoryRead` when every skills server connected now serves
+ * directories. Reads of skill files are answered by `skills` (checked against their entries).
+ */
+export function skillsExtension(skills: SkillsPort): UpstreamExtension {
   return {
-    ...features,
-    readResource: (uri, options) =>
-      skills.owns(uri)
-        ? (skills.read(options.access, uri, options) as ReturnType<FeatureBackend['readResource']>)
-        : features.readResource(uri, options),
+    id: SKILLS_EXTENSION,
+    methods: ['skills/list', 'skills/get', 'resources/directory/read'],
+    capability: (): ExtensionCapability => (skills.directoryRead() ? { directoryRead: true } : {}),
+    register: (server, scope) => register(server, skills, scope),
+    features: (features) => ({
+      ...features,
+      readResource: (uri, options) =>
+        skills.owns(uri)
+          ? (skills.read(options.access, uri, options) as ReturnType<FeatureBackend['readResource']>)
+          : features.readResource(uri, options),
+    }),
   };
 }

@@ -12,11 +12,12 @@ import {
   type ServerContext,
 } from '@modelcontextprotocol/server';
 import * as z from 'zod/v4';
-import type { Caller } from '../core/input.js';
-import type { Principal } from '../core/policy.js';
-import type { Result } from '../core/result.js';
-import { declaresTasks, TASKS_EXTENSION, TASKS_REQUIRED } from '../core/tasks.js';
-import type { RequestCaller } from './caller-identity.js';
+import type { Caller } from '../../core/input.js';
+import type { Principal } from '../../core/policy.js';
+import type { Result } from '../../core/result.js';
+import { declaresTasks, TASKS_EXTENSION, TASKS_REQUIRED } from '../../core/tasks.js';
+import type { RequestCaller } from '../caller-identity.js';
+import type { RequestScope, UpstreamExtension } from './extension.js';
 
 /** What a relayed tasks/* request is given. */
 export interface TaskRequestOptions {
@@ -29,8 +30,6 @@ export interface TaskRequestOptions {
 
 /** The tasks the gateway relays, as the app keeps them (app/tasks.ts). */
 export interface TasksPort {
-  /** Whether a connected server declares the extension (the gateway then declares it too). */
-  declared(): boolean;
   /** `tasks/get`: the task under our id, and a completed task's result, normalized (R3). */
   get(
     owner: string | undefined,
@@ -46,46 +45,21 @@ export interface TasksPort {
   cancel(owner: string | undefined, taskId: string, options: TaskRequestOptions): Promise<void>;
 }
 
-/**
- * X5: the capability to declare to a 2026 host: the extension, always (a call of a server that
- * makes no tasks is answered as any call), so that a host that asks once, before the servers are
- * up, knows it (stdio-front.ts).
- */
-export function tasksCapability(tasks: TasksPort | undefined): Record<string, Record<string, never>> {
-  return tasks !== undefined ? { [TASKS_EXTENSION]: {} } : {};
-}
-
 const TaskParams = z.object({ taskId: z.string() }).passthrough();
 
 /** Registers the three tasks/* methods on a 2026 `server`. */
-export function registerTaskHandlers(
-  server: Server,
-  tasks: TasksPort,
-  options: {
-    readonly signalOf: (signal: AbortSignal) => AbortSignal;
-    readonly who: (ctx: ServerContext) => RequestCaller;
-    readonly callerOf: (ctx: ServerContext) => Caller;
-    /** A completed task's result in the caller's envelope (R2), as its call would have had it. */
-    readonly render: (result: Result, who: RequestCaller) => unknown;
-  },
-): void {
+function register(server: Server, tasks: TasksPort, scope: RequestScope): void {
   /** The caller, once it is known to take tasks (-32021 otherwise). */
   function caller(ctx: ServerContext): { who: RequestCaller; options: TaskRequestOptions } {
-    const who = options.who(ctx);
+    const who = scope.who(ctx);
     if (!declaresTasks(who.capabilities)) throw new MissingRequiredClientCapabilityError(TASKS_REQUIRED);
-    return {
-      who,
-      options: {
-        signal: options.signalOf(ctx.mcpReq.signal),
-        caller: options.callerOf(ctx),
-        principal: who.principal,
-      },
-    };
+    return { who, options: { signal: scope.signal(ctx), caller: who.host, principal: who.principal } };
   }
   server.setRequestHandler('tasks/get', { params: TaskParams }, async (params, ctx) => {
     const { who, options: request } = caller(ctx);
     const { task, result } = await tasks.get(who.subject, params.taskId, request);
-    return result === undefined ? task : { ...task, result: options.render(result, who) };
+    // A completed task's result in the caller's envelope (R2), as its call would have had it.
+    return result === undefined ? task : { ...task, result: scope.render(result, who) };
   });
   server.setRequestHandler('tasks/update', { params: TaskParams }, async (params, ctx) => {
     const { who, options: request } = caller(ctx);
@@ -98,4 +72,20 @@ export function registerTaskHandlers(
     await tasks.cancel(who.subject, params.taskId, request);
     return {};
   });
+}
+
+/**
+ * X5: tasks as an extension of the gateway, declared to 2026 hosts always (a call of a server
+ * that makes no tasks is answered as any call), so that a host that asks once, before the servers
+ * are up, knows it (stdio-front.ts); to a 2025 host never, nor its methods served.
+ */
+export function tasksExtension(tasks: TasksPort): UpstreamExtension {
+  return {
+    id: TASKS_EXTENSION,
+    methods: ['tasks/get', 'tasks/update', 'tasks/cancel'],
+    capability: (era) => (era === 'modern' ? {} : undefined),
+    register: (server, scope) => {
+      if (scope.era === 'modern') register(server, tasks, scope);
+    },
+  };
 }
