@@ -185,6 +185,24 @@ describe('architecture boundaries', () => {
     expect(circles).toEqual([]);
   });
 
+  it('arch, issue 57: every key the replicas share is made in src/app/state/store.ts (KEYS, CHANNELS)', () => {
+    const literal = /\bstore\??\.(get|put|delete|increment|setField|fields|publish|subscribe)\(\s*[`'"]/;
+    const offences = all
+      .filter(({ file }) => file !== 'src/app/state/store.ts')
+      .flatMap(({ file, abs }) =>
+        readFileSync(abs, 'utf8')
+          .split('\n')
+          .flatMap((line, i) => (literal.test(line) ? [`${file}:${i + 1}`] : [])),
+      );
+    expect(offences).toEqual([]);
+    // And only the backends add the prefix.
+    const prefixed = all
+      .filter(({ file }) => !file.startsWith('src/app/state/'))
+      .filter(({ abs }) => /['`]mcp-normalizer:[\w$]/.test(readFileSync(abs, 'utf8')))
+      .map(({ file }) => file);
+    expect(prefixed).toEqual([]);
+  });
+
   it('arch, issue 57: the upstream server names no extension; extensions plug in through upstream/ext/extension.ts', () => {
     const named = (file: string): string[] =>
       imports(resolve(root, file))

@@ -12,7 +12,7 @@ import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import { PAGE } from '../downstream/oauth-login.js';
 import { LOGIN_START_PATH, type BrowserAnswer } from './login-binding.js';
-import type { SharedStore } from './store.js';
+import { CHANNELS, KEYS, type SharedStore } from './state/store.js';
 import { parseBoundedJson, RECORD_BOUNDS } from '../core/bounded-json.js';
 
 /** How long a relayed leg may take on its owner (a sign-in's code exchange included). */
@@ -77,7 +77,7 @@ export function createLoginRelay(options: {
   return {
     async claim(key, ttlMs) {
       try {
-        await store.claim(`login:${key}`, self, ttlMs);
+        await store.put(KEYS.loginOwner(key), self, { ttlMs });
       } catch (error) {
         logger.warn(
           { store: store.where, error: error instanceof Error ? error.message : String(error) },
@@ -88,7 +88,7 @@ export function createLoginRelay(options: {
     async forward(path, url, cookie) {
       const key = keyOf(path, url);
       if (key === undefined) return undefined;
-      const owner = await store.claimed(`login:${key}`).catch(() => undefined);
+      const owner = await store.get(KEYS.loginOwner(key)).catch(() => undefined);
       if (owner === undefined || owner === self) return undefined;
       const leg: Leg = {
         id: randomUUID(),
@@ -99,8 +99,8 @@ export function createLoginRelay(options: {
       };
       const answer = new Promise<BrowserAnswer>((resolve) => waiting.set(leg.id, resolve));
       try {
-        await (answers ??= store.subscribe(`login-answers:${self}`, answered));
-        if ((await store.publish(`login-legs:${owner}`, JSON.stringify(leg))) === 0)
+        await (answers ??= store.subscribe(CHANNELS.loginAnswers(self), answered));
+        if ((await store.publish(CHANNELS.loginLegs(owner), JSON.stringify(leg))) === 0)
           return page(
             502,
             'This login was started on a replica of the gateway that is no longer running. Run your call again to start a new login.',
@@ -138,16 +138,15 @@ export function createLoginRelay(options: {
           (leg.cookie !== undefined && typeof leg.cookie !== 'string')
         )
           return;
+        const { id, from } = leg;
         void local(leg.path, new URL(leg.url), leg.cookie)
           .then((answer) => answer ?? page(404, 'Not found.'))
           .catch(() => page(500, 'The login could not go on.'))
-          .then((answer) =>
-            store.publish(`login-answers:${leg.from}`, JSON.stringify({ id: leg.id, answer })),
-          )
+          .then((answer) => store.publish(CHANNELS.loginAnswers(from), JSON.stringify({ id, answer })))
           .catch(() => undefined);
       };
       store
-        .subscribe(`login-legs:${self}`, heard)
+        .subscribe(CHANNELS.loginLegs(self), heard)
         .catch((error: unknown) =>
           logger.warn(
             { store: store.where, error: error instanceof Error ? error.message : String(error) },

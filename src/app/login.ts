@@ -8,7 +8,7 @@ import { randomUUID } from 'node:crypto';
 import { pino } from 'pino';
 import type { Config, OAuthLoginConfig, ServerConfig } from '../config/types.js';
 import { shareLogins } from './shared-logins.js';
-import { createStore } from './store.js';
+import { createRedisStore } from './state/redis.js';
 import { runLogin, type LoginOptions } from '../downstream/oauth-login.js';
 import { LOCAL_PRINCIPAL, tokenStore } from '../downstream/token-store.js';
 
@@ -78,7 +78,7 @@ export function loggedIn(target: LoginServer): boolean {
 export async function withSharedLogins<T>(config: Config, work: () => T | Promise<T>): Promise<T> {
   if (config.store === undefined) return work();
   const logger = pino({ level: 'warn', base: undefined }, pino.destination(2));
-  const store = createStore(config.store.url, logger);
+  const store = createRedisStore(config.store.url, logger);
   const shared = shareLogins({ store, logger, self: randomUUID() });
   try {
     await shared.attach(config.servers);

@@ -27,7 +27,7 @@ import type { StdioHandle, StdioOptions } from '../upstream/stdio.js';
 import { createCatalogs, type Catalogs } from './catalogs.js';
 import type { CatalogMemory } from './memory.js';
 import { countByServer, fileStore, rateLimits, rememberedState } from './state.js';
-import type { SharedStore } from './store.js';
+import type { SharedStore } from './state/store.js';
 import type { DefinitionChange } from '../core/pins.js';
 import { createLogins } from './logins.js';
 import { createSkills, type SkillsBackend } from './skills.js';

@@ -14,11 +14,9 @@ import {
   type StoredLogin,
   type TokenStore,
 } from '../downstream/token-store.js';
-import type { SharedStore } from './store.js';
+import { CHANNELS, KEYS, type SharedStore } from './state/store.js';
 import { parseBoundedJson, RECORD_BOUNDS } from '../core/bounded-json.js';
 
-/** The channel a changed login is announced on. */
-const CHANNEL = 'logins';
 /** How long a refresh may hold its lock, and how long the others wait for it. */
 const REFRESH_LOCK_MS = 15_000;
 const REFRESH_WAIT_MS = 10_000;
@@ -75,7 +73,7 @@ export function shareLogins(options: SharedLoginsOptions): SharedLogins {
   async function pull(server: string, principal: string): Promise<boolean> {
     const file = files.get(server);
     if (file === undefined) return false;
-    const theirs = parse((await store.logins(server))[principal]);
+    const theirs = parse((await store.fields(KEYS.logins(server)))[principal]);
     const mine = file.logins(server)[principal];
     if (theirs === undefined || !newer(theirs, mine)) return false;
     file.adopt(server, principal, theirs);
@@ -86,10 +84,10 @@ export function shareLogins(options: SharedLoginsOptions): SharedLogins {
   const mirror: LoginMirror = {
     saved(name, principal, login) {
       const write = store
-        .putLogin(name, principal, login === undefined ? undefined : JSON.stringify(login))
+        .setField(KEYS.logins(name), principal, login === undefined ? undefined : JSON.stringify(login))
         .then(() =>
           store.publish(
-            CHANNEL,
+            CHANNELS.logins,
             JSON.stringify({ server: name, principal, from: self, removed: login === undefined }),
           ),
         )
@@ -101,10 +99,10 @@ export function shareLogins(options: SharedLoginsOptions): SharedLogins {
       void write.finally(() => writes.delete(write));
     },
     async oneRefresh(name, principal, refresh) {
-      const lock = `refresh:${name}\u0000${principal}`;
+      const lock = KEYS.refreshLock(name, principal);
       let mine: boolean;
       try {
-        mine = await store.claim(lock, self, REFRESH_LOCK_MS, true);
+        mine = await store.put(lock, self, { ttlMs: REFRESH_LOCK_MS, onlyIfAbsent: true });
       } catch (error) {
         warn(error, 'store unreachable: this replica refreshes the login alone');
         return refresh();
@@ -114,7 +112,7 @@ export function shareLogins(options: SharedLoginsOptions): SharedLogins {
           await pull(name, principal).catch(() => false);
           await refresh();
         } finally {
-          await store.release(lock).catch(() => undefined);
+          await store.delete(lock).catch(() => undefined);
         }
         return;
       }
@@ -145,7 +143,7 @@ export function shareLogins(options: SharedLoginsOptions): SharedLogins {
 
   /** Brings `server`'s logins in this file and in the store in line, each way the newer one. */
   async function align(server: string, file: TokenStore): Promise<void> {
-    const stored = await store.logins(server);
+    const stored = await store.fields(KEYS.logins(server));
     const mine = file.logins(server);
     for (const [principal, json] of Object.entries(stored)) {
       const theirs = parse(json);
@@ -157,7 +155,7 @@ export function shareLogins(options: SharedLoginsOptions): SharedLogins {
     for (const [principal, login] of Object.entries(mine)) {
       const theirs = parse(stored[principal]);
       if (theirs === undefined || newer(login, theirs))
-        await store.putLogin(server, principal, JSON.stringify(login));
+        await store.setField(KEYS.logins(server), principal, JSON.stringify(login));
     }
   }
 
@@ -173,7 +171,7 @@ export function shareLogins(options: SharedLoginsOptions): SharedLogins {
         file.mirror = mirror;
       }
       try {
-        if (options.loggedIn !== undefined) await (listening ??= store.subscribe(CHANNEL, heard));
+        if (options.loggedIn !== undefined) await (listening ??= store.subscribe(CHANNELS.logins, heard));
         await Promise.all(oauth.map(({ name, file }) => align(name, file)));
       } catch (error) {
         listening = undefined;

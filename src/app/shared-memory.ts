@@ -10,7 +10,7 @@ import type { Logger } from 'pino';
 import type { Config, ServerConfig } from '../config/types.js';
 import { memoryPaths, type CatalogMemory } from './memory.js';
 import { readStateFile } from './state-files.js';
-import type { SharedStore } from './store.js';
+import { KEYS, type SharedStore } from './state/store.js';
 import { parseBoundedJson, STATE_FILE_BOUNDS } from '../core/bounded-json.js';
 
 /** The state folder and the config file its pins are keyed by (memory.ts). */
@@ -40,7 +40,10 @@ export async function loadShared(
     const taken = await Promise.all(
       servers.map(async (server) => {
         const names = sharedNames(where, server);
-        const [catalog, pins] = await Promise.all([store.get(names.catalog), store.get(names.pins)]);
+        const [catalog, pins] = await Promise.all([
+          store.get(KEYS.state(names.catalog)),
+          store.get(KEYS.state(names.pins)),
+        ]);
         return memory.adopt(server, parse(catalog), parse(pins));
       }),
     );
@@ -73,8 +76,8 @@ export async function seedShared(
         [names.pins, paths.pins],
       ] as const) {
         const file = readStateFile(path);
-        if (file !== undefined && (await store.get(name)) === undefined)
-          await store.set(name, JSON.stringify(file));
+        if (file !== undefined && (await store.get(KEYS.state(name))) === undefined)
+          await store.put(KEYS.state(name), JSON.stringify(file));
       }
     }
   } catch (error) {

@@ -18,7 +18,8 @@ import { shareLogins } from './shared-logins.js';
 import { createRateLimiter, localCounts, sharedCounts, type RateLimiter } from './rate-limiter.js';
 import type { ServerSource } from './servers.js';
 import { loadShared, seedShared, watchShared } from './shared-memory.js';
-import { createStore, type SharedStore } from './store.js';
+import { createRedisStore } from './state/redis.js';
+import { KEYS, type SharedStore } from './state/store.js';
 import {
   createFileStore,
   type FileStore,
@@ -43,7 +44,7 @@ export function rememberedState(
     if (store === undefined) return;
     void seedShared(store, servers.list(), config, logger).then(() => logins?.attach(servers.list()));
   };
-  const store = config.store === undefined ? undefined : createStore(config.store.url, logger, reseed);
+  const store = config.store === undefined ? undefined : createRedisStore(config.store.url, logger, reseed);
   // Issue 48: callers' downstream logins, and the browser's legs of those in progress.
   const self = randomUUID();
   const loggedIn = (server: string, principal: string): void => pool.renewLogin(server, principal);
@@ -52,10 +53,11 @@ export function rememberedState(
   // O4: the status page's sessions, by the digest of their cookie.
   const sessions = store && {
     put: (key: string, principal: string, ttlMs: number) =>
-      store.claim(`status-session:${key}`, principal, ttlMs).then(() => undefined),
-    get: (key: string) => store.claimed(`status-session:${key}`),
+      store.put(KEYS.statusSession(key), principal, { ttlMs }).then(() => undefined),
+    get: (key: string) => store.get(KEYS.statusSession(key)),
   };
-  const saved = (name: string, json: string): void => void store?.set(name, json).catch(() => undefined);
+  const saved = (name: string, json: string): void =>
+    void store?.put(KEYS.state(name), json).catch(() => undefined);
   const memory = createMemory({ config, logger, scrub, pinsChanged: rebuild, saved });
   const watch = store && watchShared(store, memory, () => servers.list(), config, logger, rebuild);
   return {
@@ -89,7 +91,10 @@ export function rateLimits(
   const counts =
     store === undefined
       ? localCounts()
-      : sharedCounts({ increment: (key, resetAt, by) => store.increment(key, resetAt, by) });
+      : sharedCounts({
+          // The key names its window; it is kept a second past the window's end.
+          increment: (key, resetAt, by) => store.increment(KEYS.rateLimit(key), by, resetAt + 1000),
+        });
   return {
     limiter: createRateLimiter(compileLimits(config.rateLimits), counts, Date.now),
     ...(store !== undefined ? { storeWhere: store.where } : {}),
@@ -114,7 +119,7 @@ export function fileStore(config: Config, store: SharedStore | undefined, logger
       : {
           put: (id, file, ttlMs) =>
             void store
-              .putFile(id, JSON.stringify(file), ttlMs)
+              .put(KEYS.file(id), JSON.stringify(file), { ttlMs })
               .catch((error: unknown) =>
                 logger.warn(
                   { store: store.where, error: error instanceof Error ? error.message : String(error) },
@@ -122,7 +127,7 @@ export function fileStore(config: Config, store: SharedStore | undefined, logger
                 ),
               ),
           get: async (id) => {
-            const json = await store.getFile(id);
+            const json = await store.get(KEYS.file(id));
             // Untrusted: a file within the store's own size, its fields the right kinds.
             const bounds = { maxChars: 2 * config.output.fileStore.maxBytes + 4096, maxDepth: 4 };
             const file = parseBoundedJson(json, bounds) as Partial<SharedFile> | undefined;

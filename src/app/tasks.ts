@@ -28,7 +28,7 @@ import type { TaskRequestOptions, TasksPort } from '../upstream/ext/tasks.js';
 import { routedRecord, rpcError } from './routed.js';
 import type { ServerSource } from './servers.js';
 import type { RateLimiter } from './rate-limiter.js';
-import type { SharedStore } from './store.js';
+import { KEYS, type SharedStore } from './state/store.js';
 import type { LimitVerdict } from '../core/rate-limits.js';
 import { parseBoundedJson, RECORD_BOUNDS } from '../core/bounded-json.js';
 
@@ -119,7 +119,7 @@ export function createTasks(deps: {
     mine?.delete(id);
     if (mine?.size === 0) byOwner.delete(record.owner);
     // Its store record goes with it: no replica finds a task this one forgot for its bound.
-    void store?.release(`task:${id}`).catch(() => {});
+    void store?.delete(KEYS.task(id)).catch(() => {});
   }
 
   function keep(id: string, record: TaskRecord): void {
@@ -142,7 +142,7 @@ export function createTasks(deps: {
     let record = book.get(taskId);
     if (record === undefined && store !== undefined) {
       // Unreachable, or not what this gateway wrote: the task is not found here.
-      const shared = await store.claimed(`task:${taskId}`).catch(() => undefined);
+      const shared = await store.get(KEYS.task(taskId)).catch(() => undefined);
       record = shared === undefined ? undefined : parseRecord(shared);
     }
     // Someone else's task is as unknown as a task that never was.
@@ -215,7 +215,7 @@ export function createTasks(deps: {
       // SEP-2663: a task is not announced before any replica could find it.
       if (store !== undefined)
         await store
-          .claim(`task:${id}`, JSON.stringify(record), ttl)
+          .put(KEYS.task(id), JSON.stringify(record), { ttlMs: ttl })
           .catch((error: unknown) =>
             logger.warn({ err: error, server: outcome.server }, 'task not shared: the store is unreachable'),
           );

@@ -1,5 +1,6 @@
 /**
- * Issue 48 with a real Redis, two replicas in one process (each its own token file): a login
+ * Issue 48 on the in-process store (app/state/local.ts; the Redis paths are the e2e tests'),
+ * two replicas in one process (each its own token file and its own connection): a login
  * about to expire is refreshed by one replica only, the other taking its tokens (a rotated
  * refresh token is good once); a logout on one is a logout on both; a browser's leg of a login
  * started on one replica is answered by that replica when it lands on the other, and a login
@@ -11,15 +12,14 @@ import { createServer, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
-import { afterEach, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { createLoginRelay } from '../../src/app/login-relay.js';
 import { shareLogins } from '../../src/app/shared-logins.js';
-import { createStore, type SharedStore } from '../../src/app/store.js';
+import { createLocalStore, localBacking } from '../../src/app/state/local.js';
+import { KEYS, type SharedStore } from '../../src/app/state/store.js';
 import type { ServerConfig } from '../../src/config/types.js';
 import { StoredLoginProvider } from '../../src/downstream/oauth-login.js';
 import { tokenStore } from '../../src/downstream/token-store.js';
-import { describeWith } from '../helpers/peers.js';
-import { startRedis, type RedisPeer } from '../helpers/redis.js';
 
 const logger = pino({ level: 'silent' });
 const cleanup: (() => unknown)[] = [];
@@ -27,11 +27,11 @@ afterEach(async () => {
   for (const step of cleanup.splice(0).reverse()) await step();
 });
 
-async function redisStores(count: number): Promise<SharedStore[]> {
-  const redis: RedisPeer = await startRedis();
-  cleanup.push(() => redis.stop());
+/** `count` connections to one in-process store, as replicas each have their own to Redis. */
+function sharedStores(count: number): SharedStore[] {
+  const backing = localBacking();
   return Array.from({ length: count }, () => {
-    const store = createStore(redis.url, logger);
+    const store = createLocalStore(backing);
     cleanup.push(() => store.close());
     return store;
   });
@@ -92,9 +92,9 @@ function replica(store: SharedStore, self: string, loggedIn: string[] = []) {
   return { path, auth, server, shared, file: tokenStore(path) };
 }
 
-describeWith(['redis-server'])('logins shared by replicas', () => {
+describe('logins shared by replicas', () => {
   it('issue 48, D2: a login about to expire is refreshed once across replicas; the other takes its tokens', async () => {
-    const [one, two] = await redisStores(2);
+    const [one, two] = sharedStores(2);
     const as = await tokenEndpoint();
     const r1 = replica(one!, 'r1');
     const r2 = replica(two!, 'r2');
@@ -128,7 +128,7 @@ describeWith(['redis-server'])('logins shared by replicas', () => {
   });
 
   it('issue 48, D2: a login on one replica reaches the other (its copy renewed); a logout there is a logout everywhere; a replica starting takes the store’s', async () => {
-    const [one, two, three] = await redisStores(3);
+    const [one, two, three] = sharedStores(3);
     const renewed: string[] = [];
     const r1 = replica(one!, 'r1');
     const r2 = replica(two!, 'r2', renewed);
@@ -153,7 +153,7 @@ describeWith(['redis-server'])('logins shared by replicas', () => {
   });
 
   it('issue 48, D3: a browser’s leg claimed by one replica is answered by it when it lands on another; a login whose replica is gone says so', async () => {
-    const [one, two] = await redisStores(2);
+    const [one, two] = sharedStores(2);
     const owner = createLoginRelay({ store: one!, self: 'r1', logger });
     const other = createLoginRelay({ store: two!, self: 'r2', logger });
     const seen: string[] = [];
@@ -182,7 +182,7 @@ describeWith(['redis-server'])('logins shared by replicas', () => {
     ).toBeUndefined();
     await one!.close();
     await owner.claim('flow-2', 60_000);
-    await two!.claim('login:flow-2', 'r1', 60_000);
+    await two!.put(KEYS.loginOwner('flow-2'), 'r1', { ttlMs: 60_000 });
     const gone = await other.forward(
       '/oauth/login',
       new URL('http://g.example/oauth/login?flow=flow-2'),

@@ -8,7 +8,8 @@ import { EventEmitter } from 'node:events';
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import type { RateLimiter } from '../../src/app/rate-limiter.js';
-import type { SharedStore } from '../../src/app/store.js';
+import { createLocalStore } from '../../src/app/state/local.js';
+import { KEYS, type SharedStore } from '../../src/app/state/store.js';
 import { createTasks, MAX_TASKS, MAX_TASKS_PER_CALLER } from '../../src/app/tasks.js';
 import type { Config } from '../../src/config/types.js';
 import { failure, ok, type Result } from '../../src/core/result.js';
@@ -77,14 +78,9 @@ describe('the book of relayed tasks', () => {
   });
 
   it('X5: a store record this gateway did not write is no task; one it wrote is found by another book', async () => {
-    const kept = new Map<string, string>([
-      ['task:forged', '{"server":"jobs"}'],
-      ['task:junk', 'not json'],
-    ]);
-    const store = {
-      claim: async (key: string, value: string) => (kept.set(key, value), true),
-      claimed: async (key: string) => kept.get(key),
-    };
+    const store = createLocalStore();
+    await store.put(KEYS.task('forged'), '{"server":"jobs"}');
+    await store.put(KEYS.task('junk'), 'not json');
     const one = relay(() => ok({ status: 'working' }), store);
     const other = relay(() => ok({ status: 'working' }), store);
     for (const id of ['forged', 'junk'])
@@ -119,11 +115,8 @@ describe('the book of relayed tasks', () => {
 
   it('X9: one principal’s flood forgets its own oldest tasks, never another’s', async () => {
     const released: string[] = [];
-    const store = {
-      claim: async () => true,
-      claimed: async () => undefined,
-      release: async (key: string) => void released.push(key),
-    };
+    const local = createLocalStore();
+    const store = { ...local, delete: (key: string) => (released.push(key), local.delete(key)) };
     const { tasks } = relay(() => ok({ status: 'working' }), store);
     const bobs = String((await tasks.created(created('bob-1'), 'token:bob'))['taskId']);
     const first = String((await tasks.created(created('a0'), 'token:alice'))['taskId']);
@@ -133,7 +126,7 @@ describe('the book of relayed tasks', () => {
     expect(tasks.counts().get('jobs')).toBe(MAX_TASKS_PER_CALLER + 1);
     // Each forgotten task's store record goes with it.
     expect(released).toHaveLength(51);
-    expect(released[0]).toBe(`task:${first}`);
+    expect(released[0]).toBe(KEYS.task(first));
   });
 
   it('X9: past MAX_TASKS the largest holder’s oldest goes', async () => {

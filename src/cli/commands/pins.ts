@@ -19,7 +19,8 @@ import {
   writePinsFile,
 } from '../../app/memory.js';
 import { sharedNames } from '../../app/shared-memory.js';
-import { createStore, type SharedStore } from '../../app/store.js';
+import { createRedisStore } from '../../app/state/redis.js';
+import { KEYS, type SharedStore } from '../../app/state/store.js';
 import pino from 'pino';
 import type { CliIO } from '../common.js';
 import { CliError, EXIT, loadConfigOrFail, parseCommandArgs, resolveConfigPath } from '../common.js';
@@ -62,7 +63,7 @@ async function stateOf(config: Config, server: ServerConfig, shared: Shared) {
   const paths = memoryPaths(config.stateDir, server, config.file);
   const names = sharedNames(config, server);
   const fromStore = async (name: string): Promise<unknown> => {
-    const json = await shared?.get(name).catch(() => undefined);
+    const json = await shared?.get(KEYS.state(name)).catch(() => undefined);
     return parseBoundedJson(json, STATE_FILE_BOUNDS);
   };
   const catalog = catalogOf(await fromStore(names.catalog)) ?? readCatalogFile(paths.catalog);
@@ -103,7 +104,7 @@ export async function run(args: readonly string[], io: CliIO): Promise<number> {
   const file = resolveConfigPath(values['config'] as string | undefined, process.env, process.cwd());
   const config = await loadConfigOrFail(file, io);
   const servers = config.servers.filter((server) => server.enabled);
-  const store = config.store === undefined ? undefined : createStore(config.store.url, quiet);
+  const store = config.store === undefined ? undefined : createRedisStore(config.store.url, quiet);
   try {
     return await command(config, servers, positionals, values, io, store);
   } finally {
@@ -177,7 +178,7 @@ async function command(
   }
   await writePinsFile(state.paths.pins, server.name, pins);
   // Issue 48: every replica takes the approval from the store.
-  await store?.set(sharedNames(config, server).pins, JSON.stringify(pinsFile(server.name, pins)));
+  await store?.put(KEYS.state(sharedNames(config, server).pins), JSON.stringify(pinsFile(server.name, pins)));
   for (const change of approved)
     io.err(`Approved: ${change.server} ${change.kind} ${change.name} (${change.change})`);
   return EXIT.ok;
