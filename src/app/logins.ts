@@ -27,10 +27,12 @@ import {
   type LoginRedirect,
 } from '../downstream/oauth-login.js';
 import { createSignIn, type SignIn, type SignInOptions } from './browser-sign-in.js';
-import { createStatusSignIn, STATUS_LOGIN_PATH, type SharedSessions } from './status-signin.js';
+import { createStatusSignIn, sharedSessions, STATUS_LOGIN_PATH } from './status-signin.js';
 import type { Principal } from '../core/policy.js';
 import { createLoginBinding, LOGIN_START_PATH, SIGN_IN_PATH, type BrowserAnswer } from './login-binding.js';
-import type { LoginRelay } from './login-relay.js';
+import { createLoginRelay } from './login-relay.js';
+import { shareLogins } from './shared-logins.js';
+import type { SharedStore } from './state/store.js';
 
 /** The gateway's OAuth callback, under its public URL. */
 export const LOGIN_CALLBACK_PATH = '/oauth/callback';
@@ -52,10 +54,12 @@ export interface LoginsOptions {
   readonly timeoutMs?: number;
   /** O4: `http.auth.admins`, who may sign in to the status page. @default [] */
   readonly admins?: readonly string[];
-  /** Issue 48: with a shared store, a browser's leg may land on any replica. */
-  readonly relay?: LoginRelay;
-  /** Issue 48: the status page's sessions, known to every replica. */
-  readonly sessions?: SharedSessions;
+  /**
+   * Issue 48: the store the replicas share. With it, callers' downstream logins are shared (each
+   * replica's token file kept in line), a browser's leg may land on any replica (the one that
+   * started its login answers it), and the status page's sessions are known to every replica.
+   */
+  readonly store?: SharedStore;
 }
 
 /** One login in progress. */
@@ -83,6 +87,11 @@ export interface Logins {
   browser(path: string, url: URL, cookie: string | undefined): Promise<BrowserAnswer | undefined>;
   /** Starts `principal`'s login to `server`, or joins the one in progress. */
   begin(server: ServerConfig, principal: string): Promise<Login>;
+  /**
+   * Issue 48: brings the token files of `servers` in line with the store (a replica starting, a
+   * reload, the store back after an outage); undefined without a store (nothing to wait for).
+   */
+  share(servers: readonly ServerConfig[]): Promise<void> | undefined;
 }
 
 type Waiting = { resolve(callback: LoginCallback): void; reject(error: Error): void };
@@ -96,12 +105,16 @@ export function createLogins(options: LoginsOptions): Logins {
   const running = new Map<string, Promise<Login>>();
   let signIn: SignIn | undefined;
   const timeoutMs = options.timeoutMs ?? 300_000;
-  const { relay } = options;
+  const { store, logger } = options;
+  // Issue 48: this replica among the others, its logins shared and its browser legs relayed.
+  const self = randomUUID();
+  const shared = store && shareLogins({ store, logger, self, loggedIn: options.loggedIn });
+  const relay = store && createLoginRelay({ store, self, logger });
   /** Issue 48: a key a browser's leg carries is this replica's (nothing to do without a store). */
   const claim = (key: string): Promise<void> => relay?.claim(key, timeoutMs) ?? Promise.resolve();
   const statusSignIn = createStatusSignIn({
     claim,
-    ...(options.sessions !== undefined ? { shared: options.sessions } : {}),
+    ...(store !== undefined ? { shared: sharedSessions(store) } : {}),
     signIn: () => signIn,
     admins: options.admins ?? [],
     base: () => base ?? '',
@@ -218,6 +231,7 @@ export function createLogins(options: LoginsOptions): Logins {
         ? undefined
         : { ...answer, headers: { ...PAGE_HEADERS, ...answer.headers } };
     },
+    share: (servers) => shared?.attach(servers),
     begin(server, principal) {
       const key = `${server.name}\u0000${principal}`;
       let login = running.get(key);

@@ -3,9 +3,10 @@
  * stdio or HTTP hosting. The only module that knows every other layer; each part only knows the
  * narrow interface it is given here. It reads top to bottom, in the order the parts are used:
  * the list-change bus is created first, so that whatever publishes on it (the catalogs, the log
- * forwarding) gets it at construction. Two references point forward, in callbacks that run
- * later: the metrics read the catalog's size when scraped (the catalogs count their
- * announcements in the metrics), and an approval of pins rebuilds the catalogs (K4).
+ * forwarding) gets it at construction; the extensions before the metrics that count their
+ * methods. Three references point forward, in callbacks that run later: an approval of pins
+ * rebuilds the catalogs (K4), a store reconnected is given this replica's logins again (issue
+ * 55), and the catalogs and the log forwarding count what they send in the metrics.
  */
 import type { Era } from '../core/options.js';
 import type { Logger } from 'pino';
@@ -245,18 +246,13 @@ export function createProxy(config: Config, options: ProxyOptions): Proxy {
   // E4: the one list-change bus, before anything that publishes on it.
   const notifier = createNotifier(logger);
   // K1–K4, issue 48: what is remembered of each server (an approval rebuilds the catalogs), and
-  // the store the replicas share.
-  const { memory, store, relay, sessions, ...remembered } = rememberedState(base, scrub, () =>
-    catalogs.rebuild(),
+  // the store the replicas share (given this replica's logins again when it reconnects).
+  const { memory, store, ...remembered } = rememberedState(
+    base,
+    scrub,
+    () => catalogs.rebuild(),
+    () => void logins.share(servers.list()),
   );
-  const metrics = createMetrics({
-    pool,
-    catalogSize: () => catalogs.tools().tools.length,
-    sessions: () => https.reduce((open, handle) => open + handle.sessionCount(), 0),
-    definitionChanges: () => countByServer(memory.changes()),
-    tasks: () => tasks.counts(),
-    extensionMethods: () => extensions.flatMap((extension) => extension.methods),
-  });
   const catalogs = createCatalogs({
     ...base,
     memory,
@@ -283,6 +279,29 @@ export function createProxy(config: Config, options: ProxyOptions): Proxy {
     settleLists: catalogs.settleLists,
     log: (params) => (metrics.forwarded('log'), notifier.log(params)),
   });
+  // D3: callers' own logins to servers behind `auth: oauth`, once an HTTP endpoint gives them a
+  // callback; with a store, shared by the replicas (issue 48).
+  const logins = createLogins({
+    logger,
+    admins: config.http.auth?.admins ?? [],
+    loggedIn: (server, principal) => pool.renewLogin(server, principal),
+    ...(store !== undefined ? { store } : {}),
+  });
+  // Issue 47: the skills of the servers behind (SEP-2640).
+  const skills = createSkills({ ...base, views, settleLists: () => catalogs.settleLists() });
+  // X5: the tasks calls become, relayed for their callers (SEP-2663).
+  const limits = rateLimits(config, store);
+  const tasks = createTasks({ ...base, ...limits, ...(store !== undefined ? { store } : {}) });
+  // Issue 57: the extensions relayed (upstream/ext/), one line each.
+  const extensions = [skillsExtension(skills), tasksExtension(tasks)];
+  const metrics = createMetrics({
+    pool,
+    catalogSize: () => catalogs.tools().tools.length,
+    sessions: () => https.reduce((open, handle) => open + handle.sessionCount(), 0),
+    definitionChanges: () => countByServer(memory.changes()),
+    tasks: () => tasks.counts(),
+    extensionMethods: () => extensions.flatMap((extension) => extension.methods),
+  });
   // O4: the status page's records (a ring and per-server windows; nothing runs until a page asks).
   const { status, statusPage } = statusOf(
     config,
@@ -296,21 +315,6 @@ export function createProxy(config: Config, options: ProxyOptions): Proxy {
   );
   // S2: search_tools rankings in a worker thread, started at the first search.
   const searches = createSearches(logger);
-  // D3: callers' own logins to servers behind `auth: oauth`, once an HTTP endpoint gives them a callback.
-  const logins = createLogins({
-    logger,
-    admins: config.http.auth?.admins ?? [],
-    loggedIn: (server, principal) => pool.renewLogin(server, principal),
-    ...(relay !== undefined ? { relay } : {}),
-    ...(sessions !== undefined ? { sessions } : {}),
-  });
-  // Issue 47: the skills of the servers behind (SEP-2640).
-  const skills = createSkills({ ...base, views, settleLists: () => catalogs.settleLists() });
-  // X5: the tasks calls become, relayed for their callers (SEP-2663).
-  const limits = rateLimits(config, store);
-  const tasks = createTasks({ ...base, ...limits, ...(store !== undefined ? { store } : {}) });
-  // Issue 57: the extensions relayed (upstream/ext/), one line each.
-  const extensions = [skillsExtension(skills), tasksExtension(tasks)];
   const backend = createToolBackend({
     ...base,
     searches,
@@ -375,7 +379,7 @@ export function createProxy(config: Config, options: ProxyOptions): Proxy {
       catalogs.begin(remembered.load());
       if (started !== undefined) return started;
       // Issue 48: a replica's first connections use the logins the others made.
-      const shared = remembered.shareLogins(servers.list());
+      const shared = logins.share(servers.list());
       started = (shared === undefined ? pool.start() : shared.then(() => pool.start())).finally(() => {
         firstRoundDone = true;
         if (!stopping) catalogs.rebuild();
@@ -402,7 +406,7 @@ export function createProxy(config: Config, options: ProxyOptions): Proxy {
       await remembered.close();
     },
     async reload(next, graceMs = 5000) {
-      await remembered.shareLogins(next.servers);
+      await logins.share(next.servers);
       await applyServers(pool, servers, next, graceMs, logger);
       catalogs.rebuild();
       return { restartNeeded: restartNeeded(config, next) };

@@ -1,20 +1,16 @@
 /**
  * The state of a gateway beyond one call (K1–K4, I7, issue 48): what it remembers of each server,
- * mirrored to the store the replicas share when the config names one, callers' downstream logins
- * and the legs of logins in progress shared through it, and the rate limiter counting in that
- * store or in this process. Built by the composition root (`proxy.ts`).
+ * mirrored to the store the replicas share when the config names one, the rate limiter counting
+ * in that store or in this process, and the file links kept there. Built by the composition root
+ * (`proxy.ts`); the logins build their own shared half from the store (logins.ts).
  */
 import { secureStateDir } from './state-files.js';
-import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
-import type { Config, ServerConfig } from '../config/types.js';
+import type { Config } from '../config/types.js';
 import type { DefinitionChange } from '../core/pins.js';
 import { compileLimits } from '../core/rate-limits.js';
 import type { Scrubber } from '../core/secrets.js';
-import type { Pool } from '../downstream/pool.js';
-import { createLoginRelay } from './login-relay.js';
 import { createMemory } from './memory.js';
-import { shareLogins } from './shared-logins.js';
 import { createRateLimiter, localCounts, sharedCounts, type RateLimiter } from './rate-limiter.js';
 import type { ServerSource } from './servers.js';
 import { loadShared, seedShared, watchShared } from './shared-memory.js';
@@ -33,29 +29,19 @@ import { parseBoundedJson } from '../core/bounded-json.js';
  * one (a replica starting loads what the others remembered; an approval there is taken).
  */
 export function rememberedState(
-  { config, servers, logger, pool }: { config: Config; servers: ServerSource; logger: Logger; pool: Pool },
+  { config, servers, logger }: { config: Config; servers: ServerSource; logger: Logger },
   scrub: Scrubber | undefined,
   rebuild: () => void,
+  reconnected: () => void,
 ) {
   // K6: the state folder 0700, no symbolic link followed, never one others can write.
   secureStateDir(config.stateDir);
   // Issue 55: each time the store is (re)connected it is given what this replica knows.
   const reseed = (): void => {
     if (store === undefined) return;
-    void seedShared(store, servers.list(), config, logger).then(() => logins?.attach(servers.list()));
+    void seedShared(store, servers.list(), config, logger).then(reconnected);
   };
   const store = config.store === undefined ? undefined : createRedisStore(config.store.url, logger, reseed);
-  // Issue 48: callers' downstream logins, and the browser's legs of those in progress.
-  const self = randomUUID();
-  const loggedIn = (server: string, principal: string): void => pool.renewLogin(server, principal);
-  const logins = store && shareLogins({ store, logger, self, loggedIn });
-  const relay = store && createLoginRelay({ store, self, logger });
-  // O4: the status page's sessions, by the digest of their cookie.
-  const sessions = store && {
-    put: (key: string, principal: string, ttlMs: number) =>
-      store.put(KEYS.statusSession(key), principal, { ttlMs }).then(() => undefined),
-    get: (key: string) => store.get(KEYS.statusSession(key)),
-  };
   const saved = (name: string, json: string): void =>
     void store?.put(KEYS.state(name), json).catch(() => undefined);
   const memory = createMemory({ config, logger, scrub, pinsChanged: rebuild, saved });
@@ -63,10 +49,6 @@ export function rememberedState(
   return {
     memory,
     store,
-    relay,
-    sessions,
-    /** Brings the token files of `servers` in line with the store (nothing to wait for without one). */
-    shareLogins: (list: readonly ServerConfig[]): Promise<void> | undefined => logins?.attach(list),
     /** Resolves once what the store holds is loaded (at once without a store). */
     load: async (): Promise<void> => {
       if (store !== undefined && (await loadShared(store, memory, servers.list(), config, logger))) rebuild();

@@ -14,6 +14,7 @@ import { cookieOf, digest, randomToken as random, sameDigest } from './browser-s
 import type { SignIn } from './browser-sign-in.js';
 import type { BrowserAnswer } from './login-binding.js';
 import { parseBoundedJson, RECORD_BOUNDS } from '../core/bounded-json.js';
+import { KEYS, type SharedStore } from './state/store.js';
 
 /** Where the page's "Sign in" link points. */
 export const STATUS_LOGIN_PATH = '/oauth/status-login';
@@ -47,6 +48,15 @@ export interface StatusSignInOptions {
 export interface SharedSessions {
   put(key: string, principal: string, ttlMs: number): Promise<void>;
   get(key: string): Promise<string | undefined>;
+}
+
+/** Issue 48: the page's sessions in the store, by the digest of their cookie. */
+export function sharedSessions(store: SharedStore): SharedSessions {
+  return {
+    put: (key, principal, ttlMs) =>
+      store.put(KEYS.statusSession(key), principal, { ttlMs }).then(() => undefined),
+    get: (key) => store.get(KEYS.statusSession(key)),
+  };
 }
 
 /** How long a session taken from the store is trusted here before the store is asked again. */
