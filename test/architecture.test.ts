@@ -118,7 +118,8 @@ describe('architecture boundaries', () => {
       expect(permitted, `${file}: its layer "${layer}" is not in the table`).toBeDefined();
       for (const { spec } of imports(abs)) {
         if (!spec.startsWith('.')) continue;
-        const target = /^(?:\.\.\/)+([^/]+)\//.exec(spec)?.[1];
+        // The layer is the target's first folder under src/ (a room inside a layer is that layer).
+        const target = /^src\/([^/]+)\//.exec(relative(root, resolve(dirname(abs), spec)))?.[1];
         if (target === undefined || target === layer) continue;
         if (!permitted?.includes(target)) offences.push(`${file} (${layer}) imports ${spec}`);
       }
@@ -183,6 +184,24 @@ describe('architecture boundaries', () => {
     };
     for (const file of graph.keys()) visit(file, []);
     expect(circles).toEqual([]);
+  });
+
+  it('arch, issue 57: the rooms of app/ import no room above them: state/ none, logins/ only state/, ext/ only state/', () => {
+    const below: Record<string, readonly string[]> = { state: [], logins: ['state'], ext: ['state'] };
+    const offences: string[] = [];
+    for (const { file, abs } of all) {
+      const room = /^src\/app\/([^/]+)\//.exec(file)?.[1];
+      if (room === undefined) continue;
+      for (const { spec } of imports(abs)) {
+        const target = /^src\/app\/([^/]+)\//.exec(relative(root, resolve(dirname(abs), spec)))?.[1];
+        if (target === undefined || target === room) continue;
+        if (!(below[room] ?? []).includes(target)) offences.push(`${file} imports ${spec}`);
+      }
+    }
+    expect(offences).toEqual([]);
+    // And the top level stays a handful: the rooms take what grows.
+    const top = readdirSync(join(root, 'src/app')).filter((name) => name.endsWith('.ts'));
+    expect(top.length).toBeLessThanOrEqual(22);
   });
 
   it('arch, issue 57: every key the replicas share is made in src/app/state/store.ts (KEYS, CHANNELS)', () => {

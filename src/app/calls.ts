@@ -31,10 +31,10 @@ import { fixedServers, type ServerSource } from './servers.js';
 import type { ToolBackend } from '../upstream/server.js';
 import type { Searches } from './searches.js';
 import type { Views } from './views.js';
-import type { RateLimiter } from './rate-limiter.js';
+import type { RateLimiter } from './state/rate-limiter.js';
 import type { LimitVerdict } from '../core/rate-limits.js';
-import { loginThenCall, needsLogin, type Logins } from './logins.js';
-import type { TaskRelay } from './tasks.js';
+import { loginThenCall, needsLogin, type Logins } from './logins/logins.js';
+import type { TaskRelay } from './ext/tasks.js';
 
 /** What {@link createToolBackend} needs from the proxy. */
 export interface ToolDeps {
@@ -67,7 +67,7 @@ export interface ToolDeps {
   readonly metrics?: Metrics;
   /** D3: callers' own logins to servers behind `auth: oauth` (HTTP only). */
   readonly logins?: Logins;
-  /** X5: where a call's task is kept for its caller (app/tasks.ts). */
+  /** X5: where a call's task is kept for its caller (app/ext/tasks.ts). */
   readonly tasks?: TaskRelay;
   /** S2: rankings off the event loop; without it, the catalog ranks in this thread. */
   readonly searches?: Searches;

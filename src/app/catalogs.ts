@@ -31,7 +31,7 @@ import { raceTimeout } from '../core/timers.js';
 import { systemTimers } from '../wire/timers.js';
 import type { ServerSource } from './servers.js';
 import { ENVELOPE_OUTPUT_SCHEMAS, typedEnvelopeSchema } from '../upstream/envelope-schema.js';
-import type { CatalogMemory } from './memory.js';
+import type { CatalogMemory } from './state/memory.js';
 import type { DefinitionChange } from '../core/pins.js';
 
 /** Where changes are announced (the upstream's list-change bus). */

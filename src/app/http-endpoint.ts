@@ -11,7 +11,7 @@ import type { ToolBackend } from '../upstream/backend.js';
 import type { HealthReport, HttpHandle, HttpOptions } from '../upstream/http.js';
 import type { UpstreamServer } from '../upstream/server.js';
 import { httpIdentity } from './identity.js';
-import { LOGIN_PATHS, type Logins } from './logins.js';
+import { LOGIN_PATHS, type Logins } from './logins/logins.js';
 import type { StatusHandler } from './status-http.js';
 import type { Views } from './views.js';
 

@@ -5,7 +5,7 @@
  * definition is a `definition_changed`: logged with a diff under `pinning: warn`, withheld until
  * an operator approves it under `pinning: hold` (with every new tool of a pinned server). Pure:
  * the digest is given (SHA-256 over the canonical JSON), the pins are read and written by
- * `app/memory.ts`.
+ * `app/state/memory.ts`.
  */
 import { canonicalJson } from './json.js';
 

@@ -62,7 +62,7 @@ function unavailable(target: DispatchTarget, tool: string, why: string): Result 
       state: target.connection.state,
       ...(retryAfterMs !== undefined ? { retry_after_ms: retryAfterMs } : {}),
       ...(target.connection.lastError !== undefined ? { last_error: target.connection.lastError } : {}),
-      // D3: the caller has no usable login to this server (app/logins.ts may ask for one).
+      // D3: the caller has no usable login to this server (app/logins/logins.ts may ask for one).
       ...(target.connection.loginRequired ? { reason: 'login_required' } : {}),
     },
     ...(target.connection.loginRequired ? { instruction: LOGIN_INSTRUCTION } : {}),
@@ -73,7 +73,7 @@ function unavailable(target: DispatchTarget, tool: string, why: string): Result 
  * D2, D3: a request the server refused for want of a (wider) login while the connection stays
  * up: its 403 `insufficient_scope` step-up asked for a scope the stored login lacks, and the
  * gateway never starts a login on its own. Answered as a missing login is (`reason:
- * login_required`), so that app/logins.ts asks a caller with its own identity to log in with the
+ * login_required`), so that app/logins/logins.ts asks a caller with its own identity to log in with the
  * wider scope (kept in the store by oauth-login.ts), and the call runs again.
  */
 function withLoginReason(classified: Result, target: DispatchTarget, error: unknown): Result {

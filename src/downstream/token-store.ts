@@ -38,7 +38,7 @@ interface StoreFile {
 
 /**
  * Issue 48: where a token store's changes go besides its file, when replicas share a store
- * (app/shared-logins.ts). The file stays each replica's copy; the mirror keeps the copies alike.
+ * (app/logins/shared-logins.ts). The file stays each replica's copy; the mirror keeps the copies alike.
  */
 export interface LoginMirror {
   /** `principal`'s login to `server` changed in this file (undefined: it was removed). */

@@ -2,7 +2,7 @@
  * D3, D4: the paths a person's browser comes to while logging in to a downstream server for a
  * caller (the gateway's link, the sign-in's return, the authorization server's callback). A
  * browser carries no bearer token: these are answered past Host/Origin, before the token check,
- * with a page or a redirect that the app's logins (app/logins.ts) decide.
+ * with a page or a redirect that the app's logins (app/logins/logins.ts) decide.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 

@@ -5,8 +5,8 @@
  */
 import type { Logger } from 'pino';
 import { describe, expect, it } from 'vitest';
-import type { SignIn } from '../../src/app/browser-sign-in.js';
-import { createLoginBinding, LOGIN_START_PATH, SIGN_IN_PATH } from '../../src/app/login-binding.js';
+import type { SignIn } from '../../src/app/logins/browser-sign-in.js';
+import { createLoginBinding, LOGIN_START_PATH, SIGN_IN_PATH } from '../../src/app/logins/login-binding.js';
 import { issuerPrincipal } from '../../src/core/policy.js';
 
 const ISSUER = 'https://idp.example.com';

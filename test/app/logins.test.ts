@@ -1,7 +1,7 @@
 /** D3: the gateway's OAuth callback: which answers settle a login in progress, and how (a table). */
 import { describe, expect, it } from 'vitest';
 import type { Logger } from 'pino';
-import { createLogins } from '../../src/app/logins.js';
+import { createLogins } from '../../src/app/logins/logins.js';
 import { callbackAnswer, type LoginCallback } from '../../src/downstream/oauth-login.js';
 
 function waiting(state: string) {

@@ -14,7 +14,13 @@ import { CallToolResultSchema, ListToolsResultSchema } from '@modelcontextprotoc
 import { z } from 'zod';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createProxy } from '../../src/app/proxy.js';
-import { memoryPaths, readPinsFile, readCatalogFile, sha256, writePinsFile } from '../../src/app/memory.js';
+import {
+  memoryPaths,
+  readPinsFile,
+  readCatalogFile,
+  sha256,
+  writePinsFile,
+} from '../../src/app/state/memory.js';
 import type { Config } from '../../src/config/types.js';
 import { approve, comparePins } from '../../src/core/pins.js';
 import { memoryConfig, runtimeConfig } from '../helpers/fixtures.js';

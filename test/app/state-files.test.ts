@@ -1,12 +1,12 @@
 /**
  * K5, K6: the state folder as the gateway finds it: made 0700, never through a symbolic link, and
- * its files read only within bounds (app/state-files.ts).
+ * its files read only within bounds (app/state/state-files.ts).
  */
 import { chmodSync, mkdirSync, mkdtempSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { readStateFile, secureStateDir, StateFolderError } from '../../src/app/state-files.js';
+import { readStateFile, secureStateDir, StateFolderError } from '../../src/app/state/state-files.js';
 import { stateDirPath } from '../../src/config/normalize.js';
 
 const fresh = (): string => mkdtempSync(join(tmpdir(), 'state-dir-'));

@@ -5,8 +5,8 @@
  */
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
-import { createStatusSignIn, type SharedSessions } from '../../src/app/status-signin.js';
-import type { SignIn } from '../../src/app/browser-sign-in.js';
+import { createStatusSignIn, type SharedSessions } from '../../src/app/logins/status-signin.js';
+import type { SignIn } from '../../src/app/logins/browser-sign-in.js';
 import { issuerPrincipal } from '../../src/core/policy.js';
 
 const logger = pino({ level: 'silent' });

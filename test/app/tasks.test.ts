@@ -1,5 +1,5 @@
 /**
- * X5: the gateway's book of relayed tasks (app/tasks.ts) against a scripted pool and store: ids
+ * X5: the gateway's book of relayed tasks (app/ext/tasks.ts) against a scripted pool and store: ids
  * of its own, each bound to its creator; expiry at the task's ttlMs; the oldest forgotten past
  * MAX_TASKS; a store record it did not write is no task; the downstream's errors as they were;
  * a completed task's result normalized.
@@ -7,10 +7,10 @@
 import { EventEmitter } from 'node:events';
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
-import type { RateLimiter } from '../../src/app/rate-limiter.js';
+import type { RateLimiter } from '../../src/app/state/rate-limiter.js';
 import { createLocalStore } from '../../src/app/state/local.js';
 import { KEYS, type SharedStore } from '../../src/app/state/store.js';
-import { createTasks, MAX_TASKS, MAX_TASKS_PER_CALLER } from '../../src/app/tasks.js';
+import { createTasks, MAX_TASKS, MAX_TASKS_PER_CALLER } from '../../src/app/ext/tasks.js';
 import type { Config } from '../../src/config/types.js';
 import { failure, ok, type Result } from '../../src/core/result.js';
 import type { Pool } from '../../src/downstream/pool.js';

@@ -1,6 +1,6 @@
 /** I7: rate limits per caller (pure: the rules, and the limiter over counts and a clock). */
 import { describe, expect, it } from 'vitest';
-import { createRateLimiter, localCounts, sharedCounts } from '../../src/app/rate-limiter.js';
+import { createRateLimiter, localCounts, sharedCounts } from '../../src/app/state/rate-limiter.js';
 import { issuerPrincipal, LOCAL_PRINCIPAL, tokenPrincipal, type Principal } from '../../src/core/policy.js';
 import { compileLimits, type LimitVerdict } from '../../src/core/rate-limits.js';
 

@@ -3,7 +3,7 @@
  * server with `auth: oauth`, kept in the token store for the gateway to use.
  */
 import { spawn } from 'node:child_process';
-import { loginServer, login, logout, principalKey, withSharedLogins } from '../../app/login.js';
+import { loginServer, login, logout, principalKey, withSharedLogins } from '../../app/logins/login.js';
 import type { CliIO } from '../common.js';
 import { CliError, EXIT, loadConfigOrFail, parseCommandArgs, resolveConfigPath } from '../common.js';
 

@@ -17,8 +17,8 @@ import {
   readPinsFile,
   sha256,
   writePinsFile,
-} from '../../app/memory.js';
-import { sharedNames } from '../../app/shared-memory.js';
+} from '../../app/state/memory.js';
+import { sharedNames } from '../../app/state/shared-memory.js';
 import { createRedisStore } from '../../app/state/redis.js';
 import { KEYS, type SharedStore } from '../../app/state/store.js';
 import pino from 'pino';

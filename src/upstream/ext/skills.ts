@@ -1,7 +1,7 @@
 /**
  * Skills (SEP-2640) upstream (issue 47): `skills/list` and `skills/get` on the gateway's server,
  * the extension declared when a server behind it declares it, and `resources/read` of a skill
- * file routed to the skills backend (app/skills.ts, behind the {@link SkillsPort}). The cache
+ * file routed to the skills backend (app/ext/skills.ts, behind the {@link SkillsPort}). The cache
  * fields (`ttlMs`, `cacheScope`) travel to 2026 hosts only, as the SDK's own extension does.
  */
 import type { Server } from '@modelcontextprotocol/server';
@@ -24,7 +24,7 @@ interface Cached {
   readonly cacheScope: 'public' | 'private';
 }
 
-/** The skills of every server, as the app serves them (app/skills.ts). */
+/** The skills of every server, as the app serves them (app/ext/skills.ts). */
 export interface SkillsPort {
   /** Whether every such server serves `resources/directory/read` (`directoryRead: true`). */
   directoryRead(): boolean;

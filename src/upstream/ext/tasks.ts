@@ -1,7 +1,7 @@
 /**
  * Tasks (SEP-2663; issue 47, contract X5) upstream: the extension declared to 2026-07-28 hosts when
  * a server behind the gateway declares it, and `tasks/get`, `tasks/update` and `tasks/cancel`
- * relayed through the app's book (app/tasks.ts, behind the {@link TasksPort}). A request whose
+ * relayed through the app's book (app/ext/tasks.ts, behind the {@link TasksPort}). A request whose
  * caller did not declare the extension is -32021 (SEP-2575), as the spec asks; `tasks/result`
  * and `tasks/list` are not registered (-32601: removed by SEP-2663). The extension is not defined
  * in the 2025 protocol: a 2025 host is neither told of it nor served these methods.
@@ -28,7 +28,7 @@ export interface TaskRequestOptions {
   readonly principal?: Principal;
 }
 
-/** The tasks the gateway relays, as the app keeps them (app/tasks.ts). */
+/** The tasks the gateway relays, as the app keeps them (app/ext/tasks.ts). */
 export interface TasksPort {
   /** `tasks/get`: the task under our id, and a completed task's result, normalized (R3). */
   get(

@@ -6,23 +6,23 @@
  */
 import { secureStateDir } from './state-files.js';
 import type { Logger } from 'pino';
-import type { Config } from '../config/types.js';
-import type { DefinitionChange } from '../core/pins.js';
-import { compileLimits } from '../core/rate-limits.js';
-import type { Scrubber } from '../core/secrets.js';
+import type { Config } from '../../config/types.js';
+import type { DefinitionChange } from '../../core/pins.js';
+import { compileLimits } from '../../core/rate-limits.js';
+import type { Scrubber } from '../../core/secrets.js';
 import { createMemory } from './memory.js';
 import { createRateLimiter, localCounts, sharedCounts, type RateLimiter } from './rate-limiter.js';
-import type { ServerSource } from './servers.js';
+import type { ServerSource } from '../servers.js';
 import { loadShared, seedShared, watchShared } from './shared-memory.js';
-import { createRedisStore } from './state/redis.js';
-import { KEYS, type SharedStore } from './state/store.js';
+import { createRedisStore } from './redis.js';
+import { KEYS, type SharedStore } from './store.js';
 import {
   createFileStore,
   type FileStore,
   type SharedFile,
   type SharedFiles,
-} from '../upstream/file-store.js';
-import { parseBoundedJson } from '../core/bounded-json.js';
+} from '../../upstream/file-store.js';
+import { parseBoundedJson } from '../../core/bounded-json.js';
 
 /**
  * K1–K4, issue 48: the memory of each server, mirrored to the shared store when the config names

@@ -13,26 +13,26 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
-import type { OAuthLoginConfig, RemoteTransportConfig, ServerConfig } from '../config/types.js';
-import { hostCanAnswer, type Caller, type ClientAsk } from '../core/input.js';
-import { commandLine } from '../config/command-line.js';
-import { LOGIN_INSTRUCTION } from '../core/instructions.js';
-import { failure, type Result } from '../core/result.js';
-import { isRecord } from '../core/json.js';
+import type { OAuthLoginConfig, RemoteTransportConfig, ServerConfig } from '../../config/types.js';
+import { hostCanAnswer, type Caller, type ClientAsk } from '../../core/input.js';
+import { commandLine } from '../../config/command-line.js';
+import { LOGIN_INSTRUCTION } from '../../core/instructions.js';
+import { failure, type Result } from '../../core/result.js';
+import { isRecord } from '../../core/json.js';
 import {
   callbackAnswer,
   PAGE_HEADERS,
   runLogin,
   type LoginCallback,
   type LoginRedirect,
-} from '../downstream/oauth-login.js';
+} from '../../downstream/oauth-login.js';
 import { createSignIn, type SignIn, type SignInOptions } from './browser-sign-in.js';
 import { createStatusSignIn, sharedSessions, STATUS_LOGIN_PATH } from './status-signin.js';
-import type { Principal } from '../core/policy.js';
+import type { Principal } from '../../core/policy.js';
 import { createLoginBinding, LOGIN_START_PATH, SIGN_IN_PATH, type BrowserAnswer } from './login-binding.js';
 import { createLoginRelay } from './login-relay.js';
 import { shareLogins } from './shared-logins.js';
-import type { SharedStore } from './state/store.js';
+import type { SharedStore } from '../state/store.js';
 
 /** The gateway's OAuth callback, under its public URL. */
 export const LOGIN_CALLBACK_PATH = '/oauth/callback';

@@ -7,15 +7,15 @@
  * is not lost). A refresh runs on one replica at a time: the others wait for its tokens.
  */
 import type { Logger } from 'pino';
-import type { OAuthLoginConfig, ServerConfig } from '../config/types.js';
+import type { OAuthLoginConfig, ServerConfig } from '../../config/types.js';
 import {
   tokenStore,
   type LoginMirror,
   type StoredLogin,
   type TokenStore,
-} from '../downstream/token-store.js';
-import { CHANNELS, KEYS, type SharedStore } from './state/store.js';
-import { parseBoundedJson, RECORD_BOUNDS } from '../core/bounded-json.js';
+} from '../../downstream/token-store.js';
+import { CHANNELS, KEYS, type SharedStore } from '../state/store.js';
+import { parseBoundedJson, RECORD_BOUNDS } from '../../core/bounded-json.js';
 
 /** How long a refresh may hold its lock, and how long the others wait for it. */
 const REFRESH_LOCK_MS = 15_000;

@@ -11,8 +11,8 @@
 import { createHash, createHmac, randomBytes } from 'node:crypto';
 import { ProtocolErrorCode } from '@modelcontextprotocol/server';
 import type { Logger } from 'pino';
-import type { Config, ServerConfig } from '../config/types.js';
-import type { CallAccess } from '../core/policy.js';
+import type { Config, ServerConfig } from '../../config/types.js';
+import type { CallAccess } from '../../core/policy.js';
 import {
   contentBytes,
   decodeSkillsCursor,
@@ -27,16 +27,16 @@ import {
   skillFolder,
   skillOfFile,
   type SkillEntry,
-} from '../core/skills.js';
-import { canonicalUri } from '../core/uri-canonical.js';
-import { namespaceUri, uriPrefix } from '../core/uri-namespace.js';
-import type { Pool } from '../downstream/pool.js';
-import type { RequestOptions } from '../downstream/feature-requests.js';
-import type { SkillsPort } from '../upstream/ext/skills.js';
-import type { ServerSource } from './servers.js';
-import { declaredBy } from './ext/declared.js';
-import { routedRecord, rpcError } from './routed.js';
-import type { Views } from './views.js';
+} from '../../core/skills.js';
+import { canonicalUri } from '../../core/uri-canonical.js';
+import { namespaceUri, uriPrefix } from '../../core/uri-namespace.js';
+import type { Pool } from '../../downstream/pool.js';
+import type { RequestOptions } from '../../downstream/feature-requests.js';
+import type { SkillsPort } from '../../upstream/ext/skills.js';
+import type { ServerSource } from '../servers.js';
+import { declaredBy } from './declared.js';
+import { routedRecord, rpcError } from '../routed.js';
+import type { Views } from '../views.js';
 
 /**
  * The skills of every server: the upstream handlers' port (upstream/ext/skills.ts, X1–X4), and what

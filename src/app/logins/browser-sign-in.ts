@@ -16,8 +16,8 @@ import {
   type AuthorizationServerMetadata,
   type OAuthClientInformationMixed,
 } from '@modelcontextprotocol/client';
-import type { Principal } from '../core/policy.js';
-import type { Authentication } from '../upstream/identity.js';
+import type { Principal } from '../../core/policy.js';
+import type { Authentication } from '../../upstream/identity.js';
 
 /** How long one request to the issuer may take. */
 const ISSUER_TIMEOUT_MS = 10_000;

@@ -20,7 +20,7 @@
  * exchanged.
  */
 import type { Logger } from 'pino';
-import { PAGE } from '../downstream/oauth-login.js';
+import { PAGE } from '../../downstream/oauth-login.js';
 import { cookieOf, digest, randomToken as random, sameDigest } from './browser-secrets.js';
 import type { SignIn } from './browser-sign-in.js';
 

@@ -10,10 +10,10 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
-import { PAGE } from '../downstream/oauth-login.js';
+import { PAGE } from '../../downstream/oauth-login.js';
 import { LOGIN_START_PATH, type BrowserAnswer } from './login-binding.js';
-import { CHANNELS, KEYS, type SharedStore } from './state/store.js';
-import { parseBoundedJson, RECORD_BOUNDS } from '../core/bounded-json.js';
+import { CHANNELS, KEYS, type SharedStore } from '../state/store.js';
+import { parseBoundedJson, RECORD_BOUNDS } from '../../core/bounded-json.js';
 
 /** How long a relayed leg may take on its owner (a sign-in's code exchange included). */
 const ANSWER_MS = 20_000;

@@ -4,8 +4,8 @@
  * or in the shared store (`store.ts`), where every replica counts the same calls, leased in runs
  * while the limit is far ({@link sharedCounts}); a call no rule counts touches neither.
  */
-import { countKey, type CompiledLimit, type Limits, type LimitVerdict } from '../core/rate-limits.js';
-import type { Principal } from '../core/policy.js';
+import { countKey, type CompiledLimit, type Limits, type LimitVerdict } from '../../core/rate-limits.js';
+import type { Principal } from '../../core/policy.js';
 
 /**
  * Where counts are kept: `increment` returns this call's number in the window (a promise from a

@@ -7,11 +7,11 @@
  */
 import { basename } from 'node:path';
 import type { Logger } from 'pino';
-import type { Config, ServerConfig } from '../config/types.js';
+import type { Config, ServerConfig } from '../../config/types.js';
 import { memoryPaths, type CatalogMemory } from './memory.js';
 import { readStateFile } from './state-files.js';
-import { KEYS, type SharedStore } from './state/store.js';
-import { parseBoundedJson, STATE_FILE_BOUNDS } from '../core/bounded-json.js';
+import { KEYS, type SharedStore } from './store.js';
+import { parseBoundedJson, STATE_FILE_BOUNDS } from '../../core/bounded-json.js';
 
 /** The state folder and the config file its pins are keyed by (memory.ts). */
 export type StateWhere = Pick<Config, 'stateDir'> & Partial<Pick<Config, 'file'>>;

@@ -8,13 +8,13 @@
  * sign-in link sent to someone else signs no one in.
  */
 import type { Logger } from 'pino';
-import { matchesAny, type Principal } from '../core/policy.js';
-import { PAGE } from '../downstream/oauth-login.js';
+import { matchesAny, type Principal } from '../../core/policy.js';
+import { PAGE } from '../../downstream/oauth-login.js';
 import { cookieOf, digest, randomToken as random, sameDigest } from './browser-secrets.js';
 import type { SignIn } from './browser-sign-in.js';
 import type { BrowserAnswer } from './login-binding.js';
-import { parseBoundedJson, RECORD_BOUNDS } from '../core/bounded-json.js';
-import { KEYS, type SharedStore } from './state/store.js';
+import { parseBoundedJson, RECORD_BOUNDS } from '../../core/bounded-json.js';
+import { KEYS, type SharedStore } from '../state/store.js';
 
 /** Where the page's "Sign in" link points. */
 export const STATUS_LOGIN_PATH = '/oauth/status-login';

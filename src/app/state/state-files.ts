@@ -17,7 +17,7 @@ import {
   statSync,
 } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { parseBoundedJson, STATE_FILE_BOUNDS } from '../core/bounded-json.js';
+import { parseBoundedJson, STATE_FILE_BOUNDS } from '../../core/bounded-json.js';
 
 /** K6: the state folder cannot be used as it is (the message says why and what to do). */
 export class StateFolderError extends Error {

@@ -6,11 +6,11 @@
  */
 import { randomUUID } from 'node:crypto';
 import { pino } from 'pino';
-import type { Config, OAuthLoginConfig, ServerConfig } from '../config/types.js';
+import type { Config, OAuthLoginConfig, ServerConfig } from '../../config/types.js';
 import { shareLogins } from './shared-logins.js';
-import { createRedisStore } from './state/redis.js';
-import { runLogin, type LoginOptions } from '../downstream/oauth-login.js';
-import { LOCAL_PRINCIPAL, tokenStore } from '../downstream/token-store.js';
+import { createRedisStore } from '../state/redis.js';
+import { runLogin, type LoginOptions } from '../../downstream/oauth-login.js';
+import { LOCAL_PRINCIPAL, tokenStore } from '../../downstream/token-store.js';
 
 /** A server that logs in with `auth: oauth`. */
 interface LoginServer {

@@ -18,19 +18,19 @@
 import { randomUUID } from 'node:crypto';
 import { ProtocolErrorCode } from '@modelcontextprotocol/server';
 import type { Logger } from 'pino';
-import type { Config } from '../config/types.js';
-import { normalizeCallToolResult } from '../core/normalize.js';
-import { deeperThan, isRecord } from '../core/json.js';
-import { failure } from '../core/result.js';
-import { exposeTask, invalidTask, rememberMs, TASK_BOUNDS, type CreatedTask } from '../core/tasks.js';
-import type { Pool } from '../downstream/pool.js';
-import type { TaskRequestOptions, TasksPort } from '../upstream/ext/tasks.js';
-import { routedRecord, rpcError } from './routed.js';
-import type { ServerSource } from './servers.js';
-import type { RateLimiter } from './rate-limiter.js';
-import { KEYS, type SharedStore } from './state/store.js';
-import type { LimitVerdict } from '../core/rate-limits.js';
-import { parseBoundedJson, RECORD_BOUNDS } from '../core/bounded-json.js';
+import type { Config } from '../../config/types.js';
+import { normalizeCallToolResult } from '../../core/normalize.js';
+import { deeperThan, isRecord } from '../../core/json.js';
+import { failure } from '../../core/result.js';
+import { exposeTask, invalidTask, rememberMs, TASK_BOUNDS, type CreatedTask } from '../../core/tasks.js';
+import type { Pool } from '../../downstream/pool.js';
+import type { TaskRequestOptions, TasksPort } from '../../upstream/ext/tasks.js';
+import { routedRecord, rpcError } from '../routed.js';
+import type { ServerSource } from '../servers.js';
+import type { RateLimiter } from '../state/rate-limiter.js';
+import { KEYS, type SharedStore } from '../state/store.js';
+import type { LimitVerdict } from '../../core/rate-limits.js';
+import { parseBoundedJson, RECORD_BOUNDS } from '../../core/bounded-json.js';
 
 /** The most tasks remembered at once. */
 export const MAX_TASKS = 10_000;

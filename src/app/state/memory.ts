@@ -15,17 +15,17 @@
  * (`state-files.ts`); a secret of the config never reaches them (L2): both hold, and the pins
  * are compared in, the scrubbed form of a definition.
  */
-import { commandLine } from '../config/command-line.js';
+import { commandLine } from '../../config/command-line.js';
 import { createHash } from 'node:crypto';
 import { statSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import type { Logger } from 'pino';
-import type { Config, ServerConfig } from '../config/types.js';
-import { canonicalJson, isRecord } from '../core/json.js';
-import { comparePins, type DefinitionChange, type PinSet } from '../core/pins.js';
-import { scrubDeep, type Scrubber } from '../core/secrets.js';
-import { EMPTY_FEATURES, type FeatureLists } from '../downstream/listing.js';
-import type { ServerSnapshot } from '../downstream/snapshot.js';
+import type { Config, ServerConfig } from '../../config/types.js';
+import { canonicalJson, isRecord } from '../../core/json.js';
+import { comparePins, type DefinitionChange, type PinSet } from '../../core/pins.js';
+import { scrubDeep, type Scrubber } from '../../core/secrets.js';
+import { EMPTY_FEATURES, type FeatureLists } from '../../downstream/listing.js';
+import type { ServerSnapshot } from '../../downstream/snapshot.js';
 import { readStateFile, writeStateFile } from './state-files.js';
 
 /** One server's listing as the catalogs are built from it. */
