@@ -204,6 +204,19 @@ describe('architecture boundaries', () => {
     expect(top.length).toBeLessThanOrEqual(22);
   });
 
+  it('arch, issue 57: the three hubs stay small: createToolBackend <= 250 lines, createUpstreamServer <= 220, createProxy <= 175', () => {
+    const lengthOf = (file: string, name: string): number => {
+      const lines = readFileSync(resolve(root, file), 'utf8').split('\n');
+      const start = lines.findIndex((line) => line.startsWith(`export function ${name}`));
+      const end = lines.findIndex((line, i) => i > start && line.startsWith('}'));
+      expect(start, `${name} in ${file}`).toBeGreaterThanOrEqual(0);
+      return end - start + 1;
+    };
+    expect(lengthOf('src/app/calls.ts', 'createToolBackend')).toBeLessThanOrEqual(250);
+    expect(lengthOf('src/upstream/server.ts', 'createUpstreamServer')).toBeLessThanOrEqual(220);
+    expect(lengthOf('src/app/proxy.ts', 'createProxy')).toBeLessThanOrEqual(175);
+  });
+
   it('arch, issue 57: every key the replicas share is made in src/app/state/store.ts (KEYS, CHANNELS)', () => {
     const literal = /\bstore\??\.(get|put|delete|increment|setField|fields|publish|subscribe)\(\s*[`'"]/;
     const offences = all

@@ -90,65 +90,6 @@ export function createToolBackend(deps: ToolDeps): ToolBackend<PreparedCall> {
   const { loggerOf } = steps;
   const outcome = steps.answer;
 
-  /**
-   * N12, U6: the result's `_meta` with its `ui://` URIs exposed; and a tool whose results belong
-   * to an MCP App (it has a UI or a visibility, or an app called it by its downstream name) is
-   * answered in its server's own shape, which the app's code reads.
-   */
-  function exposeForApps<R extends Result>(result: R, entry: ExposedTool, forApp: boolean): R {
-    let out = result;
-    const own = result.meta.resultMeta;
-    if (own !== undefined) {
-      const server = servers.get(entry.server);
-      const prefix = uriPrefix(config.prefix, server?.prefix ?? entry.server);
-      const { resultMeta: _own, ...meta } = out.meta;
-      const resultMeta = carriedMeta(own, prefix);
-      out = { ...out, meta: resultMeta === undefined ? meta : { ...meta, resultMeta } };
-    }
-    if (forApp && result.original !== undefined) out = { ...out, rendering: 'original' };
-    return out;
-  }
-
-  /**
-   * T9: an unknown name under the prefix of a server that is not up and has no tools listed (it
-   * never came up, or its tools were withheld) is answered `downstream_unavailable`, naming the
-   * server and its last error: "did you mean <another server's tool>" would send the agent the
-   * wrong way. The longest matching prefix wins (`git` and `git_hub`).
-   */
-  function notUp(name: string): FailureResult | undefined {
-    let best: { server: ServerConfig; prefix: string } | undefined;
-    for (const server of servers.list()) {
-      // T1's name with an empty tool: `<global>_<server>_`, or "" for an unprefixed server.
-      const prefix = composeName({
-        globalPrefix: config.prefix,
-        serverPrefix: server.prefix,
-        separator: config.separator,
-        tool: '',
-      });
-      if (prefix === '') continue;
-      if (name.startsWith(prefix) && prefix.length > (best?.prefix.length ?? 0)) best = { server, prefix };
-    }
-    if (best === undefined) return undefined;
-    const snapshot = pool.snapshot().find((entry) => entry.name === best.server.name);
-    if (snapshot === undefined || snapshot.state === 'ready' || snapshot.tools.length > 0) return undefined;
-    const why = snapshot.lastError !== undefined ? `: ${snapshot.lastError}` : '';
-    return failure(
-      'downstream_unavailable',
-      `Server "${snapshot.name}" is ${snapshot.state} and its tools are not known yet, so "${name}" cannot be called${why}`,
-      {
-        meta: { server: snapshot.name },
-        errorData: {
-          state: snapshot.state,
-          ...(snapshot.retryAfterMs !== undefined ? { retry_after_ms: snapshot.retryAfterMs } : {}),
-          ...(snapshot.lastError !== undefined ? { last_error: snapshot.lastError } : {}),
-          // D2, R4: not an outage: the user logs in first.
-          ...(snapshot.loginRequired === true ? { reason: 'login_required' } : {}),
-        },
-        ...(snapshot.loginRequired === true ? { instruction: LOGIN_INSTRUCTION } : {}),
-      },
-    );
-  }
-
   /** S1's pair for the servers now, worked out again only when a reload replaces them. */
   let pairOf:
     { readonly servers: readonly ServerConfig[]; readonly pair: SearchPair | undefined } | undefined;
@@ -198,22 +139,6 @@ export function createToolBackend(deps: ToolDeps): ToolBackend<PreparedCall> {
     };
   }
 
-  /** K4: the refusal of a call to a tool withheld for a changed definition (`pinning: hold`). */
-  function heldTool(name: string): Result | undefined {
-    const change = deps.held?.(name);
-    if (change === undefined) return undefined;
-    return failure(
-      'definition_changed',
-      // Issue 55: never the new text (it may carry what the hold holds back): the diff is the
-      // operator's (`pins`, the log, the status page).
-      `The definition of "${name}" changed since it was pinned and is withheld until an operator reviews and approves it (${commandLine(['pins', 'approve', change.server, change.name])})`,
-      {
-        meta: { server: change.server, tool: change.name },
-        errorData: { server: change.server, tool: change.name, change: change.change },
-      },
-    );
-  }
-
   /** T9: the call named no tool. */
   function unknownTool(prepared: PreparedCall | Result): boolean {
     return !isForward(prepared) && !prepared.success && prepared.errorType === 'unknown_tool';
@@ -233,7 +158,9 @@ export function createToolBackend(deps: ToolDeps): ToolBackend<PreparedCall> {
     // T9: a name of a server that never came up is that server's failure, not a typo; K4: a
     // withheld definition is refused as such.
     const refused =
-      (!prepared.success && prepared.errorType === 'unknown_tool' && (heldTool(called) ?? notUp(called))) ||
+      (!prepared.success &&
+        prepared.errorType === 'unknown_tool' &&
+        (heldTool(deps.held, called) ?? notUp(config, servers, pool, called))) ||
       prepared;
     return outcome(refused, deps.catalog().get(called), {
       exposedName: echoedName(called),
@@ -348,7 +275,7 @@ export function createToolBackend(deps: ToolDeps): ToolBackend<PreparedCall> {
       // S4: a call through `call_tool` is the named tool's call.
       const exposedName = call.exposedName ?? options.exposedName ?? call.entry.name;
       const forApp = call.entry.app !== undefined || exposedName !== call.entry.name;
-      return outcome(exposeForApps(result, call.entry, forApp), call.entry, {
+      return outcome(exposeForApps(config, servers, result, call.entry, forApp), call.entry, {
         exposedName,
         requestId: options.requestId,
         principal: options.principal,
@@ -376,6 +303,87 @@ export function createToolBackend(deps: ToolDeps): ToolBackend<PreparedCall> {
       pool.releaseCaller(instance);
     },
   };
+}
+
+/**
+ * N12, U6: the result's `_meta` with its `ui://` URIs exposed; and a tool whose results belong
+ * to an MCP App (it has a UI or a visibility, or an app called it by its downstream name) is
+ * answered in its server's own shape, which the app's code reads.
+ */
+function exposeForApps<R extends Result>(
+  config: Config,
+  servers: ServerSource,
+  result: R,
+  entry: ExposedTool,
+  forApp: boolean,
+): R {
+  let out = result;
+  const own = result.meta.resultMeta;
+  if (own !== undefined) {
+    const server = servers.get(entry.server);
+    const prefix = uriPrefix(config.prefix, server?.prefix ?? entry.server);
+    const { resultMeta: _own, ...meta } = out.meta;
+    const resultMeta = carriedMeta(own, prefix);
+    out = { ...out, meta: resultMeta === undefined ? meta : { ...meta, resultMeta } };
+  }
+  if (forApp && result.original !== undefined) out = { ...out, rendering: 'original' };
+  return out;
+}
+
+/**
+ * T9: an unknown name under the prefix of a server that is not up and has no tools listed (it
+ * never came up, or its tools were withheld) is answered `downstream_unavailable`, naming the
+ * server and its last error: "did you mean <another server's tool>" would send the agent the
+ * wrong way. The longest matching prefix wins (`git` and `git_hub`).
+ */
+function notUp(config: Config, servers: ServerSource, pool: Pool, name: string): FailureResult | undefined {
+  let best: { server: ServerConfig; prefix: string } | undefined;
+  for (const server of servers.list()) {
+    // T1's name with an empty tool: `<global>_<server>_`, or "" for an unprefixed server.
+    const prefix = composeName({
+      globalPrefix: config.prefix,
+      serverPrefix: server.prefix,
+      separator: config.separator,
+      tool: '',
+    });
+    if (prefix === '') continue;
+    if (name.startsWith(prefix) && prefix.length > (best?.prefix.length ?? 0)) best = { server, prefix };
+  }
+  if (best === undefined) return undefined;
+  const snapshot = pool.snapshot().find((entry) => entry.name === best.server.name);
+  if (snapshot === undefined || snapshot.state === 'ready' || snapshot.tools.length > 0) return undefined;
+  const why = snapshot.lastError !== undefined ? `: ${snapshot.lastError}` : '';
+  return failure(
+    'downstream_unavailable',
+    `Server "${snapshot.name}" is ${snapshot.state} and its tools are not known yet, so "${name}" cannot be called${why}`,
+    {
+      meta: { server: snapshot.name },
+      errorData: {
+        state: snapshot.state,
+        ...(snapshot.retryAfterMs !== undefined ? { retry_after_ms: snapshot.retryAfterMs } : {}),
+        ...(snapshot.lastError !== undefined ? { last_error: snapshot.lastError } : {}),
+        // D2, R4: not an outage: the user logs in first.
+        ...(snapshot.loginRequired === true ? { reason: 'login_required' } : {}),
+      },
+      ...(snapshot.loginRequired === true ? { instruction: LOGIN_INSTRUCTION } : {}),
+    },
+  );
+}
+
+/** K4: the refusal of a call to a tool withheld for a changed definition (`pinning: hold`). */
+function heldTool(held: ToolDeps['held'], name: string): Result | undefined {
+  const change = held?.(name);
+  if (change === undefined) return undefined;
+  return failure(
+    'definition_changed',
+    // Issue 55: never the new text (it may carry what the hold holds back): the diff is the
+    // operator's (`pins`, the log, the status page).
+    `The definition of "${name}" changed since it was pinned and is withheld until an operator reviews and approves it (${commandLine(['pins', 'approve', change.server, change.name])})`,
+    {
+      meta: { server: change.server, tool: change.name },
+      errorData: { server: change.server, tool: change.name, change: change.change },
+    },
+  );
 }
 
 /** Issue 56: `result` with the time its call waited for its server added to `elapsed_ms`. */

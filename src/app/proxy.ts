@@ -20,34 +20,35 @@ import { Pool } from '../downstream/pool.js';
 import type { PoolOptions, ServerSnapshot } from '../downstream/pool.js';
 import { transportFactory, type EarlyChildren } from '../downstream/transport.js';
 import type { HealthReport, HttpHandle, HttpOptions } from '../upstream/http.js';
-import { createInputRounds, type InputRounds } from '../upstream/input-rounds.js';
+import { createInputRounds } from '../upstream/input-rounds.js';
 import { createNotifier } from '../upstream/notifier.js';
 import { createUpstreamServer, type UpstreamServer } from '../upstream/server.js';
 import { serveStdio } from '../upstream/stdio.js';
 import type { StdioHandle, StdioOptions } from '../upstream/stdio.js';
-import { createCatalogs, type Catalogs } from './catalogs.js';
-import type { CatalogMemory } from './state/memory.js';
+import { createCatalogs } from './catalogs.js';
 import { countByServer, fileStore, rateLimits, rememberedState } from './state/state.js';
-import type { SharedStore } from './state/store.js';
 import type { DefinitionChange } from '../core/pins.js';
 import { createLogins } from './logins/logins.js';
 import { createSkills, type SkillsBackend } from './ext/skills.js';
 import { createTasks } from './ext/tasks.js';
 import { skillsExtension } from '../upstream/ext/skills.js';
 import { tasksExtension } from '../upstream/ext/tasks.js';
-import type { SkillEntry } from '../core/skills.js';
-import { STATUS_LOGIN_PATH } from './logins/status-signin.js';
 import { createFeatures } from './features.js';
 import { createHealth, type ServerHealth } from './health.js';
 import { createMetrics } from './metrics.js';
-import { createStatus, type Status } from './status.js';
-import type { StatusHandler } from './status-http.js';
+import { createStatus, type Status, type StatusSources } from './status.js';
+import type { CatalogMemory } from './state/memory.js';
+import type { SharedStore } from './state/store.js';
+import type { SkillEntry } from '../core/skills.js';
+import { STATUS_LOGIN_PATH } from './logins/status-signin.js';
+import { stopInOrder } from './shutdown.js';
 import { applyServers, restartNeeded } from './reload.js';
 import { serverHolder } from './servers.js';
 import { createToolBackend } from './calls.js';
 import { createSearches } from './searches.js';
 import { callerViews, renderings } from './identity.js';
-import { listenEndpoint } from './http-endpoint.js';
+import { listenEndpoint, type EndpointParts } from './http-endpoint.js';
+import type { StatusHandler } from './status-http.js';
 import type { Views } from './views.js';
 import { PACKAGE_NAME, packageVersion } from './version.js';
 
@@ -144,14 +145,21 @@ function createPool(config: Config, options: ProxyOptions, scrub: Scrubber | und
   });
 }
 
-/** Q3: the input rounds `config.input_required` asks for. */
-function inputRounds(config: Config, logger: Logger): InputRounds {
-  return createInputRounds({
-    ...(config.inputRequired.stateKey !== undefined ? { key: config.inputRequired.stateKey } : {}),
-    roundTimeoutMs: config.inputRequired.roundTimeoutMs,
-    maxRounds: config.inputRequired.maxRounds,
-    logger,
-  });
+/** U1, R2, I6, Q3, L2: what the upstream server takes from the config and the options. */
+function upstreamSettings(config: Config, options: ProxyOptions, scrub: Scrubber | undefined) {
+  return {
+    ...(options.profile !== undefined ? { profile: options.profile } : {}),
+    ...renderings(config),
+    serverInfo: { name: PACKAGE_NAME, version: packageVersion() },
+    // Q3: the input rounds `config.input_required` asks for.
+    rounds: createInputRounds({
+      ...(config.inputRequired.stateKey !== undefined ? { key: config.inputRequired.stateKey } : {}),
+      roundTimeoutMs: config.inputRequired.roundTimeoutMs,
+      maxRounds: config.inputRequired.maxRounds,
+      logger: options.logger,
+    }),
+    ...(scrub !== undefined ? { scrub } : {}),
+  };
 }
 
 /**
@@ -163,7 +171,7 @@ function statusOf(
   pool: Pool,
   catalog: () => Catalog,
   memory: CatalogMemory,
-  options: Pick<ProxyOptions, 'problems'>,
+  problems: StatusSources['problems'],
   scrub: Scrubber | undefined,
   skills: () => ReadonlyMap<string, readonly SkillEntry[]>,
   store: SharedStore | undefined,
@@ -174,7 +182,7 @@ function statusOf(
     catalog,
     clock: Date.now,
     version: packageVersion(),
-    ...(options.problems !== undefined ? { problems: options.problems } : {}),
+    ...(problems !== undefined ? { problems } : {}),
     definitionChanges: () => memory.changes(),
     skills,
     ...(store !== undefined ? { store: () => ({ where: store.where, ...store.health() }) } : {}),
@@ -193,35 +201,43 @@ function statusOf(
   return { status, statusPage };
 }
 
+/** What {@link hosting} serves: the parts every endpoint is given. */
+type HostedParts = Omit<EndpointParts, 'health' | 'metrics' | 'status'> & {
+  readonly health: { report: EndpointParts['health'] };
+  readonly metrics: { scrape: () => ReturnType<Proxy['metrics']> };
+  readonly statusPage: () => Promise<StatusHandler>;
+};
+
 /**
- * P5: stop in order: no new calls, the calls in flight drained (bounded by `graceMs`), the
- * endpoints and sessions closed, then every downstream within what is left of the grace.
+ * U1, O1, O4: the endpoints of one proxy (stdio, HTTP, the metrics and the status page alone),
+ * each kept in `endpoints` for the ordered stop, the HTTP ones in `https` too.
  */
-async function stopInOrder(
-  parts: {
-    readonly catalogs: Pick<Catalogs, 'stop'>;
-    readonly upstream: UpstreamServer;
-    readonly endpoints: readonly { close(): Promise<void> }[];
-    readonly searches: { close(): Promise<void> };
-    readonly pool: Pool;
-    readonly logger: Logger;
-  },
-  graceMs: number,
-): Promise<void> {
-  const { upstream } = parts;
-  const began = Date.now();
-  parts.catalogs.stop();
-  upstream.stopAccepting();
-  const drained = await upstream.drain(graceMs);
-  if (!drained)
-    parts.logger.warn(
-      { inFlight: upstream.inFlight(), graceMs },
-      'calls still running after the grace period',
-    );
-  await Promise.allSettled(parts.endpoints.map((endpoint) => endpoint.close()));
-  await upstream.close();
-  await parts.searches.close();
-  await parts.pool.close({ graceMs: Math.max(0, graceMs - (Date.now() - began)) });
+function hosting(
+  parts: HostedParts,
+  endpoints: { close(): Promise<void> }[],
+  https: HttpHandle[],
+): Pick<Proxy, 'serveStdio' | 'listenHttp' | 'listenMetrics' | 'listenStatus'> {
+  const { config, logger, upstream, onRequest, metrics, statusPage } = parts;
+  const kept = <H extends { close(): Promise<void> }>(handle: H): H => (endpoints.push(handle), handle);
+  return {
+    serveStdio: async (stdioOptions) =>
+      kept(await serveStdio(upstream, { onRequest, ...stdioOptions }, logger)),
+    async listenHttp(overrides = {}) {
+      const status = config.statusPage ? statusPage : undefined;
+      const endpoint = { ...parts, health: parts.health.report, status, metrics: () => metrics.scrape() };
+      const handle = kept(await listenEndpoint(endpoint, overrides));
+      https.push(handle);
+      return handle;
+    },
+    async listenMetrics(port) {
+      const { listenMetrics } = await import('./metrics-endpoint.js');
+      return kept(await listenMetrics(port, () => metrics.scrape()));
+    },
+    async listenStatus(port) {
+      const { listenStatus } = await import('./status-http.js');
+      return kept(await listenStatus(port, await statusPage()));
+    },
+  };
 }
 
 /**
@@ -308,7 +324,7 @@ export function createProxy(config: Config, options: ProxyOptions): Proxy {
     pool,
     catalogs.tools,
     memory,
-    options,
+    options.problems,
     scrub,
     () => skills.recent(),
     store,
@@ -328,27 +344,20 @@ export function createProxy(config: Config, options: ProxyOptions): Proxy {
     tasks,
     ...limits,
     metrics,
-    ...(config.statusPage
-      ? {
-          onCallEnded: (tool, server, result, principal) => status.callEnded(tool, server, result, principal),
-        }
-      : {}),
+    // O4: each call's row on the status page (its method uses no `this`).
+    ...(config.statusPage ? { onCallEnded: status.callEnded } : {}),
   });
   const upstream = createUpstreamServer({
     backend,
     views,
-    ...(options.profile !== undefined ? { profile: options.profile } : {}),
     notifier,
-    ...renderings(config),
+    ...upstreamSettings(config, options, scrub),
     ...(config.output.files === 'resource' ? { files: fileStore(config, store, logger) } : {}),
     logger,
     features: features.backend,
     extensions,
-    serverInfo: { name: PACKAGE_NAME, version: packageVersion() },
     onForward: (kind) => metrics.forwarded(kind),
     listsComplete: () => pool.starting().length === 0,
-    rounds: inputRounds(config, logger),
-    ...(scrub !== undefined ? { scrub } : {}),
   });
   const health = createHealth({
     pool,
@@ -387,19 +396,6 @@ export function createProxy(config: Config, options: ProxyOptions): Proxy {
       });
       return started;
     },
-    async serveStdio(stdioOptions) {
-      const handle = await serveStdio(upstream, { onRequest, ...stdioOptions }, logger);
-      endpoints.push(handle);
-      return handle;
-    },
-    async listenHttp(overrides = {}) {
-      const status = config.statusPage ? statusPage : undefined;
-      const parts = { ...base, upstream, views, backend, logins, onRequest, health: health.report, status };
-      const handle = await listenEndpoint({ ...parts, metrics: () => metrics.scrape() }, overrides);
-      https.push(handle);
-      endpoints.push(handle);
-      return handle;
-    },
     async stop({ graceMs = 5000 } = {}) {
       stopping = true;
       await stopInOrder({ catalogs, upstream, endpoints, searches, pool, logger }, graceMs);
@@ -412,18 +408,11 @@ export function createProxy(config: Config, options: ProxyOptions): Proxy {
       return { restartNeeded: restartNeeded(config, next) };
     },
     metrics: () => metrics.scrape(),
-    async listenMetrics(port) {
-      const { listenMetrics } = await import('./metrics-endpoint.js');
-      const handle = await listenMetrics(port, () => metrics.scrape());
-      endpoints.push(handle);
-      return handle;
-    },
-    async listenStatus(port) {
-      const { listenStatus } = await import('./status-http.js');
-      const handle = await listenStatus(port, await statusPage());
-      endpoints.push(handle);
-      return handle;
-    },
+    ...hosting(
+      { ...base, upstream, views, backend, logins, onRequest, health, metrics, statusPage },
+      endpoints,
+      https,
+    ),
     killAll() {
       pool.killAll();
     },

@@ -5,6 +5,9 @@
  * exit at once, after a last synchronous kill of the children so none is orphaned.
  */
 import type { Logger } from 'pino';
+import type { Pool } from '../downstream/pool.js';
+import type { UpstreamServer } from '../upstream/server.js';
+import type { Catalogs } from './catalogs.js';
 
 /** Options of {@link installShutdown}. */
 export interface ShutdownOptions {
@@ -112,4 +115,35 @@ export function installShutdown(options: ShutdownOptions): ShutdownHandle {
       for (const signal of signals) target.off(signal, onSignal);
     },
   };
+}
+
+/**
+ * P5: stop in order: no new calls, the calls in flight drained (bounded by `graceMs`), the
+ * endpoints and sessions closed, then every downstream within what is left of the grace.
+ */
+export async function stopInOrder(
+  parts: {
+    readonly catalogs: Pick<Catalogs, 'stop'>;
+    readonly upstream: UpstreamServer;
+    readonly endpoints: readonly { close(): Promise<void> }[];
+    readonly searches: { close(): Promise<void> };
+    readonly pool: Pool;
+    readonly logger: Logger;
+  },
+  graceMs: number,
+): Promise<void> {
+  const { upstream } = parts;
+  const began = Date.now();
+  parts.catalogs.stop();
+  upstream.stopAccepting();
+  const drained = await upstream.drain(graceMs);
+  if (!drained)
+    parts.logger.warn(
+      { inFlight: upstream.inFlight(), graceMs },
+      'calls still running after the grace period',
+    );
+  await Promise.allSettled(parts.endpoints.map((endpoint) => endpoint.close()));
+  await upstream.close();
+  await parts.searches.close();
+  await parts.pool.close({ graceMs: Math.max(0, graceMs - (Date.now() - began)) });
 }

@@ -9,27 +9,25 @@
  * This file is the ONLY importer of `render.ts` (R2): a Result becomes JSON here and nowhere else.
  */
 import { Server } from '@modelcontextprotocol/server';
-import type { AuthInfo, CallToolResult, Implementation, ServerContext } from '@modelcontextprotocol/server';
+import type { AuthInfo, CallToolResult, Implementation } from '@modelcontextprotocol/server';
 import type { Logger } from 'pino';
 import type { Result } from '../core/result.js';
 import { scrubDeep, type Scrubber } from '../core/secrets.js';
 import { raceTimeout, type Timers } from '../core/timers.js';
-import { endSpan, startCallSpan } from '../log/trace.js';
 import { systemTimers } from '../wire/timers.js';
 import type { CallerViews, PreparedForward, ToolBackend, UpstreamServer } from './backend.js';
 import { createCallPipeline } from './call-pipeline.js';
 import { createCallerIdentity, type RequestCaller } from './caller-identity.js';
-import { cancellationSignal } from './cancellation.js';
 import { BASE_CAPABILITIES, LIST_HINT, featureCapabilities } from './capabilities.js';
 import { answerCallsDirectly, type CallHandler } from './direct-calls.js';
 import { declaredExtensions, type UpstreamExtension } from './ext/extension.js';
 import { registerFeatureHandlers, type FeatureBackend } from './features.js';
 import { withFileLinks, type FileStore } from './file-store.js';
-import { createInputRounds, type InputRounds, type RoundState } from './input-rounds.js';
+import { createInputRounds, type InputRounds } from './input-rounds.js';
 import { createNotifier, type Era, type Notifier } from './notifier.js';
-import { progressSink } from './progress.js';
 import { renderCallToolResult, type RenderOptions } from './render.js';
-import type { RequestScope } from './scope.js';
+import { createRequestScope } from './scope.js';
+import { toolCallHandler } from './tool-calls.js';
 
 export type { Era } from './notifier.js';
 export type { RenderOptions } from './render.js';
@@ -107,6 +105,24 @@ const CACHE_HINTS = {
 } as const;
 
 /**
+ * R2, F7, L2: a Result as one CallToolResult: file bodies into the store and links into the
+ * result (not for a result an MCP App reads in its server's own shape, U6, whose bodies travel as
+ * they came), rendered, then every interpolated secret scrubbed.
+ */
+function renderer(
+  deps: Pick<UpstreamDeps, 'files' | 'scrub' | 'output'>,
+): (result: Result, owner?: object, rendering?: RenderOptions) => CallToolResult {
+  return (result, owner, rendering = deps.output) => {
+    const kept =
+      deps.files !== undefined && result.files.length > 0 && result.rendering !== 'original'
+        ? deps.files.keep(result, owner)
+        : result;
+    const rendered = renderCallToolResult(kept, rendering);
+    return deps.scrub === undefined ? rendered : scrubDeep(rendered, deps.scrub);
+  };
+}
+
+/**
  * Builds the aggregated upstream server.
  * @example const upstream = createUpstreamServer({ backend, output: { format: 'results', media: 'artifacts' }, logger });
  */
@@ -127,16 +143,7 @@ export function createUpstreamServer<F extends PreparedForward>(deps: UpstreamDe
   });
   const personal = deps.views?.personal === true;
 
-  function render(result: Result, owner?: object, rendering: RenderOptions = output): CallToolResult {
-    // F7: bodies into the store, links into the result; not for a result an MCP App reads in its
-    // server's own shape (U6), whose bodies travel as they came.
-    const kept =
-      deps.files !== undefined && result.files.length > 0 && result.rendering !== 'original'
-        ? deps.files.keep(result, owner)
-        : result;
-    const rendered = renderCallToolResult(kept, rendering);
-    return deps.scrub === undefined ? rendered : scrubDeep(rendered, deps.scrub);
-  }
+  const render = renderer(deps);
 
   /** I6: a caller's profile's own envelope, else the configured one. */
   const renderingOf = (who: RequestCaller): RenderOptions =>
@@ -155,40 +162,6 @@ export function createUpstreamServer<F extends PreparedForward>(deps: UpstreamDe
     deps.features === undefined
       ? undefined
       : extensions.reduce((features, extension) => extension.features?.(features) ?? features, deps.features);
-
-  /**
-   * What every handler family of `server` is given (scope.ts): the caller of a request worked out
-   * at its first ask and kept for that request (a 2025 connection serves many requests, each with
-   * its own `authInfo`), its signal, rendering, the relay of its rounds and the list hints.
-   */
-  function requestScope(server: Server, era: Era, hint: RequestScope['hint']): RequestScope {
-    const asked = new WeakMap<ServerContext, RequestCaller>();
-    const who = (ctx: ServerContext): RequestCaller => {
-      let found = asked.get(ctx);
-      if (found === undefined) asked.set(ctx, (found = callers.resolve(server, era, ctx)));
-      return found;
-    };
-    return {
-      era,
-      who,
-      signal: (ctx) => cancellationSignal(ctx.mcpReq.signal),
-      render: (result, caller) => render(result, caller.filesOwner, renderingOf(caller)),
-      // Q3: a 2026 server's rounds of prompts/get and resources/read, bound like a call's.
-      relay: (ctx, asked, run) =>
-        rounds.relayRequest(
-          {
-            name: asked.key,
-            state: ctx.mcpReq.requestState<RoundState>(),
-            responses: ctx.mcpReq.inputResponses,
-            callerId: who(ctx).roundKey,
-            arguments: asked.arguments,
-          },
-          run,
-        ),
-      hint,
-      listed: (kind) => notifier.listed(server, kind),
-    };
-  }
 
   /**
    * One `Server` for either era: the same handlers serve both (the SDK encodes per era). Its
@@ -228,7 +201,13 @@ export function createUpstreamServer<F extends PreparedForward>(deps: UpstreamDe
         ...(personal ? { cacheScope: 'private' } : {}),
       };
     };
-    const scope = requestScope(server, era, hint);
+    const scope = createRequestScope(server, era, {
+      callers,
+      rounds,
+      hint,
+      render: (result, who) => render(result, who.filesOwner, renderingOf(who)),
+      listed: (kind) => notifier.listed(server, kind),
+    });
     const files = deps.files;
     for (const extension of extensions) extension.register(server, scope);
     if (extended !== undefined) {
@@ -248,62 +227,15 @@ export function createUpstreamServer<F extends PreparedForward>(deps: UpstreamDe
       scope.listed('tools');
       return scope.hint({ tools: [...tools] });
     });
-    const onCall: CallHandler = (request, ctx) => {
-      const requestId = ctx.mcpReq.id;
-      const name = request.params.name;
-      const who = scope.who(ctx);
-      const called = backend.calledName?.(name, request.params.arguments) ?? name;
-      // O2: a span per upstream call, parented to the request's `traceparent`, named after the
-      // tool only when the tool exists (an unknown name is unbounded input).
-      const known = backend.exposes?.(called) !== false;
-      const meta = ctx.mcpReq._meta as Record<string, unknown> | undefined;
-      const traced = startCallSpan(known ? called : undefined, meta, era, who.subject);
-      const span = { trace: traced.context, outcome: {} as { errorType?: string }, era };
-      const pending = rounds.handle(
-        {
-          name: called,
-          state: ctx.mcpReq.requestState<RoundState>(),
-          responses: ctx.mcpReq.inputResponses,
-          // Q1: the upstream client is this server instance: a 2025 session, a stdio
-          // connection, or (2026 HTTP builds one per request) the request itself.
-          callerKey: server,
-          // Q3: a round is bound to its caller: the session or connection; a 2026 HTTP request
-          // has neither, and every anonymous caller is one (the principal, once there is one).
-          callerId: who.roundKey,
-          arguments: request.params.arguments,
-          capabilities: who.capabilities,
-          // The SDK's per-request signal goes down as it is: whatever a cancelled call rejects
-          // with is classified `cancelled` (R3). It fires on `notifications/cancelled` (legacy,
-          // modern stdio) and when a modern HTTP client closes the call's response stream (P3, E3).
-          signal: ctx.mcpReq.signal,
-          onProgress: progressSink(ctx, () => deps.onForward?.('progress'), logger),
-          detach: era === 'modern',
-        },
-        (run) =>
-          pipeline.answer(name, request.params.arguments, {
-            signal: run.signal,
-            requestId,
-            onProgress: run.onProgress,
-            caller: run.caller,
-            reply: run.reply,
-            who,
-            span,
-          }),
-        (result) => render(pipeline.finish(called, result, requestId), undefined, renderingOf(who)),
-      );
-      calls.add(pending);
-      const ended = (): void => {
-        calls.delete(pending);
-        // A call that came before the first catalog: named now, if its tool turned out to exist.
-        const { errorType } = span.outcome;
-        const named = !known && errorType !== 'unknown_tool' && backend.exposes?.(called) === true;
-        endSpan(traced.span, errorType, named ? called : undefined);
-      };
-      // A protocol error (SEP-2575's -32021) rejects `pending`: the SDK answers it; this side
-      // chain only cleans up, and must not leave a rejection of its own unhandled.
-      pending.then(ended, ended);
-      return pending;
-    };
+    const onCall = toolCallHandler(server, scope, {
+      backend,
+      rounds,
+      pipeline,
+      logger,
+      calls,
+      renderFailure: (result, who) => render(result, undefined, renderingOf(who)),
+      ...(deps.onForward !== undefined ? { onForward: deps.onForward } : {}),
+    });
     server.setRequestHandler('tools/call', onCall);
     return { server, onCall };
   }
