@@ -4,9 +4,10 @@
  * narrow interface it is given here. It reads top to bottom, in the order the parts are used:
  * the list-change bus is created first, so that whatever publishes on it (the catalogs, the log
  * forwarding) gets it at construction; the extensions before the metrics that count their
- * methods. Three references point forward, in callbacks that run later: an approval of pins
+ * methods. Four references point forward, in callbacks that run later: an approval of pins
  * rebuilds the catalogs (K4), a store reconnected is given this replica's logins again (issue
- * 55), and the catalogs and the log forwarding count what they send in the metrics.
+ * 55), the catalogs and the log forwarding count what they send in the metrics, and a completed
+ * task's answer goes through the tool backend's outcome step (X5).
  */
 import type { Era } from '../core/options.js';
 import type { Logger } from 'pino';
@@ -22,7 +23,8 @@ import { transportFactory, type EarlyChildren } from '../downstream/transport.js
 import type { HealthReport, HttpHandle, HttpOptions } from '../upstream/http.js';
 import { createInputRounds } from '../upstream/input-rounds.js';
 import { createNotifier } from '../upstream/notifier.js';
-import { createUpstreamServer, type UpstreamServer } from '../upstream/server.js';
+import { createUpstreamServer, type ToolBackend, type UpstreamServer } from '../upstream/server.js';
+import type { Result } from '../core/result.js';
 import { serveStdio } from '../upstream/stdio.js';
 import type { StdioHandle, StdioOptions } from '../upstream/stdio.js';
 import { createCatalogs } from './catalogs.js';
@@ -30,7 +32,7 @@ import { countByServer, fileStore, rateLimits, rememberedState } from './state/s
 import type { DefinitionChange } from '../core/pins.js';
 import { createLogins } from './logins/logins.js';
 import { createSkills, type SkillsBackend } from './ext/skills.js';
-import { createTasks } from './ext/tasks.js';
+import { createTasks, type AnsweredTask } from './ext/tasks.js';
 import { skillsExtension } from '../upstream/ext/skills.js';
 import { tasksExtension } from '../upstream/ext/tasks.js';
 import { createFeatures } from './features.js';
@@ -201,6 +203,11 @@ function statusOf(
   return { status, statusPage };
 }
 
+/** X5: a completed task's answer through `backend`'s outcome step, named as its call was. */
+function answerTask(backend: Pick<ToolBackend, 'answer'>, result: Result, task: AnsweredTask): Result {
+  return backend.answer?.(task.exposed ?? task.tool, result, undefined, task.owner || undefined) ?? result;
+}
+
 /** What {@link hosting} serves: the parts every endpoint is given. */
 type HostedParts = Omit<EndpointParts, 'health' | 'metrics' | 'status'> & {
   readonly health: { report: EndpointParts['health'] };
@@ -305,9 +312,10 @@ export function createProxy(config: Config, options: ProxyOptions): Proxy {
   });
   // Issue 47: the skills of the servers behind (SEP-2640).
   const skills = createSkills({ ...base, views, settleLists: () => catalogs.settleLists() });
-  // X5: the tasks calls become, relayed for their callers (SEP-2663).
+  // X5: the tasks calls become, relayed for their callers (SEP-2663); a completed one's answer
+  // goes through the tool backend's outcome step, as its call's would have.
   const limits = rateLimits(config, store);
-  const tasks = createTasks({ ...base, ...limits, ...(store !== undefined ? { store } : {}) });
+  const tasks = createTasks({ ...base, ...limits, store, answered: (r, t) => answerTask(backend, r, t) });
   // Issue 57: the extensions relayed (upstream/ext/), one line each.
   const extensions = [skillsExtension(skills), tasksExtension(tasks)];
   const metrics = createMetrics({

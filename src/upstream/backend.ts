@@ -90,12 +90,12 @@ export interface ToolBackend<F extends PreparedForward = PreparedForward> {
    * outermost net, a failed input round): the instruction, the end line in the log, the count.
    * @default the failure as it is
    */
-  answer?(
+  answer?<R extends Result>(
     name: string,
-    result: FailureResult,
+    result: R,
     requestId: string | number | undefined,
     principal?: string,
-  ): FailureResult;
+  ): R;
   /** P10: the caller behind `instance` went away (its session closed): its own copies stop. */
   releaseCaller?(instance: string): void;
 }

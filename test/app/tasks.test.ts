@@ -10,7 +10,7 @@ import { describe, expect, it } from 'vitest';
 import type { RateLimiter } from '../../src/app/state/rate-limiter.js';
 import { createLocalStore } from '../../src/app/state/local.js';
 import { KEYS, type SharedStore } from '../../src/app/state/store.js';
-import { createTasks, MAX_TASKS, MAX_TASKS_PER_CALLER } from '../../src/app/ext/tasks.js';
+import { createTasks, type AnsweredTask, MAX_TASKS, MAX_TASKS_PER_CALLER } from '../../src/app/ext/tasks.js';
 import type { Config } from '../../src/config/types.js';
 import { failure, ok, type Result } from '../../src/core/result.js';
 import type { Pool } from '../../src/downstream/pool.js';
@@ -21,6 +21,7 @@ function relay(
   answer: (method: string, params: Record<string, unknown>) => Result,
   store?: Partial<SharedStore>,
   limiter?: RateLimiter,
+  answered?: (result: Result, task: AnsweredTask) => Result,
 ) {
   let clock = 1_000_000;
   const sent: [string, Record<string, unknown>][] = [];
@@ -39,6 +40,7 @@ function relay(
     now: () => clock,
     ...(store !== undefined ? { store: store as SharedStore } : {}),
     ...(limiter !== undefined ? { limiter } : {}),
+    ...(answered !== undefined ? { answered } : {}),
   });
   return { tasks, sent, tick: (ms: number) => (clock += ms) };
 }
@@ -127,6 +129,28 @@ describe('the book of relayed tasks', () => {
     // Each forgotten task's store record goes with it.
     expect(released).toHaveLength(51);
     expect(released[0]).toBe(KEYS.task(first));
+  });
+
+  it('X5, issue 57: a completed task’s answer goes through the outcome step once, named as its call was; later polls get that same answer', async () => {
+    const seen: [Result, AnsweredTask][] = [];
+    const { tasks } = relay(
+      () => ok({ status: 'completed', result: { content: [{ type: 'text', text: 'done' }] } }),
+      undefined,
+      undefined,
+      (result, task) => (seen.push([result, task]), { ...result, instruction: 'FROM THE OUTCOME STEP' }),
+    );
+    const id = String((await tasks.created(created('c'), 'token:alice', 'jobs_slow'))['taskId']);
+    const first = await tasks.get('token:alice', id, {});
+    const again = await tasks.get('token:alice', id, {});
+    expect(seen).toHaveLength(1);
+    expect(seen[0]?.[1]).toMatchObject({
+      server: 'jobs',
+      tool: 'slow',
+      exposed: 'jobs_slow',
+      owner: 'token:alice',
+    });
+    expect(first.result).toMatchObject({ success: true, instruction: 'FROM THE OUTCOME STEP' });
+    expect(again.result).toBe(first.result);
   });
 
   it('X9: past MAX_TASKS the largest holder’s oldest goes', async () => {

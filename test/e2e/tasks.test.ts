@@ -64,7 +64,8 @@ async function until(url: string, taskId: string, statuses: string[], token?: st
 
 describe('tasks through the gateway (2026-07-28 hosts)', () => {
   it('X5: the extension is declared to a 2026 host; a call becomes a task under the gateway’s id, and its result is the call’s envelope', async () => {
-    const served = await serve();
+    // Debug: a success's end line (L1) is logged at debug.
+    const served = await serve(['log_level: debug']);
     const discovered = await rpc(served.url, 'server/discover', {});
     expect((discovered.result?.['capabilities'] as { extensions?: object }).extensions).toHaveProperty([
       TASKS,
@@ -94,8 +95,19 @@ describe('tasks through the gateway (2026-07-28 hosts)', () => {
       structuredContent: { results: 'computed x', meta_data: { server: 'jobs', tool: 'slow_compute' } },
     });
     expect(JSON.stringify(done)).not.toContain('fixture-conformance-tasks');
+    // Issue 57: the completed task's answer went through the outcome step once, however often
+    // it is polled: counted as its call (O1), logged as its end (L1).
+    expect((await rpc(served.url, 'tasks/get', { taskId })).result?.['result']).toEqual(done['result']);
     // O1: the book and the methods, on /metrics.
     const metrics = await (await fetch(served.url.replace(/\/mcp$/, '/metrics'))).text();
+    expect(metrics).toMatch(
+      /mcp_normalizer_tool_calls_total\{[^}]*tool="slow_compute"[^}]*outcome="ok"[^}]*\} 1\n/,
+    );
+    const ends = served
+      .stderr()
+      .split('\n')
+      .filter((line) => line.includes('"exposedName":"jobs_slow_compute"') && line.includes('"elapsedMs"'));
+    expect(ends).toHaveLength(1);
     expect(metrics).toContain('mcp_normalizer_tasks{server="jobs"} 1');
     expect(metrics).toMatch(
       /mcp_normalizer_upstream_requests_total\{era="modern",method="tasks\/get"\} [1-9]/,

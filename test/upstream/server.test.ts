@@ -8,7 +8,7 @@ import { CallToolResultSchema, ToolListChangedNotificationSchema } from '@modelc
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { failure, ok } from '../../src/core/result.js';
-import type { FailureResult, Result } from '../../src/core/result.js';
+import type { Result } from '../../src/core/result.js';
 import type { ToolBackend, UpstreamServer } from '../../src/upstream/server.js';
 import { ECHO_TOOL, fakeBackend, wireUpstream } from './fake-backend.js';
 
@@ -102,8 +102,8 @@ describe.each([
       ...fakeBackend(() => {
         throw new Error('boom');
       }),
-      answer: (name: string, result: FailureResult) => {
-        answered.push({ name, errorType: result.errorType });
+      answer: <R extends Result>(name: string, result: R): R => {
+        answered.push({ name, errorType: result.success ? 'ok' : result.errorType });
         return { ...result, instruction: 'FROM THE OUTCOME STEP' };
       },
     };

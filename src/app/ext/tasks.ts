@@ -21,7 +21,7 @@ import type { Logger } from 'pino';
 import type { Config } from '../../config/types.js';
 import { normalizeCallToolResult } from '../../core/normalize.js';
 import { deeperThan, isRecord } from '../../core/json.js';
-import { failure } from '../../core/result.js';
+import { failure, type Result } from '../../core/result.js';
 import { exposeTask, invalidTask, rememberMs, TASK_BOUNDS, type CreatedTask } from '../../core/tasks.js';
 import type { Pool } from '../../downstream/pool.js';
 import type { TaskRequestOptions, TasksPort } from '../../upstream/ext/tasks.js';
@@ -36,6 +36,9 @@ import { parseBoundedJson, RECORD_BOUNDS } from '../../core/bounded-json.js';
 export const MAX_TASKS = 10_000;
 /** X9: the most tasks remembered at once for one principal (every anonymous caller is one). */
 export const MAX_TASKS_PER_CALLER = 1_000;
+
+/** X5: what the outcome step of a completed task's answer is told (its call's names and caller). */
+export type AnsweredTask = Pick<TaskRecord, 'server' | 'tool' | 'owner' | 'exposed'>;
 
 /** One task the gateway relays. */
 interface TaskRecord {
@@ -99,14 +102,34 @@ export function createTasks(deps: {
   readonly servers: ServerSource;
   readonly pool: Pool;
   readonly logger: Logger;
-  readonly store?: SharedStore;
+  readonly store?: SharedStore | undefined;
   /** I7, X9: the callers' rate limits, which count each poll as a call of the task's tool. */
   readonly limiter?: RateLimiter;
+  /**
+   * X5: a completed task's result through the outcome step (R4, L1, O1, O4: its instruction, its
+   * end line, its count, its row on the status page), as its call's answer would have gone.
+   * @default as it is
+   */
+  readonly answered?: (result: Result, task: AnsweredTask) => Result;
   readonly now?: () => number;
 }): TaskRelay {
   const { pool, logger, store } = deps;
   const now = deps.now ?? Date.now;
   const book = new Map<string, TaskRecord>();
+  /** X5: each completed task's answer as it went through the outcome step, once per replica. */
+  const answers = new Map<string, Result>();
+  /** The answer of completed task `id`: through the outcome step the first time, kept after. */
+  function answerOf(id: string, record: TaskRecord, result: Result): Result {
+    let answer = answers.get(id);
+    if (answer === undefined) {
+      answer = deps.answered?.(result, record) ?? result;
+      // Bounded as the book is (forget() removes one; the oldest goes past MAX_TASKS), a task
+      // another replica holds included.
+      if (answers.size >= MAX_TASKS) answers.delete(answers.keys().next().value as string);
+      answers.set(id, answer);
+    }
+    return answer;
+  }
 
   /** The ids of each principal's tasks, oldest first. */
   const byOwner = new Map<string, Set<string>>();
@@ -115,6 +138,7 @@ export function createTasks(deps: {
     const record = book.get(id);
     if (record === undefined) return;
     book.delete(id);
+    answers.delete(id);
     const mine = byOwner.get(record.owner);
     mine?.delete(id);
     if (mine?.size === 0) byOwner.delete(record.owner);
@@ -239,13 +263,19 @@ export function createTasks(deps: {
         );
       const { result: _shown, ...rest } = exposeTask(raw, taskId);
       if (rest['status'] !== 'completed' || !isRecord(rawResult)) return { task: rest };
+      const kept = answers.get(taskId);
+      if (kept !== undefined) return { task: rest, result: kept };
       if (deeperThan(rawResult, TASK_BOUNDS.depth))
         return {
           task: rest,
-          result: failure(
-            'downstream_error',
-            `The result of task ${taskId} nests deeper than ${TASK_BOUNDS.depth} levels and was not passed on`,
-            { meta: { server: record.server, tool: record.tool } },
+          result: answerOf(
+            taskId,
+            record,
+            failure(
+              'downstream_error',
+              `The result of task ${taskId} nests deeper than ${TASK_BOUNDS.depth} levels and was not passed on`,
+              { meta: { server: record.server, tool: record.tool } },
+            ),
           ),
         };
       const server = deps.servers.get(record.server);
@@ -258,7 +288,7 @@ export function createTasks(deps: {
         // A server a reload removed meanwhile: the default (its request failed before this anyway).
         inbandErrors: server?.inbandErrors ?? true,
       });
-      return { task: rest, result: normalized };
+      return { task: rest, result: answerOf(taskId, record, normalized) };
     },
     counts() {
       const counts = new Map<string, number>();
