@@ -114,6 +114,7 @@ describe('answers the server makes itself', { timeout: 60_000 }, () => {
     await expect.poll(() => endLines(gateway, 'slow_slow', 'downstream_unavailable')).toHaveLength(1);
     expect(await count(gateway, 'downstream_unavailable')).toMatch(/outcome="downstream_unavailable"} 1$/);
     // P5: the call in flight still gets its answer (over HTTP it was cut off with the socket).
-    expect(envelope(await running).results).toBe('done after 1500 ms and 15 steps');
+    // (Its steps are 100 ms sleeps: on a loaded machine some oversleep, and there are fewer.)
+    expect(envelope(await running).results).toMatch(/^done after 1500 ms and \d+ steps$/);
   });
 });
