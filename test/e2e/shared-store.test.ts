@@ -34,6 +34,16 @@ async function client(url: string, token: string): Promise<Client> {
   return made;
 }
 
+/** Waits (bounded) until each replica's servers are up: its /healthz says `ok`. */
+async function ready(...replicas: { healthUrl: string }[]): Promise<void> {
+  for (const replica of replicas)
+    await expect
+      .poll(async () => ((await (await fetch(replica.healthUrl)).json()) as { status: string }).status, {
+        timeout: 15_000,
+      })
+      .toBe('ok');
+}
+
 type Answer = { meta_data?: { error_type?: string; error_data?: Record<string, unknown> } };
 const echo = async (who: Client): Promise<Answer> =>
   (await who.callTool({ name: 'e_echo', arguments: { text: 'x' } })).structuredContent as Answer;
@@ -114,6 +124,7 @@ describeWith(['redis-server'])('state shared by replicas in Redis', () => {
     const [one, two] = await Promise.all([serveHttp(file), serveHttp(file)]);
     children.push(one.child, two.child);
     const callers = [await client(one.url, ALICE), await client(two.url, ALICE)];
+    await ready(one, two);
     await awayFromWindowEnd(DAY_S * 1000);
     const types: (string | undefined)[] = [];
     // Waves of 64 calls (32 on each replica) until one is refused: bounded at 15 waves.
@@ -127,6 +138,42 @@ describeWith(['redis-server'])('state shared by replicas in Redis', () => {
     expect(types.filter((type) => type !== undefined && type !== 'rate_limited')).toEqual([]);
     expect(allowed).toBeLessThanOrEqual(640);
     expect(allowed).toBeGreaterThanOrEqual(628);
+  });
+
+  it('I7, issue 55: two replicas, one store, 200 calls at once against a limit of 160: at least 98 percent allowed, never above it', async () => {
+    const redis = await startRedis();
+    redises.push(redis);
+    const file = writeConfig(
+      [
+        `store: { url: "${redis.url}" }`,
+        'http:',
+        '  auth:',
+        '    tokens:',
+        `      alice: { token: ${ALICE} }`,
+        'rate_limits:',
+        "  - principals: ['token:alice']",
+        '    calls: 160',
+        `    per_s: ${DAY_S}`,
+        'servers:',
+        fixtureEntry('e', 'echo'),
+      ].join('\n'),
+    );
+    const [one, two] = await Promise.all([serveHttp(file), serveHttp(file)]);
+    children.push(one.child, two.child);
+    const callers = [await client(one.url, ALICE), await client(two.url, ALICE)];
+    // Both replicas' servers up first: 200 calls at once must meet the limit, not a start.
+    await ready(one, two);
+    await awayFromWindowEnd(DAY_S * 1000);
+    const answers = await Promise.all(Array.from({ length: 200 }, async (_, i) => echo(callers[i % 2]!)));
+    const types = answers.map((answer) => answer.meta_data?.error_type);
+    const allowed = types.filter((type) => type === undefined).length;
+    // Anything but a result or the limit's refusal, with its reason.
+    const others = answers
+      .map(({ meta_data }) => meta_data)
+      .filter((meta) => meta?.error_type !== undefined && meta.error_type !== 'rate_limited');
+    expect(others).toEqual([]);
+    expect(allowed).toBeLessThanOrEqual(160);
+    expect(allowed).toBeGreaterThanOrEqual(157);
   });
 
   it('K2, issue 55: a Redis restarted empty is given the catalogs and pins again by the replica that knows them', async () => {
