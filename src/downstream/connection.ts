@@ -418,7 +418,10 @@ export class Connection {
       !this.#lists.withheld,
     );
     this.#setState('down');
-    this.#logger.warn({ error: this.#lastError, retryInMs: delay }, 'downstream down');
+    // D2, issue 56: a server waiting for its user's login is the user's next step, not a fault.
+    if (this.#loginRequired)
+      this.#logger.info({ error: this.#lastError, retryInMs: delay }, 'downstream waits for a login');
+    else this.#logger.warn({ error: this.#lastError, retryInMs: delay }, 'downstream down');
   }
 
   #withhold(): void {

@@ -221,7 +221,7 @@ export class Pool {
     for (const s of down)
       // D2: a server waiting for a login is the user's next step, not a fault.
       if (s.loginRequired === true)
-        this.#logger.warn({ server: s.name, error: s.lastError }, 'downstream needs a login to start');
+        this.#logger.info({ server: s.name, error: s.lastError }, 'downstream needs a login to start');
       else this.#logger.error({ server: s.name, error: s.lastError }, 'downstream failed to start');
   }
 

@@ -7,6 +7,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';
 import type { ServerConfig } from '../../src/config/types.js';
 import { isFailure, type Result } from '../../src/core/result.js';
+import { LoginRequiredError } from '../../src/downstream/oauth-login.js';
 import { Pool, type PoolOptions } from '../../src/downstream/pool.js';
 import { memoryConfig } from '../helpers/fixtures.js';
 import { captureLogger, MemoryTransports, rawServer, type Connectable } from '../helpers/memory-servers.js';
@@ -107,6 +108,25 @@ describe('Pool', () => {
     expect(snapshot[1]?.lastError).toMatch(/ENOENT/);
     expect(snapshot[1]?.retryAfterMs).toBe(250);
     expect((await pool.callTool('good', 'echo', { text: 'hi' })).success).toBe(true);
+    await pool.close({ graceMs: 0 });
+  });
+
+  it('D2, issue 56: a server that waits for its user’s login is no fault: no warning or error from its start, its refusal says login_required', async () => {
+    const probe = { started: 0, cancelled: 0 };
+    const { pool, lines } = setup([config('good'), config('locked')], {
+      good: () => memServer(probe),
+      locked: () => {
+        throw new LoginRequiredError('locked');
+      },
+    });
+    await pool.start();
+    expect(pool.snapshot()[1]).toMatchObject({ state: 'down', loginRequired: true });
+    const refused = failed(await pool.callTool('locked', 'echo', { text: 'hi' }));
+    expect(refused.errorData).toMatchObject({ reason: 'login_required' });
+    expect(lines.filter((line) => Number(line['level']) >= 40)).toEqual([]);
+    expect(lines.map((line) => line['msg'])).toEqual(
+      expect.arrayContaining(['downstream waits for a login', 'downstream needs a login to start']),
+    );
     await pool.close({ graceMs: 0 });
   });
 
