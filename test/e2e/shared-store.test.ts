@@ -103,7 +103,11 @@ describeWith(['redis-server'])('state shared by replicas in Redis', () => {
     expect(typeof page.store?.since).toBe('number');
   });
 
-  it('I7: two replicas, one store, 32 calls in flight on each: at least 98 percent of a limit of 640 allowed, never above it', async () => {
+  /**
+   * Two replicas sharing one Redis, alice limited to `limit` calls a day, their servers up and the
+   * window far from its end; alice's client on each.
+   */
+  async function limitedReplicas(limit: number): Promise<Client[]> {
     const redis = await startRedis();
     redises.push(redis);
     const file = writeConfig(
@@ -115,7 +119,7 @@ describeWith(['redis-server'])('state shared by replicas in Redis', () => {
         `      alice: { token: ${ALICE} }`,
         'rate_limits:',
         "  - principals: ['token:alice']",
-        '    calls: 640',
+        `    calls: ${limit}`,
         `    per_s: ${DAY_S}`,
         'servers:',
         fixtureEntry('e', 'echo'),
@@ -124,53 +128,38 @@ describeWith(['redis-server'])('state shared by replicas in Redis', () => {
     const [one, two] = await Promise.all([serveHttp(file), serveHttp(file)]);
     children.push(one.child, two.child);
     const callers = [await client(one.url, ALICE), await client(two.url, ALICE)];
+    // Both replicas' servers up first: the calls must meet the limit, not a start.
     await ready(one, two);
     await awayFromWindowEnd(DAY_S * 1000);
-    const types: (string | undefined)[] = [];
+    return callers;
+  }
+
+  /** What is neither a result nor the limit's refusal, with its reason; and how many were allowed. */
+  function tally(answers: readonly Answer[]): { allowed: number; others: unknown[] } {
+    const metas = answers.map(({ meta_data }) => meta_data);
+    return {
+      allowed: metas.filter((meta) => meta?.error_type === undefined).length,
+      others: metas.filter((meta) => meta?.error_type !== undefined && meta.error_type !== 'rate_limited'),
+    };
+  }
+
+  it('I7: two replicas, one store, 32 calls in flight on each: at least 98 percent of a limit of 640 allowed, never above it', async () => {
+    const callers = await limitedReplicas(640);
+    const answers: Answer[] = [];
     // Waves of 64 calls (32 on each replica) until one is refused: bounded at 15 waves.
-    for (let wave = 0; wave < 15 && !types.includes('rate_limited'); wave++)
-      types.push(
-        ...(await Promise.all(
-          Array.from({ length: 64 }, async (_, i) => (await echo(callers[i % 2]!)).meta_data?.error_type),
-        )),
-      );
-    const allowed = types.filter((type) => type === undefined).length;
-    expect(types.filter((type) => type !== undefined && type !== 'rate_limited')).toEqual([]);
+    for (let wave = 0; wave < 15 && !answers.some((a) => a.meta_data?.error_type === 'rate_limited'); wave++)
+      answers.push(...(await Promise.all(Array.from({ length: 64 }, (_, i) => echo(callers[i % 2]!)))));
+    const { allowed, others } = tally(answers);
+    expect(others).toEqual([]);
     expect(allowed).toBeLessThanOrEqual(640);
     expect(allowed).toBeGreaterThanOrEqual(628);
   });
 
   it('I7, issue 55: two replicas, one store, 200 calls at once against a limit of 160: at least 98 percent allowed, never above it', async () => {
-    const redis = await startRedis();
-    redises.push(redis);
-    const file = writeConfig(
-      [
-        `store: { url: "${redis.url}" }`,
-        'http:',
-        '  auth:',
-        '    tokens:',
-        `      alice: { token: ${ALICE} }`,
-        'rate_limits:',
-        "  - principals: ['token:alice']",
-        '    calls: 160',
-        `    per_s: ${DAY_S}`,
-        'servers:',
-        fixtureEntry('e', 'echo'),
-      ].join('\n'),
+    const callers = await limitedReplicas(160);
+    const { allowed, others } = tally(
+      await Promise.all(Array.from({ length: 200 }, (_, i) => echo(callers[i % 2]!))),
     );
-    const [one, two] = await Promise.all([serveHttp(file), serveHttp(file)]);
-    children.push(one.child, two.child);
-    const callers = [await client(one.url, ALICE), await client(two.url, ALICE)];
-    // Both replicas' servers up first: 200 calls at once must meet the limit, not a start.
-    await ready(one, two);
-    await awayFromWindowEnd(DAY_S * 1000);
-    const answers = await Promise.all(Array.from({ length: 200 }, async (_, i) => echo(callers[i % 2]!)));
-    const types = answers.map((answer) => answer.meta_data?.error_type);
-    const allowed = types.filter((type) => type === undefined).length;
-    // Anything but a result or the limit's refusal, with its reason.
-    const others = answers
-      .map(({ meta_data }) => meta_data)
-      .filter((meta) => meta?.error_type !== undefined && meta.error_type !== 'rate_limited');
     expect(others).toEqual([]);
     expect(allowed).toBeLessThanOrEqual(160);
     expect(allowed).toBeGreaterThanOrEqual(157);
