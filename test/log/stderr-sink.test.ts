@@ -43,24 +43,21 @@ function fakeFs(steps: Step[] = []): SinkFs & { written: string; syncCalls: numb
   return fake;
 }
 
-const settle = (ms = 5) => new Promise((resolve) => setTimeout(resolve, ms));
-
 describe('StderrSink', () => {
   it('L1: lines go out in order, a partial write continues where it stopped', async () => {
     const fs = fakeFs([{ take: 3 }]);
     const sink = new StderrSink({ fs });
     sink.write('first\n');
     sink.write('second\n');
-    await settle();
-    expect(fs.written).toBe('first\nsecond\n');
+    // Polled, not slept: on a loaded machine a few event-loop turns can outlast a 5 ms timer.
+    await expect.poll(() => fs.written).toBe('first\nsecond\n');
   });
 
   it('L1: a full pipe (EAGAIN) is tried again later, nothing lost', async () => {
     const fs = fakeFs([{ error: 'EAGAIN' }, { error: 'EAGAIN' }]);
     const sink = new StderrSink({ fs, retryMs: 1 });
     sink.write('line\n');
-    await settle(20);
-    expect(fs.written).toBe('line\n');
+    await expect.poll(() => fs.written).toBe('line\n');
     expect(sink.dropped).toBe(0);
   });
 
@@ -70,8 +67,7 @@ describe('StderrSink', () => {
     sink.write('in flight\n');
     sink.write('12345678\n');
     sink.write('too much\n');
-    await settle(20);
-    expect(fs.written).toBe('in flight\n12345678\n');
+    await expect.poll(() => fs.written).toBe('in flight\n12345678\n');
     expect(sink.dropped).toBe(1);
   });
 
@@ -79,8 +75,7 @@ describe('StderrSink', () => {
     const fs = fakeFs([{ error: 'EPIPE' }]);
     const sink = new StderrSink({ fs });
     sink.write('lost\n');
-    await settle();
-    expect(sink.broken).toBe('EPIPE');
+    await expect.poll(() => sink.broken).toBe('EPIPE');
     sink.write('after\n');
     sink.flushSync();
     expect(fs.syncCalls).toBe(0);
@@ -115,7 +110,6 @@ describe('StderrSink', () => {
     sink.write('first\n');
     sink.write('second\n');
     sink.flushSync();
-    await settle();
-    expect(fs.written).toBe('first\nsecond\n');
+    await expect.poll(() => fs.written).toBe('first\nsecond\n');
   });
 });
