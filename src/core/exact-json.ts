@@ -16,10 +16,13 @@
 
 /**
  * True when `text` may hold a number token a double cannot carry: 16 or more digits (and points)
- * in a row, an exponent, or a negative zero. False positives (such a run inside a string) cost a
- * scan, never a wrong value.
+ * in a row, an exponent, or a negative zero, each where a JSON number token can start (the text's
+ * start, or after whitespace, `:`, `,` or `[`: a value outside a string has nothing else before
+ * it). False positives (such a run inside a string) cost a scan, never a wrong value; a word such
+ * as `record-0` or `x1e5` inside a string is no longer one (a 1 MiB document of such words was
+ * scanned whole, twice per call: docs/performance-log.md).
  */
-const MAYBE_INEXACT = /\d[\d.]{15}|\d[eE][-+]?\d|-0(?:\.0*)?(?![\d.eE])/;
+const MAYBE_INEXACT = /(?:^|[\s:,[])(?:-?\d[\d.]{15}|-?\d+(?:\.\d*)?[eE][-+]?\d|-0(?:\.0*)?(?![\d.eE]))/;
 
 /** True when `text` may hold a number a double cannot carry (cheap; see {@link MAYBE_INEXACT}). */
 export function mayHoldInexactNumber(text: string): boolean {

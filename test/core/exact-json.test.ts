@@ -3,7 +3,12 @@
  * number stays a number.
  */
 import { describe, expect, it } from 'vitest';
-import { isExactNumber, keepInexactNumbers, parseJsonExact } from '../../src/core/exact-json.js';
+import {
+  isExactNumber,
+  keepInexactNumbers,
+  mayHoldInexactNumber,
+  parseJsonExact,
+} from '../../src/core/exact-json.js';
 
 describe('isExactNumber', () => {
   it.each([
@@ -23,6 +28,28 @@ describe('isExactNumber', () => {
     ['a plain integer', '-42', true],
   ])('N13: %s', (_label, token, exact) => {
     expect(isExactNumber(token)).toBe(exact);
+  });
+});
+
+describe('mayHoldInexactNumber', () => {
+  it.each([
+    ['2^64 as a value', '{"n":18446744073709551616}', true],
+    ['a bare number', '1e400', true],
+    ['a bare number after whitespace', ' \n-0', true],
+    ['an exponent in a list', '[1,2.5e400]', true],
+    ['an exponent after a space', '{"n": 1.5e-7}', true],
+    ['negative zero', '{"z":-0}', true],
+    ['negative zero with a fraction', '[-0.00]', true],
+    ['16 digits after a comma', '[1,1234567890123456]', true],
+    ['a word ending in -0 inside a string', '{"name":"record-0"}', false],
+    ['digits and an e inside a word', '{"h":"ab3e4f"}', false],
+    ['short numbers only', '{"a":[1,2.5,-3],"b":"x"}', false],
+    ['16 digits inside a word', '{"id":"a1234567890123456"}', false],
+    ['16 digits at a string start', '{"id":"1234567890123456"}', false],
+    // A false positive costs a scan, never a wrong value (parseJsonExact below).
+    ['16 digits after a space inside a string', '{"s":"a 1234567890123456"}', true],
+  ])('N13: %s', (_label, text, maybe) => {
+    expect(mayHoldInexactNumber(text)).toBe(maybe);
   });
 });
 
