@@ -369,6 +369,22 @@ describe('Connection', () => {
     await connection.close();
   });
 
+  it('issue 56: a late answer to a request the gateway gave up on (an abandoned era probe) is a debug line, no warning; the server serves on', async () => {
+    const raw = rawServer(() => ({
+      pages: [{ tools: [{ name: 't', inputSchema: OBJECT }] }],
+      call: () => ({}),
+    }));
+    const { connection, lines } = setup(() => raw);
+    await connection.start();
+    // What a slow 2025 server does after the probe's bound: answers an id nobody waits for.
+    await raw.answerLate(987_654, { capabilities: {} });
+    await settle();
+    expect(lines.filter((line) => Number(line['level']) >= 40)).toEqual([]);
+    expect(lines.some((line) => line['msg'] === 'late answer to an abandoned request')).toBe(true);
+    expect(connection.state).toBe('ready');
+    await connection.close();
+  });
+
   it('P3: the per-call signal of the caller goes to the SDK as it is, with no forwarding controller in between', async () => {
     const { connection } = setup(() => echoServer());
     await connection.start();

@@ -84,6 +84,8 @@ export interface RawServer extends Connectable {
   readonly received: JSONRPCMessage[];
   /** Sends a notification to the client (e.g. `notifications/tools/list_changed`). */
   notify(method: string, params?: Record<string, unknown>): Promise<void>;
+  /** Sends an answer to request `id` whenever asked, whether or not the client waits for it. */
+  answerLate(id: number, result: unknown): Promise<void>;
 }
 
 /** A {@link RawServer} following `script`; `script` is read on every request, so tests may mutate a copy. */
@@ -99,6 +101,7 @@ export function rawServer(script: () => RawScript): RawServer {
     async notify(method, params) {
       await transport?.send({ jsonrpc: '2.0', method, ...(params ? { params } : {}) });
     },
+    answerLate: (id, result) => answer(id, result),
     async connect(t) {
       transport = t;
       t.onmessage = (message) => {
