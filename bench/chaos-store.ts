@@ -23,9 +23,7 @@ const RECOVERY_MS = 20_000;
 const AFTER_CALLS = 64;
 
 /** Debian's redis-server, on PATH (`apt-get install -y redis-server`). */
-function redisProgram(): string {
-  return 'redis-server';
-}
+const REDIS_SERVER = 'redis-server';
 
 /**
  * Kills Redis every `UP_MS` and starts it empty again after `DOWN_MS`, until stopped; then once
@@ -43,7 +41,7 @@ function redisKiller(first: RedisPeer): { current(): RedisPeer; stop(): Promise<
       await redis.stop();
       kills++;
       await sleep(DOWN_MS);
-      redis = await startRedisAt(redisProgram(), port);
+      redis = await startRedisAt(REDIS_SERVER, port);
     }
   })();
   return {
@@ -52,7 +50,7 @@ function redisKiller(first: RedisPeer): { current(): RedisPeer; stop(): Promise<
       stopped = true;
       await loop;
       await redis.stop();
-      redis = await startRedisAt(redisProgram(), port);
+      redis = await startRedisAt(REDIS_SERVER, port);
       return kills + 1;
     },
   };
@@ -86,7 +84,7 @@ async function within(ms: number, check: () => Promise<boolean>): Promise<number
 }
 
 export async function storeChaos(calls: number): Promise<void> {
-  const redis = await startRedisAt(redisProgram());
+  const redis = await startRedisAt(REDIS_SERVER);
   const file = config(
     [
       'log_level: warn',

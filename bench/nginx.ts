@@ -6,10 +6,13 @@
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { freePort } from '../fixtures/servers/redis.js';
 import { ROOT } from './targets.js';
+
+/** A free TCP port on 127.0.0.1 (closed again: nginx binds it next). */
+export { freePort };
 
 /** The nginx binary, or an error that says how to get it. */
 export function nginxBinary(): string {
@@ -17,19 +20,6 @@ export function nginxBinary(): string {
     if (spawnSync(candidate, ['-v']).status === 0) return candidate;
   }
   throw new Error('nginx is missing: apt-get install -y nginx (as root)');
-}
-
-/** A free TCP port on 127.0.0.1 (closed again: nginx binds it next). */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address !== null ? address.port : 0;
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 /** One replica as nginx sees it: its session-id tag (`http.replica_id`) and address. */

@@ -228,6 +228,7 @@ export function createUpstreamServer<F extends PreparedForward>(deps: UpstreamDe
       return scope.hint({ tools: [...tools] });
     });
     const onCall = toolCallHandler(server, scope, {
+      resolve: (ctx) => callers.resolve(server, era, ctx),
       backend,
       rounds,
       pipeline,

@@ -3,7 +3,7 @@
  * rounds, the pipeline's answer (call-pipeline.ts), and its place among the calls in flight
  * (P5's drain). server.ts registers it; the stdio direct path (direct-calls.ts) calls it too.
  */
-import type { CallToolResult, Server } from '@modelcontextprotocol/server';
+import type { CallToolResult, Server, ServerContext } from '@modelcontextprotocol/server';
 import type { Logger } from 'pino';
 import type { Result } from '../core/result.js';
 import { endSpan, startCallSpan } from '../log/trace.js';
@@ -25,6 +25,8 @@ export interface ToolCallParts<F extends PreparedForward> {
   readonly calls: Set<Promise<unknown>>;
   /** A result the pipeline finished (the net, a failed round), in the caller's envelope. */
   readonly renderFailure: (result: Result, who: RequestCaller) => CallToolResult;
+  /** I2, I6, Q2, Q3: who is behind a call (caller-identity.ts), worked out once per call. */
+  readonly resolve: (ctx: ServerContext) => RequestCaller;
   /** O1: one notification sent upstream. */
   readonly onForward?: (kind: 'progress') => void;
 }
@@ -39,7 +41,8 @@ export function toolCallHandler<F extends PreparedForward>(
   return (request, ctx) => {
     const requestId = ctx.mcpReq.id;
     const name = request.params.name;
-    const who = scope.who(ctx);
+    // A tools/call asks once: resolved directly, without the scope's per-request cache entry.
+    const who = parts.resolve(ctx);
     const { era } = scope;
     const called = backend.calledName?.(name, request.params.arguments) ?? name;
     // O2: a span per upstream call, parented to the request's `traceparent`, named after the

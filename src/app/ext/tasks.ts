@@ -118,16 +118,13 @@ export function createTasks(deps: {
   const book = new Map<string, TaskRecord>();
   /** X5: each completed task's answer as it went through the outcome step, once per replica. */
   const answers = new Map<string, Result>();
-  /** The answer of completed task `id`: through the outcome step the first time, kept after. */
+  /** Completed task `id`'s first answer through the outcome step, kept (get() serves it after). */
   function answerOf(id: string, record: TaskRecord, result: Result): Result {
-    let answer = answers.get(id);
-    if (answer === undefined) {
-      answer = deps.answered?.(result, record) ?? result;
-      // Bounded as the book is (forget() removes one; the oldest goes past MAX_TASKS), a task
-      // another replica holds included.
-      if (answers.size >= MAX_TASKS) answers.delete(answers.keys().next().value as string);
-      answers.set(id, answer);
-    }
+    const answer = deps.answered?.(result, record) ?? result;
+    // Bounded as the book is (forget() removes one; the oldest goes past MAX_TASKS), a task
+    // another replica holds included.
+    if (answers.size >= MAX_TASKS) answers.delete(answers.keys().next().value as string);
+    answers.set(id, answer);
     return answer;
   }
 
