@@ -7,7 +7,7 @@ import type { Figure } from './figures.js';
 import { bigLatencies, echo, echoLatencies, echoThroughput } from './measure.js';
 import { ECHO_PARTS, alternate, launchAll, specs, type Plan, type SuiteOutput } from './rounds.js';
 import { median, percentile } from './stats.js';
-import { cpuTimeOf, memoryOf } from './machine.js';
+import { cpuTimeFineOf, memoryOf } from './machine.js';
 import type { Target, Wire } from './targets.js';
 
 /** Sequential echo latency p50/p99 and the target's CPU per call. */
@@ -20,11 +20,11 @@ async function latencyFigures(
   const p50: Figure['rounds'] = {};
   const p99: Figure['rounds'] = {};
   const cpu = await alternate(targets, plan.latency.rounds, async (target) => {
-    const before = cpuTimeOf(target.pid);
+    const before = cpuTimeFineOf(target.pid);
     const latencies = await echoLatencies(target, plan.latency.calls, deadline);
     (p50[target.spec.kind] ??= []).push(percentile(latencies, 50));
     (p99[target.spec.kind] ??= []).push(percentile(latencies, 99));
-    return ((cpuTimeOf(target.pid) - before) * 1000) / plan.latency.calls;
+    return ((cpuTimeFineOf(target.pid) - before) * 1000) / plan.latency.calls;
   });
   const calls = `${plan.latency.rounds}×${plan.latency.calls} calls`;
   return [
@@ -43,6 +43,7 @@ async function latencyFigures(
       unit: 'µs',
       better: 'lower',
       rounds: cpu,
+      ...(wire === 'http' ? { goal: { against: 'supergateway', bound: 0.8 } } : {}),
     },
   ];
 }
@@ -55,10 +56,15 @@ async function throughputFigures(
   deadline: number,
 ): Promise<Figure[]> {
   const figures: Figure[] = [];
+  const cpu64: Figure['rounds'] = {};
   for (const inFlight of plan.throughput.inFlight) {
-    const rounds = await alternate(targets, plan.throughput.rounds, (target) =>
-      echoThroughput(target, plan.throughput.calls, inFlight, deadline),
-    );
+    const rounds = await alternate(targets, plan.throughput.rounds, async (target) => {
+      const before = cpuTimeFineOf(target.pid);
+      const rate = await echoThroughput(target, plan.throughput.calls, inFlight, deadline);
+      const perCall = ((cpuTimeFineOf(target.pid) - before) * 1000) / plan.throughput.calls;
+      if (inFlight === 64) (cpu64[target.spec.kind] ??= []).push(perCall);
+      return rate;
+    });
     figures.push({
       id: `${wire}.echo.throughput${inFlight}`,
       title: `throughput, ${inFlight} in flight, ${wire} (${plan.throughput.calls} calls/round)`,
@@ -66,6 +72,16 @@ async function throughputFigures(
       better: 'higher',
       rounds,
       ...(inFlight === 64 ? { goal: { against: 'passthrough', bound: 1 } } : {}),
+    });
+  }
+  if (Object.keys(cpu64).length > 0) {
+    figures.push({
+      id: `${wire}.echo.cpu64`,
+      title: `target CPU per echo call, 64 in flight, ${wire}`,
+      unit: 'µs',
+      better: 'lower',
+      rounds: cpu64,
+      ...(wire === 'http' ? { goal: { against: 'supergateway', bound: 0.8 } } : {}),
     });
   }
   return figures;

@@ -3,7 +3,7 @@ import type { TargetKind } from './targets.js';
 
 /** A target the issue sets for mcp-normalizer: a ratio against a yardstick, never asserted in tests. */
 export interface Goal {
-  readonly against: 'direct' | 'passthrough';
+  readonly against: 'direct' | 'passthrough' | 'supergateway';
   /** `normalizer ÷ against` must be ≤ bound (better: lower) or ≥ bound (better: higher). */
   readonly bound: number;
 }
@@ -23,4 +23,9 @@ export interface Figure {
 }
 
 /** The order of the report's columns and of every round. */
-export const KINDS: readonly TargetKind[] = ['direct', 'passthrough', 'normalizer'];
+export const KINDS: readonly TargetKind[] = ['direct', 'passthrough', 'normalizer', 'supergateway'];
+
+/** The targets a wire has: supergateway serves Streamable HTTP only. */
+export function kindsOf(wire: 'stdio' | 'http'): readonly TargetKind[] {
+  return wire === 'http' ? KINDS : KINDS.filter((kind) => kind !== 'supergateway');
+}

@@ -3,7 +3,7 @@
  * process it started against the whole system, which the load average cannot tell apart), and
  * one target process's memory and CPU time.
  */
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 
 /** CPU ticks so far: the whole system's busy time and ours (self plus reaped children). */
@@ -45,6 +45,24 @@ export function memoryOf(pid: number): { rssMiB: number; hwmMiB: number } {
   const kb = (key: string): number =>
     Number(new RegExp(`^${key}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? NaN);
   return { rssMiB: kb('VmRSS') / 1024, hwmMiB: kb('VmHWM') / 1024 };
+}
+
+/**
+ * CPU time the process has used so far, in ms, to the nanosecond: the run time of each of its
+ * threads from /proc/<pid>/task/<tid>/schedstat (the ticks of cpuTimeOf are 10 ms apart, too
+ * coarse for a fresh process's first few thousand calls). Threads that have exited are not
+ * counted; Node's threads live as long as the process.
+ */
+export function cpuTimeFineOf(pid: number): number {
+  let ns = 0;
+  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+    try {
+      ns += Number(readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'utf8').split(' ')[0]);
+    } catch {
+      // The thread ended between the listing and the read.
+    }
+  }
+  return ns / 1e6;
 }
 
 /** CPU time (user + system) the process has used so far, in ms. */

@@ -8,12 +8,15 @@ export interface Row {
   readonly title: string;
   readonly unit: string;
   readonly medians: Partial<Record<(typeof KINDS)[number], number>>;
-  /** normalizer ÷ direct and normalizer ÷ passthrough: medians of the per-round ratios. */
+  /** normalizer ÷ direct, ÷ passthrough, ÷ supergateway: medians of the per-round ratios. */
   readonly vsDirect: number;
   readonly vsPassthrough: number;
+  /** NaN where the figure has no supergateway (stdio). */
+  readonly vsSupergateway: number;
   /** Where the middle half of those per-round ratios fell (undefined under 4 rounds). */
   readonly vsDirectRange?: readonly [number, number];
   readonly vsPassthroughRange?: readonly [number, number];
+  readonly vsSupergatewayRange?: readonly [number, number];
   readonly goal?: string;
   /** undefined when there is no goal or no normalizer figure. */
   readonly met?: boolean;
@@ -29,10 +32,13 @@ export function summarize(figure: Figure): Row {
   const normalizer = figure.rounds.normalizer ?? [];
   const againstDirect = pairedRatios(normalizer, figure.rounds.direct ?? []);
   const againstPassthrough = pairedRatios(normalizer, figure.rounds.passthrough ?? []);
+  const againstSupergateway = pairedRatios(normalizer, figure.rounds.supergateway ?? []);
   const vsDirect = median(againstDirect);
   const vsPassthrough = median(againstPassthrough);
   const vsDirectRange = quartiles(againstDirect);
   const vsPassthroughRange = quartiles(againstPassthrough);
+  const vsSupergateway = median(againstSupergateway);
+  const vsSupergatewayRange = quartiles(againstSupergateway);
   const row: Row = {
     id: figure.id,
     title: figure.title,
@@ -40,13 +46,17 @@ export function summarize(figure: Figure): Row {
     medians,
     vsDirect,
     vsPassthrough,
+    vsSupergateway,
     ...(vsDirectRange === undefined ? {} : { vsDirectRange }),
     ...(vsPassthroughRange === undefined ? {} : { vsPassthroughRange }),
+    ...(vsSupergatewayRange === undefined ? {} : { vsSupergatewayRange }),
   };
   if (figure.goal === undefined) return row;
-  const ratio = figure.goal.against === 'direct' ? vsDirect : vsPassthrough;
+  const ratio = { direct: vsDirect, passthrough: vsPassthrough, supergateway: vsSupergateway }[
+    figure.goal.against
+  ];
   const sign = figure.better === 'lower' ? '≤' : '≥';
-  const goal = `${sign} ${figure.goal.bound.toFixed(1)}× ${figure.goal.against}`;
+  const goal = `${sign} ${figure.goal.bound.toFixed(Number.isInteger(figure.goal.bound * 10) ? 1 : 2)}× ${figure.goal.against}`;
   if (Number.isNaN(ratio)) return { ...row, goal };
   const met = figure.better === 'lower' ? ratio <= figure.goal.bound : ratio >= figure.goal.bound;
   return { ...row, goal, met };
@@ -74,8 +84,8 @@ function ratio(value: number, range?: readonly [number, number]): string {
  */
 export function markdownTable(figures: readonly Figure[]): string {
   const lines = [
-    '| Figure | unit | direct | passthrough | mcp-normalizer | ÷ direct | ÷ passthrough | target | met |',
-    '|---|---|--:|--:|--:|--:|--:|---|:-:|',
+    '| Figure | unit | direct | passthrough | mcp-normalizer | supergateway | ÷ direct | ÷ passthrough | ÷ supergateway | target | met |',
+    '|---|---|--:|--:|--:|--:|--:|--:|--:|---|:-:|',
   ];
   for (const figure of figures) {
     const row = summarize(figure);
@@ -85,7 +95,8 @@ export function markdownTable(figures: readonly Figure[]): string {
     const met = row.met === undefined ? '' : row.met ? 'yes' : '**no**';
     lines.push(
       `| ${row.title} | ${row.unit} | ${cell('direct')} | ${cell('passthrough')} | ${cell('normalizer')} | ` +
-        `${ratio(row.vsDirect, row.vsDirectRange)} | ${ratio(row.vsPassthrough, row.vsPassthroughRange)} | ` +
+        `${cell('supergateway')} | ${ratio(row.vsDirect, row.vsDirectRange)} | ` +
+        `${ratio(row.vsPassthrough, row.vsPassthroughRange)} | ${ratio(row.vsSupergateway, row.vsSupergatewayRange)} | ` +
         `${row.goal ?? ''} | ${met} |`,
     );
   }

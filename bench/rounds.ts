@@ -31,6 +31,8 @@ export interface Plan {
     readonly tools: number;
   };
   readonly cold: { readonly rounds: number; readonly servers: number; readonly calls: number };
+  /** The cold echo suites: rounds of fresh processes, each measured over its first `calls` calls. */
+  readonly coldEcho: { readonly rounds: number; readonly calls: number };
   /** Which parts of the echo suites run (all when undefined): to profile one of them alone. */
   readonly parts?: readonly EchoPart[];
   /** Per-server settings added to the normalizer's config (a diagnostic; defaults otherwise). */
@@ -102,12 +104,16 @@ export async function alternate(
   return out;
 }
 
-/** direct and passthrough in front of one bench server, the normalizer in front of `servers`. */
+/**
+ * direct, passthrough (and supergateway over HTTP) in front of one bench server, the normalizer
+ * in front of `servers`.
+ */
 export function specs(wire: Wire, servers: number, plan: Plan): TargetSpec[] {
   const all: TargetSpec[] = [
     { kind: 'direct', wire, servers: 1, tools: 0 },
     { kind: 'passthrough', wire, servers: 1, tools: 0 },
     { kind: 'normalizer', wire, servers, tools: 0 },
+    ...(wire === 'http' ? [{ kind: 'supergateway', wire, servers: 1, tools: 0 } as const] : []),
   ];
   return all.map((spec) => profiled(spec, plan));
 }

@@ -4,7 +4,8 @@
  * bench/results/. Ratios are reported, never asserted.
  *
  * Flags: `--quick` (a short run, ~1–2 min), `--smoke` (a handful of calls, for the harness test),
- * `--only echo-stdio,echo-http,list-stdio,list-http,cold` (a subset of suites),
+ * `--only echo-stdio,echo-http,echo-cold-stdio,echo-cold-http,list-stdio,list-http,cold` (a subset
+ * of suites; the `echo-cold-*` ones measure fresh processes' first 3,000 calls),
  * `--parts latency,throughput,big` (which parts of the echo suites run, e.g. to profile one),
  * `--set key=value` (repeatable: a per-server setting for the normalizer's config, e.g.
  * `--set concurrency=64`, to test a hypothesis; the default run uses the defaults),
@@ -26,6 +27,7 @@ import { parseArgs } from 'node:util';
 import type { Figure } from './figures.js';
 import { cpuSnapshot, foreignCores } from './machine.js';
 import { markdownTable, summarize } from './report.js';
+import { coldEchoSuite } from './echo-cold.js';
 import { echoSuite } from './echo-suite.js';
 import { hopsTable } from './hops.js';
 import { hostHopsTable, stampHostPipes } from './hops-host.js';
@@ -37,6 +39,8 @@ import { ROOT, missingBuild, type TargetKind } from './targets.js';
 const SUITES = {
   'echo-stdio': (plan: Plan, deadline: number) => echoSuite('stdio', plan, deadline),
   'echo-http': (plan: Plan, deadline: number) => echoSuite('http', plan, deadline),
+  'echo-cold-stdio': (plan: Plan, deadline: number) => coldEchoSuite('stdio', plan, deadline),
+  'echo-cold-http': (plan: Plan, deadline: number) => coldEchoSuite('http', plan, deadline),
   'list-stdio': (plan: Plan, deadline: number) => listSuite('stdio', plan, deadline),
   'list-http': (plan: Plan, deadline: number) => listSuite('http', plan, deadline),
   cold: (plan: Plan, deadline: number) => coldSuite(plan, deadline),
@@ -55,6 +59,7 @@ export const PLANS = {
     big: { rounds: 8, calls: 10 },
     list: { rounds: 8, calls: 20, servers: 20, tools: 100 },
     cold: { rounds: 8, servers: 10, calls: 500 },
+    coldEcho: { rounds: 6, calls: 3000 },
   },
   quick: {
     budgetMs: 5 * 60_000,
@@ -64,6 +69,7 @@ export const PLANS = {
     big: { rounds: 3, calls: 3 },
     list: { rounds: 3, calls: 5, servers: 20, tools: 100 },
     cold: { rounds: 2, servers: 10, calls: 100 },
+    coldEcho: { rounds: 3, calls: 3000 },
   },
   smoke: {
     budgetMs: 60_000,
@@ -73,6 +79,7 @@ export const PLANS = {
     big: { rounds: 1, calls: 1 },
     list: { rounds: 1, calls: 1, servers: 2, tools: 10 },
     cold: { rounds: 1, servers: 2, calls: 4 },
+    coldEcho: { rounds: 1, calls: 20 },
   },
 } satisfies Record<string, Plan & { budgetMs: number }>;
 

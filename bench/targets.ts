@@ -1,8 +1,10 @@
 /**
- * The three targets, each a real child process the bench client talks to through the SDK
- * `Client`: the downstream called directly, the bare passthrough (bench/passthrough.ts), and
- * mcp-normalizer (`dist/src/cli/main.js serve`). Over stdio (the SDK's stdio client transport
- * spawns the target) or Streamable HTTP (we spawn it and read its URL from its stderr).
+ * The targets, each a real child process the bench client talks to through the SDK `Client`:
+ * the downstream called directly, the bare passthrough (bench/passthrough.ts), mcp-normalizer
+ * (`dist/src/cli/main.js serve`) and, over HTTP only, supergateway (the npm package most users
+ * put in front of a stdio server to serve it over Streamable HTTP; stateful, one child per
+ * session, its default log level). Over stdio (the SDK's stdio client transport spawns the
+ * target) or Streamable HTTP (we spawn it and read its URL from its output).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
@@ -15,10 +17,11 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { ListToolsResultSchema } from '@modelcontextprotocol/sdk/types.js';
+import { freePort } from '../fixtures/servers/redis.js';
 import { hopsImport } from './hops.js';
 
 /** Which program answers the bench client. */
-export type TargetKind = 'direct' | 'passthrough' | 'normalizer';
+export type TargetKind = 'direct' | 'passthrough' | 'normalizer' | 'supergateway';
 /** How the bench client reaches it. */
 export type Wire = 'stdio' | 'http';
 
@@ -71,6 +74,7 @@ function findRoot(from: string): string {
 const ECHO_SERVER = join(ROOT, 'dist/bench/servers/echo.js');
 const PASSTHROUGH = join(ROOT, 'dist/bench/passthrough.js');
 const NORMALIZER = join(ROOT, 'dist/src/cli/main.js');
+const SUPERGATEWAY = join(ROOT, 'node_modules/supergateway/dist/index.js');
 
 /** Whether `npm run build` produced the baselines (the normalizer is checked when launched). */
 export function missingBuild(): string[] {
@@ -104,8 +108,8 @@ function writeNormalizerConfig(spec: TargetSpec): string {
   return file;
 }
 
-/** node arguments that start the target program. */
-function targetArgs(spec: TargetSpec): string[] {
+/** node arguments that start the target program (`port`: supergateway's, which takes no 0). */
+function targetArgs(spec: TargetSpec, port: number): string[] {
   const prof = [
     ...(spec.cpuProfDir === undefined ? [] : ['--cpu-prof', '--cpu-prof-dir', spec.cpuProfDir]),
     ...(spec.hopsDir === undefined ? [] : hopsImport(spec.hopsDir)),
@@ -130,6 +134,21 @@ function targetArgs(spec: TargetSpec): string[] {
       if (!existsSync(NORMALIZER)) throw new Error(`mcp-normalizer is not built: no ${NORMALIZER}`);
       const config = writeNormalizerConfig(spec);
       return [...prof, NORMALIZER, 'serve', '--config', config, ...(http ? ['--http', '--port', '0'] : [])];
+    }
+    case 'supergateway': {
+      if (!http) throw new Error('supergateway serves Streamable HTTP only');
+      const downstream = [process.execPath, ...downstreamArgs(spec.tools)].map((arg) => JSON.stringify(arg));
+      return [
+        ...prof,
+        SUPERGATEWAY,
+        '--stdio',
+        downstream.join(' '),
+        '--outputTransport',
+        'streamableHttp',
+        '--stateful',
+        '--port',
+        String(port),
+      ];
     }
   }
 }
@@ -207,7 +226,7 @@ function pick(names: readonly string[], tool: string): string[] {
  */
 export async function launch(spec: TargetSpec, startTimeoutMs = 60_000): Promise<Target> {
   const client = new Client({ name: 'bench-client', version: '1.0.0' });
-  const args = targetArgs(spec);
+  const args = targetArgs(spec, spec.kind === 'supergateway' ? await freePort() : 0);
   const started = performance.now();
   const process_ = spec.wire === 'stdio' ? startStdio(client, args) : startHttp(client, args, startTimeoutMs);
   try {

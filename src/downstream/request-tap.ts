@@ -20,6 +20,12 @@
  * SDK's `ProtocolError`, a result loses a stray `resultType` (the 2025 codec's decoding), a
  * result that is not an object is left to the SDK (which reports it; the call times out), and
  * the transport's close rejects whatever is pending.
+ *
+ * What a request costs: no timer of its own. The tap keeps one timer, armed at the earliest
+ * deadline of what is pending; a request whose deadline is later (every one, when the timeouts
+ * are alike) arms nothing, and progress only moves a number. When the timer fires, what is due
+ * times out and the timer is armed for the next deadline. Timers per call were ~4 µs of garbage
+ * in a process's first calls (docs/performance-log.md).
  */
 import { ProtocolError, SdkError, SdkErrorCode } from '@modelcontextprotocol/client';
 import type { JSONRPCMessage, Progress, Transport } from '@modelcontextprotocol/client';
@@ -28,7 +34,7 @@ import { isRecord } from '../core/json.js';
 /** The tap's first request id; ids wrap back to it before {@link LAST_ID}. */
 export const FIRST_ID = 1_000_000_000;
 const LAST_ID = 2_000_000_000;
-/** How long answered requests' timers and listeners wait to be stopped (see `#answered`). */
+/** How long answered requests' abort listeners wait to be removed (see `#answered`). */
 const SWEEP_AFTER_MS = 100;
 
 /** One request's bounds and listeners. */
@@ -45,12 +51,15 @@ interface Pending {
   readonly reject: (error: unknown) => void;
   readonly options: TapRequestOptions;
   readonly onTimeout: () => void;
-  timer: ReturnType<typeof setTimeout>;
+  /** When it times out, on `Date.now()`'s clock (the one fake timers drive in every test); progress moves it. */
+  deadline: number;
   /** Removes the abort listener. */
   readonly forget: () => void;
 }
 
 type Handler = NonNullable<Transport['onmessage']>;
+
+const noop = (): void => {};
 
 /** An abort reason as the SDK rejects with it. */
 function abortError(reason: unknown): unknown {
@@ -69,9 +78,12 @@ export class RequestTap {
   readonly #pending = new Map<number, Pending>();
   #next = FIRST_ID;
   #closed = false;
-  /** Answered requests whose timer and listener are still to be stopped (see {@link #answered}). */
+  /** Answered requests whose abort listener is still to be removed (see {@link #answered}). */
   #stale: Pending[] = [];
   #sweepTimer: ReturnType<typeof setTimeout> | undefined;
+  /** The one deadline timer, and the deadline it is armed for. */
+  #deadlineTimer: ReturnType<typeof setTimeout> | undefined;
+  #armedFor = Infinity;
 
   /** `transport` must be connected: the tap wraps the handlers the SDK set on it. */
   constructor(transport: Transport) {
@@ -118,14 +130,16 @@ export class RequestTap {
           new SdkError(SdkErrorCode.RequestTimeout, 'Request timed out', { timeout: options.timeoutMs }),
         );
       signal?.addEventListener('abort', onAbort, { once: true });
+      const deadline = Date.now() + options.timeoutMs;
       this.#pending.set(id, {
         resolve,
         reject,
         options,
         onTimeout,
-        timer: setTimeout(onTimeout, options.timeoutMs),
-        forget: () => signal?.removeEventListener('abort', onAbort),
+        deadline,
+        forget: signal === undefined ? noop : () => signal.removeEventListener('abort', onAbort),
       });
+      if (deadline < this.#armedFor) this.#arm(deadline);
       // P3: the token is the id, as the SDK makes it; a caller's own `_meta` keys stay.
       const meta = isRecord(params['_meta']) ? params['_meta'] : {};
       this.#transport
@@ -140,22 +154,47 @@ export class RequestTap {
     return id;
   }
 
-  /** Forgets request `id` and stops its timer and listener; its entry, or undefined when no longer pending. */
+  /** Arms the deadline timer for `deadline` (unref'd: the transport keeps the process alive). */
+  #arm(deadline: number): void {
+    clearTimeout(this.#deadlineTimer);
+    this.#armedFor = deadline;
+    const wait = Math.max(1, Math.ceil(deadline - Date.now()));
+    this.#deadlineTimer = setTimeout(this.#expire, wait).unref();
+  }
+
+  #disarm(): void {
+    clearTimeout(this.#deadlineTimer);
+    this.#deadlineTimer = undefined;
+    this.#armedFor = Infinity;
+  }
+
+  /** The deadline timer fired: what is due times out; the timer goes to the next deadline. */
+  readonly #expire = (): void => {
+    // The timer fired: its deadline is due even where the clock lags it (a fake timer in a test).
+    const now = Math.max(Date.now(), this.#armedFor);
+    this.#disarm();
+    let next = Infinity;
+    for (const pending of [...this.#pending.values()]) {
+      if (pending.deadline <= now) pending.onTimeout();
+      else if (pending.deadline < next) next = pending.deadline;
+    }
+    if (next < Infinity && next < this.#armedFor) this.#arm(next);
+  };
+
+  /** Forgets request `id` and removes its listener; its entry, or undefined when no longer pending. */
   #settle(id: number): Pending | undefined {
     const pending = this.#pending.get(id);
     if (pending === undefined) return undefined;
     this.#pending.delete(id);
-    clearTimeout(pending.timer);
     pending.forget();
     return pending;
   }
 
   /**
-   * Forgets request `id` as answered. Its timer and abort listener are stopped later, together
-   * with those of the other calls answered meanwhile ({@link SWEEP_AFTER_MS}): done at once they
-   * were ~5 µs of the answer's path, and done right after the answer they still slowed the
-   * host's next request (docs/performance-log.md). Firing in between, either finds the request no
-   * longer pending and does nothing.
+   * Forgets request `id` as answered. Its abort listener is removed later, with those of the
+   * other calls answered meanwhile ({@link SWEEP_AFTER_MS}): done at once it was ~5 µs of the
+   * answer's path, and done right after the answer it still slowed the host's next request
+   * (docs/performance-log.md). An abort in between finds the request no longer pending.
    */
   #answered(id: number): Pending {
     const pending = this.#pending.get(id) as Pending;
@@ -164,14 +203,13 @@ export class RequestTap {
     return pending;
   }
 
+  /** Removes answered requests' listeners; with nothing pending, the deadline timer goes too. */
   readonly #sweep = (): void => {
     clearTimeout(this.#sweepTimer);
     const stale = this.#stale;
     this.#stale = [];
-    for (const pending of stale) {
-      clearTimeout(pending.timer);
-      pending.forget();
-    }
+    for (const pending of stale) pending.forget();
+    if (this.#pending.size === 0) this.#disarm();
   };
 
   /** True when `message` answers or reports progress on one of the tap's requests. */
@@ -206,8 +244,8 @@ export class RequestTap {
     const id = typeof token === 'number' ? token : typeof token === 'string' ? Number(token) : NaN;
     const pending = this.#pending.get(id);
     if (pending === undefined || typeof params['progress'] !== 'number') return false;
-    clearTimeout(pending.timer);
-    pending.timer = setTimeout(pending.onTimeout, pending.options.timeoutMs);
+    // A later deadline: the armed timer fires first and re-arms for it.
+    pending.deadline = Date.now() + pending.options.timeoutMs;
     const { progressToken: _token, ...progress } = params;
     pending.options.onProgress?.(progress as Progress);
     return true;
@@ -220,5 +258,6 @@ export class RequestTap {
     for (const id of [...this.#pending.keys()]) this.#settle(id)?.reject(error);
     // Nothing of a closed connection's calls waits for the sweep.
     this.#sweep();
+    this.#disarm();
   }
 }

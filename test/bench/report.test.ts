@@ -60,6 +60,7 @@ describe('bench report', () => {
       medians: { direct: 100, passthrough: 200, normalizer: 210 },
       vsDirect: 2.1,
       vsPassthrough: 1.05,
+      vsSupergateway: NaN,
       vsDirectRange: [1.8, 2.2],
       vsPassthroughRange: [0.9, 1.1],
       goal: '≤ 1.0× passthrough',
@@ -70,7 +71,24 @@ describe('bench report', () => {
   it('the table shows each ratio with the range the middle half of the rounds fell in', () => {
     const table = markdownTable([figure]).split('\n');
     expect(table[2]).toBe(
-      '| echo p50, stdio | µs | 100 | 200 | 210 | 2.10× (1.80–2.20) | 1.05× (0.90–1.10) | ≤ 1.0× passthrough | **no** |',
+      '| echo p50, stdio | µs | 100 | 200 | 210 | — | 2.10× (1.80–2.20) | 1.05× (0.90–1.10) | — | ≤ 1.0× passthrough | **no** |',
+    );
+  });
+
+  it('over HTTP a figure is set against supergateway too, and a bound of two decimals keeps them', () => {
+    const http: Figure = {
+      ...figure,
+      id: 'http.cold.echo.cpu64',
+      title: 'cold CPU, http',
+      rounds: { ...figure.rounds, supergateway: [400, 200, 300, 250] },
+      goal: { against: 'supergateway', bound: 0.95 },
+    };
+    const row = summarize(http);
+    expect(row.vsSupergateway).toBeCloseTo(0.8, 5);
+    expect(row.vsSupergatewayRange).toEqual([0.45, 0.8]);
+    expect(row).toMatchObject({ goal: '≤ 0.95× supergateway', met: true });
+    expect(markdownTable([http]).split('\n')[2]).toContain(
+      '| 210 | 275 | 2.10× (1.80–2.20) | 1.05× (0.90–1.10) | 0.80× (0.45–0.80) | ≤ 0.95× supergateway | yes |',
     );
   });
 });

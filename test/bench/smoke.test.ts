@@ -1,6 +1,6 @@
 /**
  * The benchmark harness runs end to end: every target (the downstream directly, the bare
- * passthrough and mcp-normalizer) starts, answers an echo with the message, returns the 1 MiB
+ * passthrough, mcp-normalizer and, over HTTP, supergateway) starts, answers an echo with the message, returns the 1 MiB
  * result and lists every tool, over stdio and over Streamable HTTP. A handful of calls each;
  * nothing here looks at a timing (ratios are reported by `npm run bench`, never asserted).
  * Needs the compiled build (`npm test` builds first).
@@ -8,7 +8,7 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
-import { KINDS } from '../../bench/figures.js';
+import { kindsOf } from '../../bench/figures.js';
 import { runBench } from '../../bench/run.js';
 
 describe('bench harness', () => {
@@ -18,7 +18,8 @@ describe('bench harness', () => {
     const p50 = figures.filter((figure) => figure.id.endsWith('.echo.p50'));
     expect(p50.map((figure) => figure.id)).toEqual(['stdio.echo.p50', 'http.echo.p50']);
     for (const figure of figures) {
-      expect(Object.keys(figure.rounds).sort(), figure.id).toEqual([...KINDS].sort());
+      const wire = figure.id.startsWith('http.') ? 'http' : 'stdio';
+      expect(Object.keys(figure.rounds).sort(), figure.id).toEqual([...kindsOf(wire)].sort());
     }
   });
 

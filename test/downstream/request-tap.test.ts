@@ -30,7 +30,7 @@ async function setup() {
 }
 
 beforeEach(() => {
-  vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+  vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
 });
 
 afterEach(() => {
@@ -141,6 +141,36 @@ describe('RequestTap', () => {
     await expect(
       tap.request('tools/call', { name: 'x' }, { timeoutMs: 1000, signal: third.signal }),
     ).rejects.toBe(reason);
+  });
+
+  it('P3: requests share one deadline timer; each times out at its own deadline, a shorter one after a longer one included', async () => {
+    const { tap, received } = await setup();
+    const long = tap.request('tools/call', { name: 'long' }, { timeoutMs: 1000 });
+    const alike = tap.request('tools/call', { name: 'alike' }, { timeoutMs: 1000 });
+    expect(vi.getTimerCount()).toBe(1);
+    const short = tap.request('tools/call', { name: 'short' }, { timeoutMs: 100 });
+    const ended: string[] = [];
+    for (const [name, call] of [
+      ['long', long],
+      ['alike', alike],
+      ['short', short],
+    ] as const)
+      call.catch((error: { code?: unknown }) => ended.push(`${name}:${String(error.code)}`));
+    await vi.advanceTimersByTimeAsync(99);
+    expect(ended).toEqual([]);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(ended).toEqual([`short:${SdkErrorCode.RequestTimeout}`]);
+    expect(tap.pending).toBe(2);
+    await vi.advanceTimersByTimeAsync(899);
+    expect(ended).toHaveLength(1);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(ended.sort()).toEqual([
+      `alike:${SdkErrorCode.RequestTimeout}`,
+      `long:${SdkErrorCode.RequestTimeout}`,
+      `short:${SdkErrorCode.RequestTimeout}`,
+    ]);
+    expect(received.filter((m) => m.method === 'notifications/cancelled')).toHaveLength(3);
+    expect(vi.getTimerCount()).toBe(0);
   });
 
   it('P3/R3: a result that is not an object is left to the SDK (it reports it) and the call ends in its timeout, never a hang', async () => {
