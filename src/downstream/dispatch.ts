@@ -166,6 +166,26 @@ function inputRound(raw: unknown, target: DispatchTarget, tool: string, options:
   };
 }
 
+/** P3: a call that waited for a slot (or its lane) until its deadline, and never started. */
+function queuedTooLong(
+  server: DispatchTarget['server'],
+  tool: string,
+  slots: boolean,
+  elapsedMs: number,
+): Result {
+  const why = slots
+    ? `all ${server.concurrency} of its slots stayed busy`
+    : 'calls of another client held it (isolate_callers)';
+  return failure(
+    'timeout',
+    `"${server.name}" (tool "${tool}") did not start within ${server.timeoutMs} ms: ${why}`,
+    {
+      meta: { server: server.name, tool, source: 'proxy', elapsedMs },
+      errorData: { timeout_ms: server.timeoutMs, reason: 'queued', concurrency: server.concurrency },
+    },
+  );
+}
+
 async function run(
   context: DispatchContext,
   target: DispatchTarget,
@@ -186,6 +206,7 @@ async function run(
   const queued =
     slots.hasFreeSlot && !laneBusy ? undefined : queueDeadline(context, server.timeoutMs, options.signal);
   let inLane = false;
+  const waited = (): number => context.timers.now() - startedAt;
   try {
     if (lane !== undefined) {
       await lane.acquire(options.caller!.key, queued?.signal ?? options.signal);
@@ -195,7 +216,10 @@ async function run(
       queued?.stop();
       // The server may have gone down while this call waited in the queue.
       if (connection.state !== 'ready') return { early: unavailable(target, tool, `is ${connection.state}`) };
-      const waitedMs = context.timers.now() - startedAt;
+      const waitedMs = waited();
+      // P3: a slot that frees the moment the deadline passes is too late; the call never starts.
+      if (queued !== undefined && waitedMs >= server.timeoutMs)
+        return { early: queuedTooLong(server, tool, true, waitedMs) };
       const raw = await connection.call(tool, args, {
         signal: options.signal,
         onProgress: options.onProgress,
@@ -218,20 +242,8 @@ async function run(
       inbandErrors: server.inbandErrors,
     });
   } catch (error) {
-    if (queued?.expired() === true) {
-      const why =
-        inLane || lane === undefined
-          ? `all ${server.concurrency} of its slots stayed busy`
-          : 'calls of another client held it (isolate_callers)';
-      return failure(
-        'timeout',
-        `"${server.name}" (tool "${tool}") did not start within ${server.timeoutMs} ms: ${why}`,
-        {
-          meta: { server: server.name, tool, source: 'proxy', elapsedMs: context.timers.now() - startedAt },
-          errorData: { timeout_ms: server.timeoutMs, reason: 'queued', concurrency: server.concurrency },
-        },
-      );
-    }
+    if (queued?.expired() === true)
+      return queuedTooLong(server, tool, inLane || lane === undefined, waited());
     const classified = classifyError(error, {
       server: server.name,
       tool,
