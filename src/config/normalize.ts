@@ -7,6 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type {
   DownstreamAuthConfig,
+  TokenSource,
   Config,
   InstructionMap,
   ServerConfig,
@@ -118,35 +119,71 @@ function transportOf(
     type,
     url,
     headers: server.headers ?? {},
-    ...(auth !== undefined ? { auth: authOf(auth, tokenStore) } : {}),
+    ...(auth !== undefined ? { auth: authOf(auth, tokenStore, folder) } : {}),
   };
 }
 
-/** D1, D2: a remote server's `auth`, as the transport reads it. */
-function authOf(auth: NonNullable<WrittenServer['auth']>, tokenStore: string): DownstreamAuthConfig {
+/** D5, D6: a token read at each token request: its file (relative to the config file) or variable. */
+function sourceOf(file: string | undefined, env: string | undefined, folder: string): TokenSource {
+  return file !== undefined ? { file: path.resolve(folder, file) } : { env: env ?? '' };
+}
+
+/** D1, D2, D5, D6: a remote server's `auth`, as the transport reads it. */
+function authOf(
+  auth: NonNullable<WrittenServer['auth']>,
+  tokenStore: string,
+  folder: string,
+): DownstreamAuthConfig {
   const common = {
     ...(auth.scopes !== undefined ? { scopes: auth.scopes } : {}),
     ...(auth.issuer !== undefined ? { issuer: auth.issuer } : {}),
+    ...(auth.dpop !== undefined ? { dpop: auth.dpop } : {}),
   };
-  if (auth.type === 'client_credentials')
-    return {
-      type: auth.type,
-      clientId: auth.client_id,
-      ...common,
-      ...(auth.client_secret !== undefined ? { clientSecret: auth.client_secret } : {}),
-      ...(auth.private_key !== undefined
-        ? { privateKey: { pem: auth.private_key, algorithm: auth.signing_algorithm ?? 'ES256' } }
-        : {}),
-    };
-  return {
-    type: 'oauth',
-    tokenStore,
-    ...common,
-    ...(auth.client_id !== undefined ? { clientId: auth.client_id } : {}),
-    ...(auth.client_secret !== undefined ? { clientSecret: auth.client_secret } : {}),
-    ...(auth.client_metadata_url !== undefined ? { clientMetadataUrl: auth.client_metadata_url } : {}),
-    ...(auth.callback_port !== undefined ? { callbackPort: auth.callback_port } : {}),
-  };
+  switch (auth.type) {
+    case 'client_credentials':
+      return {
+        type: auth.type,
+        clientId: auth.client_id,
+        ...common,
+        ...(auth.client_secret !== undefined ? { clientSecret: auth.client_secret } : {}),
+        ...(auth.private_key !== undefined
+          ? { privateKey: { pem: auth.private_key, algorithm: auth.signing_algorithm ?? 'ES256' } }
+          : {}),
+      };
+    case 'jwt_bearer':
+      return {
+        type: auth.type,
+        assertion: sourceOf(auth.assertion_file, auth.assertion_env, folder),
+        ...common,
+        ...(auth.client_id !== undefined ? { clientId: auth.client_id } : {}),
+      };
+    case 'id_jag': {
+      const { idp } = auth;
+      return {
+        type: auth.type,
+        idp: {
+          clientId: idp.client_id,
+          ...(idp.token_endpoint !== undefined ? { tokenEndpoint: idp.token_endpoint } : {}),
+          ...(idp.issuer !== undefined ? { issuer: idp.issuer } : {}),
+          ...(idp.client_secret !== undefined ? { clientSecret: idp.client_secret } : {}),
+        },
+        idToken: sourceOf(auth.id_token_file, auth.id_token_env, folder),
+        clientId: auth.client_id,
+        clientSecret: auth.client_secret,
+        ...common,
+      };
+    }
+    case 'oauth':
+      return {
+        type: 'oauth',
+        tokenStore,
+        ...common,
+        ...(auth.client_id !== undefined ? { clientId: auth.client_id } : {}),
+        ...(auth.client_secret !== undefined ? { clientSecret: auth.client_secret } : {}),
+        ...(auth.client_metadata_url !== undefined ? { clientMetadataUrl: auth.client_metadata_url } : {}),
+        ...(auth.callback_port !== undefined ? { callbackPort: auth.callback_port } : {}),
+      };
+  }
 }
 
 function toolOverride(written: WrittenToolOverride): ToolOverride {
@@ -247,8 +284,14 @@ export function normalizeConfig(
       ...storePassword(written.store?.url),
       // D1: downstream client secrets and signing keys.
       ...entries.flatMap((entry) => {
-        const auth = (entry.server as { auth?: { client_secret?: string; private_key?: string } }).auth;
-        return [auth?.client_secret, auth?.private_key].filter((value) => value !== undefined);
+        const auth = (
+          entry.server as {
+            auth?: { client_secret?: string; private_key?: string; idp?: { client_secret?: string } };
+          }
+        ).auth;
+        return [auth?.client_secret, auth?.private_key, auth?.idp?.client_secret].filter(
+          (value) => value !== undefined,
+        );
       }),
       // L2: headers, credential env entries and URL credentials, written literally too.
       ...entries.flatMap((entry) => credentialValues(entry.server)),

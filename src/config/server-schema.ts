@@ -10,6 +10,7 @@
 import { z } from 'zod';
 import { EXPOSE_MODES } from '../core/options.js';
 import { ERROR_TYPES } from '../core/result.js';
+import { DownstreamAuthInputSchema } from './auth-schema.js';
 
 /**
  * The longest message line read from a stdio server unless it sets `max_message_bytes`: results
@@ -106,132 +107,6 @@ export const ToolsSchema = z
   })
   .partial()
   .describe('Which tools of this server are exposed, and how (T5).');
-
-/** D2: a person's login to a remote server (authorization code with PKCE). */
-const OAuthLoginSchema = z.strictObject({
-  type: z
-    .literal('oauth')
-    .describe(
-      'The OAuth authorization code flow with PKCE: a person logs in (`mcp-normalizer login <server>`).',
-    ),
-  client_id: z
-    .string()
-    .min(1)
-    .optional()
-    .describe(
-      'A client registered beforehand at the authorization server. Default: a Client ID Metadata Document (client_metadata_url) or dynamic registration.',
-    ),
-  client_secret: z
-    .string()
-    .min(1)
-    .optional()
-    .describe(
-      'The pre-registered client’s secret, if it is confidential; use ${VAR}. Scrubbed from every output.',
-    ),
-  client_metadata_url: z
-    .url({ protocol: /^https$/ })
-    .optional()
-    .describe(
-      'An https URL of this client’s metadata document (CIMD), used as its client_id where the server supports it.',
-    ),
-  scopes: z
-    .array(z.string().min(1))
-    .optional()
-    .describe('Scopes to ask for. Default: what the server’s 401 or metadata asks for.'),
-  issuer: z
-    .url()
-    .optional()
-    .describe('The authorization server this login belongs to: the client goes to no other (SEP-2352).'),
-  callback_port: z
-    .number()
-    .int()
-    .min(1)
-    .max(65535)
-    .optional()
-    .describe(
-      'The loopback port of `login`’s redirect (http://127.0.0.1:PORT/callback), for a pre-registered client whose redirect URI is fixed. Default: any free port.',
-    ),
-});
-
-/** D1: how the gateway logs in to a remote server (OAuth 2.1 client). */
-export const DownstreamAuthSchema = z
-  .discriminatedUnion('type', [
-    z
-      .strictObject({
-        type: z
-          .literal('client_credentials')
-          .describe('The OAuth grant: client_credentials (machine to machine).'),
-        client_id: z
-          .string()
-          .min(1)
-          .describe('The OAuth client registered at the server’s authorization server.'),
-        client_secret: z
-          .string()
-          .min(1)
-          .optional()
-          .describe(
-            'Its secret (client_secret_basic); use ${VAR} to keep it out of the file. Scrubbed from every output. Give this or private_key.',
-          ),
-        private_key: z
-          .string()
-          .min(1)
-          .optional()
-          .describe(
-            'A PKCS#8 PEM private key that signs a JWT assertion instead of a secret (private_key_jwt, RFC 7523); use ${VAR}. Scrubbed from every output.',
-          ),
-        signing_algorithm: z
-          .enum(['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA'])
-          .optional()
-          .describe('The JWS algorithm of private_key’s assertions. Default: ES256.'),
-        scopes: z
-          .array(z.string().min(1))
-          .optional()
-          .describe('Scopes to ask for. Default: what the server asks for.'),
-        issuer: z
-          .url()
-          .optional()
-          .describe(
-            'The authorization server these credentials belong to: they are sent to no other (SEP-2352).',
-          ),
-      })
-      .check((ctx) => {
-        const { client_secret: secret, private_key: key } = ctx.value;
-        if ((secret === undefined) === (key === undefined))
-          ctx.issues.push({
-            code: 'custom',
-            input: ctx.value,
-            // On a key and not aborting: the union around reports this, not its own line.
-            path: ['client_secret'],
-            continue: true,
-            message:
-              'give client_secret (a shared secret) or private_key (a signed JWT assertion), one of the two',
-          });
-      }),
-    OAuthLoginSchema,
-  ])
-  .describe(
-    'D1: remote server: log in with OAuth: client_credentials (machine to machine) or oauth (a person logs in with `mcp-normalizer login`); discovery from the 401, a token for this server (RFC 8707), refreshed when it expires.',
-  );
-
-const AUTH_EXPECTED = 'expected `oauth`, or an object with `type: oauth` or `type: client_credentials`';
-
-/** D2: `auth: oauth`, the shorthand of `auth: { type: oauth }`. */
-export const DownstreamAuthInputSchema = z
-  .union(
-    [
-      // A string, not a literal: an object then fails here on its type alone, and zod reports the
-      // object's own problem (a key of client_credentials) instead of both options at once.
-      z.string().transform((value, ctx): z.infer<typeof OAuthLoginSchema> => {
-        if (value !== 'oauth') ctx.issues.push({ code: 'custom', input: value, message: AUTH_EXPECTED });
-        return { type: 'oauth' };
-      }),
-      DownstreamAuthSchema,
-    ],
-    { error: AUTH_EXPECTED },
-  )
-  .describe(
-    'D1, D2: remote server: log in with OAuth. `oauth` (a person logs in with `mcp-normalizer login`), or an object with type oauth or client_credentials.',
-  );
 
 /**
  * The keys every server accepts, whatever its transport. Transport keys are all optional here;

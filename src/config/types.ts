@@ -55,8 +55,38 @@ export interface RemoteTransportConfig {
   readonly auth?: DownstreamAuthConfig;
 }
 
-/** D1, D2: `auth` of a remote server. */
-export type DownstreamAuthConfig = ClientCredentialsConfig | OAuthLoginConfig;
+/** D1, D2, D5, D6: `auth` of a remote server. */
+export type DownstreamAuthConfig = ClientCredentialsConfig | OAuthLoginConfig | JwtBearerConfig | IdJagConfig;
+
+/** Where a token the gateway reads at each token request comes from (D5, D6). */
+export type TokenSource = { readonly file: string } | { readonly env: string };
+
+/** D5: workload identity: a JWT the platform issues is the grant (RFC 7523 §2.1). */
+export interface JwtBearerConfig {
+  readonly type: 'jwt_bearer';
+  readonly assertion: TokenSource;
+  readonly clientId?: string;
+  readonly scopes?: readonly string[];
+  readonly issuer?: string;
+  readonly dpop?: boolean;
+}
+
+/** D6: enterprise-managed authorization: an ID token exchanged at the IdP for an ID-JAG, traded here. */
+export interface IdJagConfig {
+  readonly type: 'id_jag';
+  readonly idp: {
+    readonly tokenEndpoint?: string;
+    readonly issuer?: string;
+    readonly clientId: string;
+    readonly clientSecret?: string;
+  };
+  readonly idToken: TokenSource;
+  readonly clientId: string;
+  readonly clientSecret: string;
+  readonly scopes?: readonly string[];
+  readonly issuer?: string;
+  readonly dpop?: boolean;
+}
 
 /** D1: the machine-to-machine grant. */
 export interface ClientCredentialsConfig {
@@ -67,6 +97,8 @@ export interface ClientCredentialsConfig {
   readonly privateKey?: { readonly pem: string; readonly algorithm: string };
   readonly scopes?: readonly string[];
   readonly issuer?: string;
+  /** D7: DPoP-bound tokens. */
+  readonly dpop?: boolean;
 }
 
 /** D2: a person's login (authorization code with PKCE), its tokens in the token store. */
@@ -78,6 +110,8 @@ export interface OAuthLoginConfig {
   readonly scopes?: readonly string[];
   readonly issuer?: string;
   readonly callbackPort?: number;
+  /** D7: DPoP-bound tokens; the key is kept with the login in the token store. */
+  readonly dpop?: boolean;
   /** Where the tokens are kept (`token_store`, else the XDG state folder). */
   readonly tokenStore: string;
   /**

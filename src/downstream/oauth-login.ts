@@ -20,6 +20,7 @@ import {
   refreshAuthorization,
   selectResourceURL,
   extractWWWAuthenticateParams,
+  type DpopSession,
   type OAuthClientMetadata,
   type OAuthClientProvider,
   type OAuthDiscoveryState,
@@ -30,6 +31,7 @@ import { raceTimeout } from '../core/timers.js';
 import { systemTimers } from '../wire/timers.js';
 import type { OAuthLoginConfig } from '../config/types.js';
 import { commandLine } from '../config/command-line.js';
+import { storedSession } from './dpop-keys.js';
 import { callbackAnswer, PAGE_HEADERS, type LoginCallback, type LoginRedirect } from './login-pages.js';
 import { LOCAL_PRINCIPAL, tokenStore, type StoredLogin, type TokenStore } from './token-store.js';
 
@@ -83,6 +85,8 @@ export class StoredLoginProvider implements OAuthClientProvider {
   #refreshing: Promise<StoredOAuthTokens | undefined> | undefined;
   /** What `login`'s first leg discovered, for the code exchange (SEP-2352's binding); the gateway discovers afresh. */
   #discovery: OAuthDiscoveryState | undefined;
+  /** D7: the DPoP session of this login, once asked for. */
+  #dpop: Promise<DpopSession> | undefined;
 
   constructor(target: LoginTarget, interaction?: Interaction) {
     this.#target = target;
@@ -190,6 +194,8 @@ export class StoredLoginProvider implements OAuthClientProvider {
         clientInformation: this.clientInformation() as StoredOAuthClientInformation,
         refreshToken,
         ...(resource !== undefined ? { resource } : {}),
+        // D7: a DPoP-bound refresh token is only good with a proof of the same key.
+        ...(this.#target.auth.dpop === true ? { dpop: await this.dpop() } : {}),
       });
       // RFC 6749 §6: without a new refresh token, the old one stays good.
       this.saveTokens({ ...tokens, refresh_token: tokens.refresh_token ?? refreshToken });
@@ -201,6 +207,15 @@ export class StoredLoginProvider implements OAuthClientProvider {
 
   saveTokens(tokens: StoredOAuthTokens): void {
     this.#save({ tokens, savedAt: Date.now() });
+  }
+
+  /** D7: with `dpop`, the login's signing key, kept with its tokens (dpop-keys.ts); else Bearer. */
+  dpop(): Promise<DpopSession> | undefined {
+    if (this.#target.auth.dpop !== true) return undefined;
+    return (this.#dpop ??= storedSession(
+      () => this.#login()?.dpopKey,
+      (dpopKey) => this.#save({ dpopKey }),
+    ));
   }
 
   async redirectToAuthorization(url: URL): Promise<void> {

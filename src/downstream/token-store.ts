@@ -29,6 +29,8 @@ export interface StoredLogin {
   readonly stepUpScope?: string;
   /** D2: where the login's tokens came from (its discovery), so they can be refreshed before they expire. */
   readonly discovery?: OAuthDiscoveryState;
+  /** D7: the private key the login's DPoP-bound tokens are bound to (dpop-keys.ts); never logged. */
+  readonly dpopKey?: unknown;
 }
 
 interface StoreFile {

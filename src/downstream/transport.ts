@@ -5,17 +5,13 @@
  */
 import { createInterface } from 'node:readline';
 import type { Readable } from 'node:stream';
-import {
-  ClientCredentialsProvider,
-  PrivateKeyJwtProvider,
-  SSEClientTransport,
-  StreamableHTTPClientTransport,
-} from '@modelcontextprotocol/client';
+import { SSEClientTransport, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import type { ChildProcess } from 'node:child_process';
 import type { OAuthClientProvider, Transport } from '@modelcontextprotocol/client';
 import type { Logger } from 'pino';
 import type { RemoteTransportConfig, ServerConfig, StdioTransportConfig } from '../config/types.js';
 import type { Scrubber } from '../core/secrets.js';
+import { machineProvider } from './grants.js';
 import { downstreamFetch } from './http-fetch.js';
 import { StoredLoginProvider } from './oauth-login.js';
 import { StdioClientTransport } from './stdio-client.js';
@@ -86,22 +82,9 @@ function authOf(server: string, config: RemoteTransportConfig): { authProvider?:
     });
     providers.set(config, provider);
   }
-  if (provider === undefined && auth.type === 'client_credentials') {
-    const common = {
-      clientId: auth.clientId,
-      clientName: 'mcp-normalizer',
-      ...(auth.scopes !== undefined ? { scope: auth.scopes.join(' ') } : {}),
-      ...(auth.issuer !== undefined ? { expectedIssuer: auth.issuer } : {}),
-    };
-    // D1: a shared secret, or a key that signs a JWT assertion (private_key_jwt, RFC 7523).
-    provider =
-      auth.privateKey !== undefined
-        ? new PrivateKeyJwtProvider({
-            ...common,
-            privateKey: auth.privateKey.pem,
-            algorithm: auth.privateKey.algorithm,
-          })
-        : new ClientCredentialsProvider({ ...common, clientSecret: auth.clientSecret ?? '' });
+  if (provider === undefined && auth.type !== 'oauth') {
+    // D1, D5, D6: the machine grants (grants.ts).
+    provider = machineProvider(auth);
     providers.set(config, provider);
   }
   return { authProvider: provider };
