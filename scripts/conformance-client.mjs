@@ -24,10 +24,44 @@ const version = process.env.MCP_CONFORMANCE_PROTOCOL_VERSION ?? '2026-07-28';
 const context = JSON.parse(process.env.MCP_CONFORMANCE_CONTEXT || '{}');
 const CIMD_URL = 'https://conformance-test.local/client-metadata.json';
 const say = (text) => process.stderr.write(`[conformance-client] ${text}\n`);
+const dir = mkdtempSync(join(tmpdir(), 'mcp-normalizer-conformance-client-'));
+
+/** A token the scenario hands over, written to a file of its own (the config reads it from there). */
+function tokenFile(name, token) {
+  const file = join(dir, name);
+  writeFileSync(file, `${token}\n`, { mode: 0o600 });
+  return file;
+}
+
+/** Scenarios whose token comes without a person's login (a machine grant). */
+const MACHINE = ['auth/client-credentials', 'auth/wif-jwt-bearer', 'auth/enterprise-managed-authorization'];
+const machine = MACHINE.some((prefix) => scenario.startsWith(prefix));
 
 /** The `auth` of the server for this scenario (YAML lines), or none. */
 function authLines() {
   if (!scenario.startsWith('auth/')) return [];
+  if (scenario === 'auth/wif-jwt-bearer') {
+    // D5: the workload's JWT, as a platform would mount it.
+    return [
+      '    auth:',
+      '      type: jwt_bearer',
+      `      assertion_file: ${JSON.stringify(tokenFile('workload.jwt', context.valid_jwt ?? ''))}`,
+      ...(context.client_id !== undefined ? [`      client_id: ${JSON.stringify(context.client_id)}`] : []),
+    ];
+  }
+  if (scenario === 'auth/enterprise-managed-authorization') {
+    // D6: the user's ID token from the enterprise IdP, exchanged there for an ID-JAG.
+    return [
+      '    auth:',
+      '      type: id_jag',
+      '      idp:',
+      `        token_endpoint: ${JSON.stringify(context.idp_token_endpoint ?? '')}`,
+      `        client_id: ${JSON.stringify(context.idp_client_id ?? '')}`,
+      `      id_token_file: ${JSON.stringify(tokenFile('id.jwt', context.idp_id_token ?? ''))}`,
+      `      client_id: ${JSON.stringify(context.client_id ?? '')}`,
+      `      client_secret: ${JSON.stringify(context.client_secret ?? '')}`,
+    ];
+  }
   if (scenario.startsWith('auth/client-credentials')) {
     return [
       '    auth:',
@@ -42,6 +76,8 @@ function authLines() {
     ];
   }
   const lines = ['    auth:', '      type: oauth'];
+  // D7: the DPoP scenarios' servers want sender-constrained tokens.
+  if (scenario.startsWith('auth/dpop')) lines.push('      dpop: true');
   if (context.client_id !== undefined) lines.push(`      client_id: ${JSON.stringify(context.client_id)}`);
   if (context.client_secret !== undefined)
     lines.push(`      client_secret: ${JSON.stringify(context.client_secret)}`);
@@ -51,7 +87,6 @@ function authLines() {
   return lines;
 }
 
-const dir = mkdtempSync(join(tmpdir(), 'mcp-normalizer-conformance-client-'));
 const config = join(dir, 'config.yaml');
 writeFileSync(
   config,
@@ -135,6 +170,14 @@ async function call(name, args) {
 }
 
 async function callEverything() {
+  // The Skills host scenarios (SEP-2640): list the skills, then (to verify) load each as a host
+  // does, its SKILL.md checked before any other file is read.
+  if (scenario.startsWith('sep-2640-client-')) {
+    const verify = scenario !== 'sep-2640-client-no-prefetch';
+    const listed = await cli(['skills', '--json', ...(verify ? ['--verify'] : [])]);
+    say(`skills${verify ? ' --verify' : ''}: exit ${listed.code}`);
+    return;
+  }
   // A scenario that says which calls to make (MCP_CONFORMANCE_CONTEXT.toolCalls) gets those.
   if (Array.isArray(context.toolCalls)) {
     for (const { name, arguments: args } of context.toolCalls) await call(name, args ?? {});
@@ -151,7 +194,7 @@ async function callEverything() {
     await call(tool.name, argumentsFor(tool.inputSchema));
 }
 
-if (scenario.startsWith('auth/') && !scenario.startsWith('auth/client-credentials')) {
+if (scenario.startsWith('auth/') && !machine) {
   const result = await login();
   say(`login: exit ${result.code}`);
 }

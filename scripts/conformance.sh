@@ -133,6 +133,17 @@ for scenario in $TASKS; do
   suite "ext-$scenario-gateway" server --url "$TASKS_GATEWAY" --scenario "$scenario"
 done
 
+# Client-role extension scenarios (issue 58), by name: the machine grants (client credentials,
+# workload identity, enterprise-managed authorization), DPoP, and the Skills host scenarios, each
+# played by the CLI through scripts/conformance-client.mjs against the suite's servers.
+AUTH_EXTENSIONS="auth/client-credentials-jwt auth/client-credentials-basic auth/wif-jwt-bearer
+  auth/enterprise-managed-authorization auth/dpop auth/dpop-nonce sep-2640-client-no-prefetch
+  sep-2640-client-verify-digest sep-2640-client-verify-size sep-2640-client-verify-frontmatter"
+for scenario in $AUTH_EXTENSIONS; do
+  suite "client-ext-${scenario//\//-}" client --command "node $ROOT/scripts/conformance-client.mjs" \
+    --scenario "$scenario"
+done
+
 # One row per scenario of a run's summary: "name|✓ 3 passed, 0 failed", and for a scenario the
 # revision runs without scoring it (an extension, added after the release), why.
 rows() { # log file
@@ -167,7 +178,13 @@ for scenario in $EXTENSIONS $TASKS; do
   echo "| $scenario | $(result gateway) | $(result direct) |"
 done
 echo
-for log in "$OUT"/server-*.log "$OUT"/client-*.log; do
+echo "| client extension scenario | mcp-normalizer's CLI |"
+echo "| --- | --- |"
+for scenario in $AUTH_EXTENSIONS; do
+  echo "| $scenario | $(grep -E '^Passed:' "$OUT/client-ext-${scenario//\//-}.log" | tail -1 || echo '-') |"
+done
+echo
+for log in "$OUT"/server-*.log "$OUT"/client-[0-9]*.log; do
   echo "$(basename "$log" .log): $(grep -E '^Total' "$log" | tail -1)"
 done
 echo

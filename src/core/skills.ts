@@ -218,3 +218,37 @@ export function skillFileMismatch(
   const digest = `sha256:${sha256hex(bytes)}`;
   return digest === file.digest ? undefined : `its SHA-256 digest is not the one its entry lists`;
 }
+
+/** The YAML frontmatter block at the start of a `SKILL.md`, or undefined when it has none. */
+function frontmatterBlock(text: string): string | undefined {
+  const match = /^---\r?\n([\s\S]*?)\r?\n---(?:\r?\n|$)/.exec(text);
+  return match?.[1];
+}
+
+/**
+ * X3: why a `SKILL.md` must not be loaded: its YAML frontmatter differs from its entry's, field
+ * by field (a field only one of them has is a difference too); undefined when they agree.
+ * `parse` reads YAML (the caller's parser; core does no parsing of its own).
+ */
+export function skillFrontmatterMismatch(
+  entry: SkillEntry,
+  bytes: Uint8Array,
+  parse: (yaml: string) => unknown,
+): string | undefined {
+  const block = frontmatterBlock(new TextDecoder().decode(bytes));
+  if (block === undefined) return 'it has no YAML frontmatter';
+  let found: unknown;
+  try {
+    found = parse(block);
+  } catch {
+    return 'its frontmatter is not YAML';
+  }
+  if (typeof found !== 'object' || found === null || Array.isArray(found))
+    return 'its frontmatter is not a map';
+  const listed = entry.frontmatter as Record<string, unknown>;
+  const read = found as Record<string, unknown>;
+  for (const key of new Set([...Object.keys(listed), ...Object.keys(read)]))
+    if (JSON.stringify(listed[key]) !== JSON.stringify(read[key]))
+      return `its frontmatter's ${key} is not the one its entry lists`;
+  return undefined;
+}

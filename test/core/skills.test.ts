@@ -1,6 +1,7 @@
 /** Issue 47: the pure rules of skills through the gateway (core/skills.ts), as tables. */
 import { createHash, createHmac } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
+import { parse as parseYaml } from 'yaml';
 import {
   decodeSkillsCursor,
   encodeSkillsCursor,
@@ -9,6 +10,7 @@ import {
   mergeCacheHints,
   routeSkillUri,
   skillFileMismatch,
+  skillFrontmatterMismatch,
   skillOfFile,
   type SkillEntry,
 } from '../../src/core/skills.js';
@@ -126,6 +128,26 @@ describe('skills (core)', () => {
   ])('X3: listed %j, read %j: %s', (listed, read, why) => {
     const file = { uri: 'skill://a/r/SKILL.md', digest: digest(listed), size: Buffer.byteLength(listed) };
     const found = skillFileMismatch(file, Buffer.from(read), sha256hex);
+    if (why === undefined) expect(found).toBeUndefined();
+    else expect(found).toMatch(why);
+  });
+
+  const entry: SkillEntry = {
+    uri: 'skill://pdf/SKILL.md',
+    frontmatter: { name: 'pdf', description: 'Fill PDF forms' },
+    resources: [],
+  };
+  it.each([
+    ['---\nname: pdf\ndescription: Fill PDF forms\n---\n\nBody.\n', undefined],
+    ['---\r\nname: pdf\r\ndescription: Fill PDF forms\r\n---\r\n', undefined],
+    ['---\nname: pdf\ndescription: Fill PDF forms, and more\n---\n', /description/],
+    ['---\nname: pdf\ndescription: Fill PDF forms\nlicense: MIT\n---\n', /license/],
+    ['---\nname: pdf\n---\n', /description/],
+    ['# no frontmatter\n', /no YAML frontmatter/],
+    ['---\n[a, b]\n---\n', /not a map/],
+    ['---\nname: [unclosed\n---\n', /not YAML/],
+  ])('X3: a SKILL.md reading %j is loaded only when its frontmatter is its entry’s (%s)', (text, why) => {
+    const found = skillFrontmatterMismatch(entry, Buffer.from(text), (yaml) => parseYaml(yaml));
     if (why === undefined) expect(found).toBeUndefined();
     else expect(found).toMatch(why);
   });

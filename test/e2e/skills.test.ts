@@ -161,6 +161,19 @@ describe('skills through the gateway', () => {
     expect(failed.stdout).toContain('FAILED: 1 problem.');
   });
 
+  it('X3: `skills --verify` loads a skill as a host does: a SKILL.md whose frontmatter is not its entry’s fails, and its other files are not read', async () => {
+    const config = writeConfig(['servers:', skillsEntry('a', ['--tamper-listing'])].join('\n'));
+    const verified = await runCli(['skills', '--verify', '--config', config]);
+    expect(verified.code).toBe(1);
+    expect(verified.stderr).toMatch(
+      /error: skill:\/\/a\/release-notes\/SKILL\.md: .*its frontmatter's description is not the one its entry lists/,
+    );
+    expect(verified.stderr).toContain(
+      "error: skill://a/release-notes/references/GUIDE.md: not read, its skill's SKILL.md failed its check",
+    );
+    expect(verified.stderr).toContain('1 of 3 files of 2 skills match their entries');
+  });
+
   it('X1: a skill folder reads through the gateway (resources/directory/read), its children exposed; a file is no folder (-32602)', async () => {
     const { command, args } = fixtureServer('conformance-skills');
     const served = await serve([

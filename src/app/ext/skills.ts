@@ -11,6 +11,7 @@
 import { createHash, createHmac, randomBytes } from 'node:crypto';
 import { ProtocolErrorCode } from '@modelcontextprotocol/server';
 import type { Logger } from 'pino';
+import { parse as parseYaml } from 'yaml';
 import type { Config, ServerConfig } from '../../config/types.js';
 import type { CallAccess } from '../../core/policy.js';
 import {
@@ -25,6 +26,7 @@ import {
   SKILLS_EXTENSION,
   skillFileMismatch,
   skillFolder,
+  skillFrontmatterMismatch,
   skillOfFile,
   type SkillEntry,
 } from '../../core/skills.js';
@@ -265,7 +267,9 @@ export function createSkills(deps: {
         const why =
           bytes === undefined
             ? 'it did not come back as one file'
-            : skillFileMismatch(file, bytes, sha256hex);
+            : (skillFileMismatch(file, bytes, sha256hex) ??
+              // X3: a SKILL.md whose frontmatter is not its entry's must not be loaded either.
+              (file.uri === skill.uri ? skillFrontmatterMismatch(skill, bytes, parseYaml) : undefined));
         if (why !== undefined) {
           logger.warn({ server: name, uri, why }, 'skill file refused: not the file its entry lists');
           throw rpcError(
@@ -319,15 +323,27 @@ export function createSkills(deps: {
       const signal = new AbortController().signal;
       let files = 0;
       const failures: string[] = [];
-      for (const skill of skills)
-        for (const file of skill.resources === 'dynamic' ? [] : skill.resources) {
+      // X3: each skill as a host loads it: its SKILL.md first, its other files only once it holds.
+      for (const skill of skills) {
+        const listedFiles = skill.resources === 'dynamic' ? [] : skill.resources;
+        const ordered = [...listedFiles].sort(
+          (a, b) => Number(b.uri === skill.uri) - Number(a.uri === skill.uri),
+        );
+        let skillFailed = false;
+        for (const file of ordered) {
           files++;
+          if (skillFailed) {
+            failures.push(`${file.uri}: not read, its skill's SKILL.md failed its check`);
+            continue;
+          }
           try {
             await backend.read(access, file.uri, { signal });
           } catch (error) {
             failures.push(`${file.uri}: ${error instanceof Error ? error.message : String(error)}`);
+            skillFailed = file.uri === skill.uri;
           }
         }
+      }
       return { skills: skills.length, files, failures };
     },
     directoryRead: () => {

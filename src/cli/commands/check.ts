@@ -126,7 +126,7 @@ export async function run(args: readonly string[], io: CliIO): Promise<number> {
           ),
           ...(skills !== undefined
             ? [
-                `Skills: ${skills.skills} skills, ${skills.files - skills.failures.length} of ${skills.files} files match their entries (size and SHA-256)`,
+                `Skills: ${skills.skills} skills, ${skills.files - skills.failures.length} of ${skills.files} files match their entries (size, SHA-256, frontmatter)`,
               ]
             : []),
           errors === 0

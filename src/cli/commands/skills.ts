@@ -2,7 +2,8 @@
  * `mcp-normalizer skills` (issue 47, X1): the skills the aggregated server serves to the local
  * user (I3: `access:` rules for `sub:local`; `--profile`: that profile's view), as a table of
  * server, skill URI, files and description, or (`--json`) as the `skills/list` entries a host
- * receives. `--verify` reads every file through the gateway, checked against its entry (X3).
+ * receives. `--verify` loads every skill as a host does (X3): its SKILL.md first, checked against
+ * its entry (size, SHA-256, frontmatter), its other files only once that holds.
  */
 import type { CliIO } from '../common.js';
 import { EXIT, checkProfile, parseCommandArgs, withStartedProxy } from '../common.js';
@@ -16,7 +17,8 @@ List the skills (SEP-2640) the aggregated server serves to the local user.
 Options:
   -c, --config FILE     config file (default: $MCP_NORMALIZER_CONFIG, else ./mcp-normalizer.{yaml,yml,json})
       --json            print the skills/list entries as JSON
-      --verify          read every file through the gateway and check its size and digest
+      --verify          load every skill as a host does: its SKILL.md first (size, digest,
+                        frontmatter), its other files only once that holds
       --profile NAME    only profile NAME's skills, as serve --profile serves them
       --log-level LEVEL also log to stderr at this level (default: silent)
   -h, --help            show this help
@@ -65,7 +67,7 @@ export async function run(args: readonly string[], io: CliIO): Promise<number> {
       const checked = await proxy.skills.verify(view);
       for (const failure of checked.failures) io.err(`error: ${failure}`);
       io.err(
-        `${checked.files - checked.failures.length} of ${checked.files} files of ${checked.skills} skills match their entries (size and SHA-256).`,
+        `${checked.files - checked.failures.length} of ${checked.files} files of ${checked.skills} skills match their entries (size, SHA-256, a SKILL.md's frontmatter).`,
       );
       return checked.failures.length === 0 ? EXIT.ok : EXIT.problems;
     },
