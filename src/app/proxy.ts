@@ -9,6 +9,7 @@
  * 55), the catalogs and the log forwarding count what they send in the metrics, and a completed
  * task's answer goes through the tool backend's outcome step (X5).
  */
+import { CallerTokens } from '../core/caller-tokens.js';
 import type { Era } from '../core/options.js';
 import type { Logger } from 'pino';
 import type { Tool } from '@modelcontextprotocol/server';
@@ -134,9 +135,21 @@ export interface Proxy {
   listenStatus(port: number): Promise<{ url: string; close(): Promise<void> }>;
 }
 
+/**
+ * D8: each proxy's one holder of its callers' current tokens: the upstream side puts them in,
+ * the copies of servers behind `auth: token_exchange` take them out.
+ */
+const callerTokens = new WeakMap<ProxyOptions, CallerTokens>();
+function tokensOf(options: ProxyOptions): CallerTokens {
+  let tokens = callerTokens.get(options);
+  if (tokens === undefined) callerTokens.set(options, (tokens = new CallerTokens()));
+  return tokens;
+}
+
 /** P1, P2: the pool of `config`'s servers (tests inject transports, timers and backoff). */
 function createPool(config: Config, options: ProxyOptions, scrub: Scrubber | undefined): Pool {
   return new Pool({
+    callerTokens: tokensOf(options),
     ...(scrub !== undefined ? { scrub } : {}),
     maxInlineBytes: config.output.maxInlineBytes,
     clientInfo: { name: PACKAGE_NAME, version: packageVersion() },
@@ -151,6 +164,7 @@ function createPool(config: Config, options: ProxyOptions, scrub: Scrubber | und
 function upstreamSettings(config: Config, options: ProxyOptions, scrub: Scrubber | undefined) {
   return {
     ...(options.profile !== undefined ? { profile: options.profile } : {}),
+    callerTokens: tokensOf(options),
     ...renderings(config),
     serverInfo: { name: PACKAGE_NAME, version: packageVersion() },
     // Q3: the input rounds `config.input_required` asks for.

@@ -108,6 +108,52 @@ const OAuthLoginSchema = z.strictObject({
   dpop: dpopKey,
 });
 
+/** D1: the machine-to-machine grant: a shared secret, or a key that signs assertions. */
+const ClientCredentialsSchema = z
+  .strictObject({
+    type: z
+      .literal('client_credentials')
+      .describe('The OAuth grant: client_credentials (machine to machine).'),
+    client_id: z
+      .string()
+      .min(1)
+      .describe('The OAuth client registered at the server’s authorization server.'),
+    client_secret: z
+      .string()
+      .min(1)
+      .optional()
+      .describe(
+        'Its secret (client_secret_basic); use ${VAR} to keep it out of the file. Scrubbed from every output. Give this or private_key.',
+      ),
+    private_key: z
+      .string()
+      .min(1)
+      .optional()
+      .describe(
+        'A PKCS#8 PEM private key that signs a JWT assertion instead of a secret (private_key_jwt, RFC 7523); use ${VAR}. Scrubbed from every output.',
+      ),
+    signing_algorithm: z
+      .enum(['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA'])
+      .optional()
+      .describe('The JWS algorithm of private_key’s assertions. Default: ES256.'),
+    scopes: scopesKey,
+    issuer: issuerKey,
+    dpop: dpopKey,
+  })
+  .check((ctx) => {
+    const { client_secret: secret, private_key: key } = ctx.value;
+    if ((secret === undefined) === (key === undefined))
+      ctx.issues.push({
+        code: 'custom',
+        input: ctx.value,
+        // On a key and not aborting: the union around reports this, not its own line.
+        path: ['client_secret'],
+        continue: true,
+        message:
+          'give client_secret (a shared secret) or private_key (a signed JWT assertion), one of the two',
+      });
+  });
+
 /** D5: workload identity (RFC 7523 §2.1): a JWT the platform issues is the grant. */
 const JwtBearerSchema = z
   .strictObject({
@@ -175,56 +221,44 @@ const IdJagSchema = z
   })
   .check(oneSource('id_token_file', 'id_token_env'));
 
+/** D8: the caller's own token exchanged for one of this server (RFC 8693), per caller. */
+const tokenExchangeShape = {
+  type: z
+    .literal('token_exchange')
+    .describe(
+      'D8: each caller’s own token (the one it presented to the gateway) is exchanged at this server’s authorization server for a token of this server (RFC 8693); each caller reaches the server as itself, no browser.',
+    ),
+  client_id: z.string().min(1).describe('This gateway’s client at the server’s authorization server.'),
+  client_secret: z
+    .string()
+    .min(1)
+    .describe('Its secret (client_secret_basic); use ${VAR}. Scrubbed from every output.'),
+  audience: z
+    .string()
+    .min(1)
+    .optional()
+    .describe('The `audience` to ask for, when the authorization server wants one besides `resource`.'),
+  scopes: scopesKey,
+  issuer: issuerKey,
+  dpop: dpopKey,
+};
+
 /** D1: how the gateway logs in to a remote server (OAuth 2.1 client). */
 const DownstreamAuthSchema = z
   .discriminatedUnion('type', [
-    z
-      .strictObject({
-        type: z
-          .literal('client_credentials')
-          .describe('The OAuth grant: client_credentials (machine to machine).'),
-        client_id: z
-          .string()
-          .min(1)
-          .describe('The OAuth client registered at the server’s authorization server.'),
-        client_secret: z
-          .string()
-          .min(1)
-          .optional()
-          .describe(
-            'Its secret (client_secret_basic); use ${VAR} to keep it out of the file. Scrubbed from every output. Give this or private_key.',
-          ),
-        private_key: z
-          .string()
-          .min(1)
-          .optional()
-          .describe(
-            'A PKCS#8 PEM private key that signs a JWT assertion instead of a secret (private_key_jwt, RFC 7523); use ${VAR}. Scrubbed from every output.',
-          ),
-        signing_algorithm: z
-          .enum(['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA'])
-          .optional()
-          .describe('The JWS algorithm of private_key’s assertions. Default: ES256.'),
-        scopes: scopesKey,
-        issuer: issuerKey,
-        dpop: dpopKey,
-      })
-      .check((ctx) => {
-        const { client_secret: secret, private_key: key } = ctx.value;
-        if ((secret === undefined) === (key === undefined))
-          ctx.issues.push({
-            code: 'custom',
-            input: ctx.value,
-            // On a key and not aborting: the union around reports this, not its own line.
-            path: ['client_secret'],
-            continue: true,
-            message:
-              'give client_secret (a shared secret) or private_key (a signed JWT assertion), one of the two',
-          });
-      }),
+    ClientCredentialsSchema,
     OAuthLoginSchema,
     JwtBearerSchema,
     IdJagSchema,
+    z.strictObject({
+      ...tokenExchangeShape,
+      fallback: z
+        .discriminatedUnion('type', [ClientCredentialsSchema, JwtBearerSchema, IdJagSchema])
+        .optional()
+        .describe(
+          'D8: the grant of the connection no caller owns (the listing, stdio, the CLI, a caller without a token): client_credentials, jwt_bearer or id_jag. Default: none (those fail, saying so).',
+        ),
+    }),
   ])
   .describe(
     'D1: remote server: log in with OAuth: client_credentials (machine to machine), oauth (a person logs in with `mcp-normalizer login`), jwt_bearer (workload identity) or id_jag (enterprise-managed); discovery from the 401, a token for this server (RFC 8707), refreshed when it expires.',

@@ -7,6 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type {
   DownstreamAuthConfig,
+  MachineAuthConfig,
   TokenSource,
   Config,
   InstructionMap,
@@ -173,6 +174,17 @@ function authOf(
         ...common,
       };
     }
+    case 'token_exchange':
+      return {
+        type: auth.type,
+        clientId: auth.client_id,
+        clientSecret: auth.client_secret,
+        ...common,
+        ...(auth.audience !== undefined ? { audience: auth.audience } : {}),
+        ...(auth.fallback !== undefined
+          ? { fallback: authOf(auth.fallback, tokenStore, folder) as MachineAuthConfig }
+          : {}),
+      };
     case 'oauth':
       return {
         type: 'oauth',
@@ -286,12 +298,17 @@ export function normalizeConfig(
       ...entries.flatMap((entry) => {
         const auth = (
           entry.server as {
-            auth?: { client_secret?: string; private_key?: string; idp?: { client_secret?: string } };
+            auth?: {
+              client_secret?: string;
+              private_key?: string;
+              idp?: { client_secret?: string };
+              fallback?: { client_secret?: string; private_key?: string; idp?: { client_secret?: string } };
+            };
           }
         ).auth;
-        return [auth?.client_secret, auth?.private_key, auth?.idp?.client_secret].filter(
-          (value) => value !== undefined,
-        );
+        return [auth, auth?.fallback]
+          .flatMap((grant) => [grant?.client_secret, grant?.private_key, grant?.idp?.client_secret])
+          .filter((value) => value !== undefined);
       }),
       // L2: headers, credential env entries and URL credentials, written literally too.
       ...entries.flatMap((entry) => credentialValues(entry.server)),

@@ -56,7 +56,28 @@ export interface RemoteTransportConfig {
 }
 
 /** D1, D2, D5, D6: `auth` of a remote server. */
-export type DownstreamAuthConfig = ClientCredentialsConfig | OAuthLoginConfig | JwtBearerConfig | IdJagConfig;
+export type DownstreamAuthConfig =
+  ClientCredentialsConfig | OAuthLoginConfig | JwtBearerConfig | IdJagConfig | TokenExchangeConfig;
+
+/** The grants a connection no caller owns may use (D8's `fallback`). */
+export type MachineAuthConfig = ClientCredentialsConfig | JwtBearerConfig | IdJagConfig;
+
+/** D8: each caller's own token exchanged at the server's authorization server (RFC 8693). */
+export interface TokenExchangeConfig {
+  readonly type: 'token_exchange';
+  readonly clientId: string;
+  readonly clientSecret: string;
+  readonly audience?: string;
+  readonly scopes?: readonly string[];
+  readonly issuer?: string;
+  readonly dpop?: boolean;
+  /** The grant of the connection no caller owns (listing, stdio, the CLI). */
+  readonly fallback?: MachineAuthConfig;
+  /** D8: whose copy this is: set by the pool on a caller's copy, never written in a config. */
+  readonly principal?: string;
+  /** D8: that caller's current token (set by the pool with `principal`). */
+  readonly subjectToken?: () => string | undefined;
+}
 
 /** Where a token the gateway reads at each token request comes from (D5, D6). */
 export type TokenSource = { readonly file: string } | { readonly env: string };

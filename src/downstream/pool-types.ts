@@ -1,6 +1,7 @@
 /**
  * The pool's options and events (pool.ts), apart from the class that uses them.
  */
+import type { CallerTokens } from '../core/caller-tokens.js';
 import type { Implementation, LoggingMessageNotification } from '@modelcontextprotocol/server';
 import type { Logger } from 'pino';
 import type { ServerConfig } from '../config/types.js';
@@ -31,6 +32,8 @@ export interface PoolOptions {
   readonly backoff?: BackoffOptions;
   /** What our clients announce to the servers. @default { name: 'mcp-normalizer', version: '0.0.0' } */
   readonly clientInfo?: Implementation;
+  /** D8: each caller's current token, for the servers behind `auth: token_exchange`. */
+  readonly callerTokens?: CallerTokens;
 }
 
 /** Options of the pool's `close`. */

@@ -27,6 +27,7 @@ import { raceTimeout } from '../core/timers.js';
 import type { Timers } from '../core/timers.js';
 import { systemTimers } from '../wire/timers.js';
 import { withReply, type RequestOptions } from './feature-requests.js';
+import type { CallerTokens } from '../core/caller-tokens.js';
 import { asPrincipal, copyKey, LOGIN_KEY, loginsPerPrincipal } from './login-copies.js';
 import type { CloseOptions, PoolEvents, PoolOptions } from './pool-types.js';
 
@@ -52,6 +53,7 @@ export class Pool {
   readonly #events: Emitter<PoolEvents>;
   readonly #context: DispatchContext;
   readonly #timers: Timers;
+  readonly #callerTokens: CallerTokens | undefined;
   readonly #logger: Logger;
   #options!: PoolOptions;
   #closing = false;
@@ -60,6 +62,7 @@ export class Pool {
   constructor(options: PoolOptions) {
     this.#logger = options.logger;
     this.#timers = options.timers ?? systemTimers;
+    this.#callerTokens = options.callerTokens;
     this.#events = new Emitter((error) => this.#logger.error({ err: error }, 'pool listener threw'));
     this.#context = {
       timers: this.#timers,
@@ -138,7 +141,10 @@ export class Pool {
               logger,
               timers: this.#timers,
               connect: (child, key) =>
-                this.#connect(loginsPerPrincipal(server) ? asPrincipal(server, key) : server, child),
+                this.#connect(
+                  loginsPerPrincipal(server) ? asPrincipal(server, key, this.#callerTokens) : server,
+                  child,
+                ),
               ...(server.isolateCallers ? { lane: () => new CallerLane() } : {}),
             }),
           }),

@@ -12,6 +12,7 @@ import type { Logger } from 'pino';
 import type { RemoteTransportConfig, ServerConfig, StdioTransportConfig } from '../config/types.js';
 import type { Scrubber } from '../core/secrets.js';
 import { machineProvider } from './grants.js';
+import { tokenExchangeProvider } from './token-exchange.js';
 import { downstreamFetch } from './http-fetch.js';
 import { StoredLoginProvider } from './oauth-login.js';
 import { StdioClientTransport } from './stdio-client.js';
@@ -82,7 +83,12 @@ function authOf(server: string, config: RemoteTransportConfig): { authProvider?:
     });
     providers.set(config, provider);
   }
-  if (provider === undefined && auth.type !== 'oauth') {
+  if (provider === undefined && auth.type === 'token_exchange') {
+    // D8: a caller's copy exchanges that caller's token (token-exchange.ts).
+    provider = tokenExchangeProvider(auth);
+    providers.set(config, provider);
+  }
+  if (provider === undefined && auth.type !== 'oauth' && auth.type !== 'token_exchange') {
     // D1, D5, D6: the machine grants (grants.ts).
     provider = machineProvider(auth);
     providers.set(config, provider);

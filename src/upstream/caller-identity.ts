@@ -6,6 +6,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { CLIENT_CAPABILITIES_META_KEY, type AuthInfo, type Server } from '@modelcontextprotocol/server';
+import type { CallerTokens } from '../core/caller-tokens.js';
 import type { Caller, HostCapabilities } from '../core/input.js';
 import type { Era } from '../core/options.js';
 import {
@@ -27,6 +28,8 @@ export interface CallerIdentityOptions {
   readonly views?: CallerViews;
   /** The profile a stdio connection serves (`serve --profile`). */
   readonly profile?: string;
+  /** D8: where each caller's current token is kept, when a server exchanges it (token_exchange). */
+  readonly callerTokens?: CallerTokens;
 }
 
 /**
@@ -113,6 +116,10 @@ export function createCallerIdentity(options: CallerIdentityOptions): CallerIden
       const session = sessions.has(server);
       const token = principalOf(ctx.http?.authInfo);
       const tokenKey = principalKey(token);
+      // D8: the caller's token, for the servers that exchange it; only where one does.
+      const presented = ctx.http?.authInfo;
+      if (options.callerTokens !== undefined && token !== undefined && presented?.token)
+        options.callerTokens.remember(token.key, presented.token, presented.expiresAt);
       const capabilities = hostCapabilities(server, era, ctx);
       return {
         principal: found,

@@ -9,6 +9,7 @@
  * This file is the ONLY importer of `render.ts` (R2): a Result becomes JSON here and nowhere else.
  */
 import { Server } from '@modelcontextprotocol/server';
+import type { CallerTokens } from '../core/caller-tokens.js';
 import type { AuthInfo, CallToolResult, Implementation } from '@modelcontextprotocol/server';
 import type { Logger } from 'pino';
 import type { Result } from '../core/result.js';
@@ -80,6 +81,8 @@ export interface UpstreamDeps<F extends PreparedForward = PreparedForward> {
   readonly views?: CallerViews;
   /** I6: the profile a stdio connection serves (`serve --profile`). */
   readonly profile?: string;
+  /** D8: where callers' tokens are kept for the servers that exchange them. */
+  readonly callerTokens?: CallerTokens;
   /** O1: one notification sent upstream. */
   readonly onForward?: (kind: 'progress' | 'log' | 'list_changed') => void;
   /**
@@ -140,6 +143,7 @@ export function createUpstreamServer<F extends PreparedForward>(deps: UpstreamDe
   const callers = createCallerIdentity({
     ...(deps.views !== undefined ? { views: deps.views } : {}),
     ...(deps.profile !== undefined ? { profile: deps.profile } : {}),
+    ...(deps.callerTokens !== undefined ? { callerTokens: deps.callerTokens } : {}),
   });
   const personal = deps.views?.personal === true;
 

@@ -101,7 +101,7 @@ describe('machine grants in the config', () => {
       '{ type: id_jag, idp: { issuer: "https://idp.example", client_id: gw }, id_token_file: t }',
       'client_id',
     ],
-    ['a grant that does not exist', '{ type: token_exchange }', 'jwt_bearer'],
+    ['a grant that does not exist', '{ type: saml }', 'jwt_bearer'],
   ])('D5/D6: %s is a located error', async (_name, auth, expected) => {
     const { errors } = await read(auth);
     expect(errors).toContain(expected);

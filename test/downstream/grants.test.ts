@@ -1,5 +1,5 @@
 /**
- * D5–D7 in the small: the token a grant reads (file or variable, re-read, bounded, a clear error
+ * D5–D8 in the small: the token a grant reads (file or variable, re-read, bounded, a clear error
  * naming the step and never the token), the workload grant's token request, and the DPoP keys:
  * a machine grant's lives with the process, a login's is kept with its tokens and taken again.
  */
@@ -9,6 +9,11 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { isStoredDpopKey, storedSession, type StoredDpopKey } from '../../src/downstream/dpop-keys.js';
 import { JWT_BEARER, JwtBearerProvider, machineProvider, readToken } from '../../src/downstream/grants.js';
+import {
+  TOKEN_EXCHANGE,
+  TokenExchangeProvider,
+  tokenExchangeProvider,
+} from '../../src/downstream/token-exchange.js';
 
 const dir = mkdtempSync(path.join(tmpdir(), 'mcpn-grants-'));
 const file = (name: string, text: string): string => {
@@ -133,5 +138,48 @@ describe("a login's DPoP key", () => {
     );
     expect(isStoredDpopKey(saved)).toBe(true);
     expect(saved).not.toEqual(stored);
+  });
+});
+
+describe('the token exchange of a caller', () => {
+  const config = { type: 'token_exchange', clientId: 'gw', clientSecret: 's3cret-value' } as const;
+
+  it("D8: a caller's copy sends that caller's current token as the subject, with the audience and scope", () => {
+    const provider = new TokenExchangeProvider({
+      ...config,
+      audience: 'tickets',
+      scopes: ['mcp'],
+      principal: 'iss#alice',
+      subjectToken: () => 'alice-token',
+    });
+    expect(Object.fromEntries(provider.prepareTokenRequest())).toEqual({
+      grant_type: TOKEN_EXCHANGE,
+      subject_token: 'alice-token',
+      subject_token_type: 'urn:ietf:params:oauth:token-type:access_token',
+      requested_token_type: 'urn:ietf:params:oauth:token-type:access_token',
+      audience: 'tickets',
+      scope: 'mcp',
+    });
+    expect(provider.clientInformation()).toEqual({ client_id: 'gw', client_secret: 's3cret-value' });
+  });
+
+  it.each([
+    ['the connection no caller owns', {}, /serves no caller .* give auth\.fallback/],
+    [
+      'a caller whose token expired',
+      { principal: 'iss#alice', subjectToken: () => undefined },
+      /the caller iss#alice has no current token/,
+    ],
+  ])('D8: %s has nothing to exchange, and says so', (_name, extra, message) => {
+    expect(() => new TokenExchangeProvider({ ...config, ...extra }).prepareTokenRequest()).toThrow(message);
+  });
+
+  it('D8: the connection no caller owns uses the fallback grant when there is one', async () => {
+    const fallback = { type: 'jwt_bearer', assertion: { file: file('fallback.jwt', 'eyJ.f.b') } } as const;
+    const provider = tokenExchangeProvider({ ...config, fallback });
+    expect(provider).toBeInstanceOf(JwtBearerProvider);
+    expect(tokenExchangeProvider({ ...config, fallback, principal: 'iss#bob' })).toBeInstanceOf(
+      TokenExchangeProvider,
+    );
   });
 });

@@ -1,0 +1,113 @@
+/**
+ * D8: `auth: token_exchange`: each caller reaches the server as itself, without a browser. A
+ * caller's copy of the server (login-copies.ts) asks the server's authorization server, on the
+ * server's 401 (discovery as in D1), to exchange the token that caller presented to the gateway
+ * for a token of this server (RFC 8693: `subject_token` the caller's access token, `resource`
+ * the server, `audience` when configured), the gateway's client authenticated with
+ * `client_secret_basic`. The caller's token is only ever the `subject_token` of that request:
+ * it never reaches the server itself (I2).
+ *
+ * The connection no caller owns (the listing, stdio, the CLI, a caller without a token) uses the
+ * configured `fallback` grant, if any; without one, its token request fails saying so.
+ */
+import type {
+  DpopSession,
+  OAuthClientMetadata,
+  OAuthClientProvider,
+  StoredOAuthClientInformation,
+  StoredOAuthTokens,
+} from '@modelcontextprotocol/client';
+import type { TokenExchangeConfig } from '../config/types.js';
+import { processSession } from './dpop-keys.js';
+import { machineProvider } from './grants.js';
+
+/** The grant type and token types of RFC 8693. */
+export const TOKEN_EXCHANGE = 'urn:ietf:params:oauth:grant-type:token-exchange';
+const ACCESS_TOKEN_TYPE = 'urn:ietf:params:oauth:token-type:access_token';
+
+/** The caller's token exchanged for this server's; one provider per caller's copy. */
+export class TokenExchangeProvider implements OAuthClientProvider {
+  readonly #config: TokenExchangeConfig;
+  #tokens: StoredOAuthTokens | undefined;
+  /** D7: set when the server wants DPoP-bound tokens. */
+  dpop?: () => Promise<DpopSession>;
+
+  constructor(config: TokenExchangeConfig) {
+    this.#config = config;
+  }
+
+  get redirectUrl(): undefined {
+    return undefined;
+  }
+
+  get clientMetadata(): OAuthClientMetadata {
+    return {
+      client_name: 'mcp-normalizer',
+      redirect_uris: [],
+      grant_types: [TOKEN_EXCHANGE],
+      token_endpoint_auth_method: 'client_secret_basic',
+      ...(this.#config.scopes !== undefined ? { scope: this.#config.scopes.join(' ') } : {}),
+    };
+  }
+
+  clientInformation(): StoredOAuthClientInformation {
+    const { clientId, clientSecret, issuer } = this.#config;
+    return { client_id: clientId, client_secret: clientSecret, ...(issuer !== undefined ? { issuer } : {}) };
+  }
+
+  tokens(): StoredOAuthTokens | undefined {
+    return this.#tokens;
+  }
+
+  saveTokens(tokens: StoredOAuthTokens): void {
+    this.#tokens = tokens;
+  }
+
+  /** A token refused (401 after it was sent): the next request exchanges the caller's token again. */
+  invalidateCredentials(scope: 'all' | 'client' | 'tokens' | 'verifier' | 'discovery'): void {
+    if (scope === 'all' || scope === 'tokens') this.#tokens = undefined;
+  }
+
+  redirectToAuthorization(): void {
+    throw new Error('token_exchange: a token exchange has no browser step');
+  }
+
+  saveCodeVerifier(): void {}
+
+  codeVerifier(): string {
+    throw new Error('token_exchange: a token exchange has no authorization code');
+  }
+
+  prepareTokenRequest(scope?: string): URLSearchParams {
+    const { principal, subjectToken, audience } = this.#config;
+    const subject = subjectToken?.();
+    if (subject === undefined)
+      throw new Error(
+        principal === undefined
+          ? 'token_exchange: this connection serves no caller (the listing, stdio, the CLI, a caller without a token), so there is no token to exchange; give auth.fallback a grant for it'
+          : `token_exchange: the caller ${principal} has no current token to exchange (it expired); the caller's next request brings one`,
+      );
+    const params = new URLSearchParams({
+      grant_type: TOKEN_EXCHANGE,
+      subject_token: subject,
+      subject_token_type: ACCESS_TOKEN_TYPE,
+      requested_token_type: ACCESS_TOKEN_TYPE,
+    });
+    if (audience !== undefined) params.set('audience', audience);
+    const wanted = scope ?? this.#config.scopes?.join(' ');
+    if (wanted !== undefined && wanted !== '') params.set('scope', wanted);
+    return params;
+  }
+}
+
+/**
+ * The provider of a `token_exchange` server's connection: a caller's copy exchanges its token;
+ * the connection no caller owns uses the fallback grant, or fails its token request saying why.
+ */
+export function tokenExchangeProvider(config: TokenExchangeConfig): OAuthClientProvider {
+  if (config.principal === undefined && config.fallback !== undefined)
+    return machineProvider(config.fallback);
+  const provider = new TokenExchangeProvider(config);
+  if (config.dpop === true) provider.dpop = processSession();
+  return provider;
+}
