@@ -4,6 +4,7 @@
  * whose tool needs a scope the caller's token lacks. The validated token rides on the request as
  * `req.auth`, where the SDK transports pick it up as the handlers' `authInfo`.
  */
+import type { DpopRequest } from './dpop-proof.js';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AuthInfo } from '@modelcontextprotocol/server';
 import type { Logger } from 'pino';
@@ -57,6 +58,15 @@ export function ownerOf(req: IncomingMessage): string | undefined {
   return `${subject ?? ''}\u0000${profile ?? ''}`;
 }
 
+/** I8: what a DPoP proof of `req` must match: its method and its path (no query). */
+function dpopRequest(req: IncomingMessage): DpopRequest {
+  return {
+    proof: req.headers['dpop'],
+    method: req.method ?? '',
+    path: (req.url ?? '/').split(/[?#]/, 1)[0] ?? '/',
+  };
+}
+
 /** @example const auth = createHttpAuth(identity, logger, scopeCheck); */
 export function createHttpAuth(
   identity: Identity,
@@ -67,12 +77,23 @@ export function createHttpAuth(
   /** O4: the principal of a status page session cookie (a sign-in in the browser), if any. */
   session?: (cookie: string | undefined) => Principal | undefined | Promise<Principal | undefined>,
 ): HttpAuth {
+  /**
+   * One verdict per request, however many steps ask (the status page's, then the endpoint's):
+   * a DPoP proof may be presented once (I8), and a token is verified once.
+   */
+  const verdicts = new WeakMap<IncomingMessage, ReturnType<Identity['authenticate']>>();
+  const verdictOf = (req: IncomingMessage): ReturnType<Identity['authenticate']> => {
+    let verdict = verdicts.get(req);
+    if (verdict === undefined)
+      verdicts.set(req, (verdict = identity.authenticate(req.headers.authorization, dpopRequest(req))));
+    return verdict;
+  };
   return {
     async admin(req) {
       const signedIn =
         req.headers.authorization === undefined ? await session?.(req.headers.cookie) : undefined;
       if (signedIn !== undefined) return matchesAny(admins, signedIn) ? 'ok' : 'forbidden';
-      const verdict = await identity.authenticate(req.headers.authorization);
+      const verdict = await verdictOf(req);
       if (!verdict.ok) return 'unauthorized';
       return matchesAny(admins, verdict.principal) ? 'ok' : 'forbidden';
     },
@@ -88,7 +109,7 @@ export function createHttpAuth(
       return true;
     },
     async authenticate(req, res) {
-      const verdict = await identity.authenticate(req.headers.authorization);
+      const verdict = await verdictOf(req);
       if (verdict.ok) {
         (req as AuthedRequest).auth = verdict.auth;
         return true;

@@ -26,6 +26,14 @@ import {
 } from '@modelcontextprotocol/server';
 import { createRemoteJWKSet, customFetch, errors as joseErrors, jwtVerify, type JWTPayload } from 'jose';
 import { issuerPrincipal, principalOf, tokenPrincipal, type Principal } from '../core/policy.js';
+import { isRecord } from '../core/json.js';
+import {
+  createProofChecker,
+  DPOP_ALGS,
+  DpopRefused,
+  verifyDpopRequest,
+  type DpopRequest,
+} from './dpop-proof.js';
 import { createIntrospection } from './introspection.js';
 
 /** A `Bearer` challenge without its `error` and `error_description` parameters. */
@@ -94,8 +102,8 @@ export type Authentication =
 
 /** The resource server of one endpoint. */
 export interface Identity {
-  /** I1: validates the header's token. */
-  authenticate(authorization: string | undefined): Promise<Authentication>;
+  /** I1: validates the header's token; I8: a DPoP one with its proof, for `request`. */
+  authenticate(authorization: string | undefined, request?: DpopRequest): Promise<Authentication>;
   /** I4: a 403 `insufficient_scope` challenge naming `scope`, for a call that needs it. */
   insufficientScope(scope: string, message: string): Promise<Authentication & { ok: false }>;
   /** The RFC 9728 well-known path of the endpoint's metadata. */
@@ -172,6 +180,8 @@ export async function discover(
  * not (`!`, `:`), and it is compared whole anyway.
  */
 const BEARER_SYNTAX = /^Bearer +\S+$/i;
+/** I8: `DPoP` and one token (RFC 9449 §7.1). */
+const DPOP_SYNTAX = /^DPoP +(\S+)$/i;
 
 /**
  * RFC 9068 §4 asks for `typ: at+jwt`; most issuers (Keycloak, Auth0, Entra) send `JWT` or none.
@@ -188,6 +198,8 @@ export function createIdentity(options: IdentityOptions): Identity {
   const fetcher = options.fetch ?? fetch;
   const discoveryTimeoutMs = options.discoveryTimeoutMs ?? DISCOVERY_TIMEOUT_MS;
   const resource = options.resource.href;
+  /** I8: the proofs of DPoP requests, their `jti`s remembered in their window. */
+  const proofs = createProofChecker(() => Date.now());
   const audience = options.audience ?? resource;
   const metadataUrl = getOAuthProtectedResourceMetadataUrl(options.resource);
   const statics = Object.entries(options.tokens).map(([name, entry]) => ({
@@ -284,7 +296,13 @@ export function createIdentity(options: IdentityOptions): Identity {
       // `clock_skew_s` of slack past `exp` (the SDK compares expiresAt with its own clock).
       expiresAt: (payload.exp as number) + options.clockSkewSeconds,
       resource: options.resource,
-      extra: { principal },
+      // I8: a DPoP-bound token (RFC 9449 §6.1) is only good with a proof of that key.
+      extra: {
+        principal,
+        ...(isRecord(payload['cnf']) && typeof payload['cnf']['jkt'] === 'string'
+          ? { jkt: payload['cnf']['jkt'] }
+          : {}),
+      },
     };
   }
 
@@ -354,14 +372,32 @@ export function createIdentity(options: IdentityOptions): Identity {
   }
 
   return {
-    async authenticate(authorization) {
+    async authenticate(authorization, request) {
       try {
-        if (authorization !== undefined && !BEARER_SYNTAX.test(authorization))
+        const dpop = DPOP_SYNTAX.exec(authorization ?? '')?.[1];
+        if (authorization !== undefined && dpop === undefined && !BEARER_SYNTAX.test(authorization))
           throw new OAuthError(
             OAuthErrorCode.InvalidToken,
-            "Invalid Authorization header format, expected 'Bearer TOKEN'",
+            "Invalid Authorization header format, expected 'Bearer TOKEN' or 'DPoP TOKEN'",
           );
-        const auth = await verifyBearerToken(authorization, { verifier, resourceMetadataUrl: metadataUrl });
+        const auth =
+          dpop !== undefined
+            ? await verifyDpopRequest(
+                dpop,
+                {
+                  proof: request?.proof,
+                  method: request?.method ?? '',
+                  url: new URL(request?.path ?? '/', resource).href,
+                },
+                { verify: (token) => verifier.verifyAccessToken(token), proofs, nowMs: () => Date.now() },
+              )
+            : await verifyBearerToken(authorization, { verifier, resourceMetadataUrl: metadataUrl });
+        // I8: a token bound to a key is good only with a proof of it (RFC 9449 §7.2).
+        if (dpop === undefined && auth.extra?.['jkt'] !== undefined)
+          throw new DpopRefused(
+            'invalid_token',
+            'a DPoP-bound token is sent with the DPoP scheme and its proof',
+          );
         const principal = principalOf(auth) as Principal;
         // I1: `required_scopes` is asked of the issuer's tokens; a static token is the operator's own.
         if (
@@ -371,6 +407,7 @@ export function createIdentity(options: IdentityOptions): Identity {
           throw new OAuthError(OAuthErrorCode.InsufficientScope, 'Insufficient scope');
         return { ok: true, auth, principal };
       } catch (error) {
+        if (error instanceof DpopRefused) return error.response();
         const refused = await answer(bearerAuthChallengeResponse(error, challenge));
         // RFC 6750 §3.1: a request with no credentials at all gets the challenge without an error code.
         const header = refused.headers['www-authenticate'];
@@ -394,6 +431,8 @@ export function createIdentity(options: IdentityOptions): Identity {
         resource,
         ...(options.issuer !== undefined ? { authorization_servers: [options.issuer] } : {}),
         bearer_methods_supported: ['header'],
+        // I8: DPoP-bound tokens are accepted beside Bearer ones.
+        dpop_signing_alg_values_supported: DPOP_ALGS,
         ...(options.requiredScopes.length > 0 ? { scopes_supported: [...options.requiredScopes] } : {}),
         resource_name: 'mcp-normalizer',
       };
