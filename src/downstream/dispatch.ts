@@ -19,6 +19,7 @@ import type { CallerLane } from './callers.js';
 import type { Connection } from './connection.js';
 import type { CallSlots } from './slots.js';
 import type { Timers } from '../core/timers.js';
+import type { Deadlines } from './deadlines.js';
 import { LOGIN_INSTRUCTION } from '../core/instructions.js';
 import { isLoginRequired } from './start-errors.js';
 import { takeCreatedTask } from './task-results.js';
@@ -48,6 +49,8 @@ export interface DispatchTarget {
 /** Pool-wide settings of the dispatcher. */
 export interface DispatchContext {
   readonly timers: Timers;
+  /** P3: the queue deadlines of the pool's waiting calls, on one timer. */
+  readonly deadlines: Deadlines;
   /** N9. @default 65536 */
   readonly maxInlineBytes: number;
   /** True once the pool is shutting down (P5): new calls fail at once. */
@@ -128,15 +131,23 @@ interface QueueDeadline {
 }
 
 function queueDeadline(context: DispatchContext, timeoutMs: number, caller?: AbortSignal): QueueDeadline {
-  const deadline = new AbortController();
+  // p-queue drops a waiting call when its signal aborts: one controller, aborted by the shared
+  // deadline timer (deadlines.ts) or by the caller's own signal, linked by a listener.
+  const controller = new AbortController();
   let expired = false;
-  const timer = context.timers.setTimeout(() => {
+  const deadline = context.deadlines.add(context.timers.now() + timeoutMs, () => {
     expired = true;
-    deadline.abort(new DOMException('Queued past the call timeout', 'TimeoutError'));
-  }, timeoutMs);
+    controller.abort(new DOMException('Queued past the call timeout', 'TimeoutError'));
+  });
+  const onAbort = (): void => controller.abort(caller?.reason);
+  if (caller?.aborted === true) onAbort();
+  else caller?.addEventListener('abort', onAbort, { once: true });
   return {
-    signal: caller === undefined ? deadline.signal : AbortSignal.any([caller, deadline.signal]),
-    stop: () => context.timers.clearTimeout(timer),
+    signal: controller.signal,
+    stop: () => {
+      deadline.cancel();
+      caller?.removeEventListener('abort', onAbort);
+    },
     expired: () => expired,
   };
 }

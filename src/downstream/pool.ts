@@ -28,6 +28,7 @@ import type { Timers } from '../core/timers.js';
 import { systemTimers } from '../wire/timers.js';
 import { withReply, type RequestOptions } from './feature-requests.js';
 import type { CallerTokens } from '../core/caller-tokens.js';
+import { Deadlines } from './deadlines.js';
 import { asPrincipal, copyKey, LOGIN_KEY, loginsPerPrincipal } from './login-copies.js';
 import type { CloseOptions, PoolEvents, PoolOptions } from './pool-types.js';
 
@@ -66,6 +67,7 @@ export class Pool {
     this.#events = new Emitter((error) => this.#logger.error({ err: error }, 'pool listener threw'));
     this.#context = {
       timers: this.#timers,
+      deadlines: new Deadlines(this.#timers),
       maxInlineBytes: options.maxInlineBytes ?? 65536,
       closing: () => this.#closing,
     };
