@@ -24,6 +24,7 @@ import {
   discoverAndRequestJwtAuthGrant,
   requestJwtAuthorizationGrant,
   type CrossAppAccessContext,
+  type DpopSession,
   type OAuthClientMetadata,
   type OAuthClientProvider,
   type StoredOAuthClientInformation,
@@ -60,17 +61,63 @@ export async function readToken(source: TokenSource, what: string): Promise<stri
   return token;
 }
 
-/** D5: workload identity: the platform's JWT is the grant (RFC 7523 §2.1); a public client. */
-export class JwtBearerProvider implements OAuthClientProvider {
-  readonly #config: JwtBearerConfig;
+/**
+ * A grant without a browser step (D5, D8): its tokens in memory, for this connection; no
+ * redirect, no authorization code. `grant` names it in the errors of the steps it has none of.
+ */
+export abstract class MachineGrant implements OAuthClientProvider {
   #tokens: StoredOAuthTokens | undefined;
+  /** D7: set when the server wants DPoP-bound tokens. */
+  dpop?: () => Promise<DpopSession>;
 
-  constructor(config: JwtBearerConfig) {
-    this.#config = config;
-  }
+  constructor(private readonly grant: string) {}
+
+  abstract get clientMetadata(): OAuthClientMetadata;
+  abstract clientInformation(): StoredOAuthClientInformation | undefined;
+  abstract prepareTokenRequest(scope?: string): URLSearchParams | Promise<URLSearchParams>;
 
   get redirectUrl(): undefined {
     return undefined;
+  }
+
+  tokens(): StoredOAuthTokens | undefined {
+    return this.#tokens;
+  }
+
+  saveTokens(tokens: StoredOAuthTokens): void {
+    this.#tokens = tokens;
+  }
+
+  /** A token refused (401 after it was sent): the next request asks for a new one. */
+  invalidateCredentials(scope: 'all' | 'client' | 'tokens' | 'verifier' | 'discovery'): void {
+    if (scope === 'all' || scope === 'tokens') this.#tokens = undefined;
+  }
+
+  redirectToAuthorization(): void {
+    throw new Error(`${this.grant}: this grant has no browser step`);
+  }
+
+  saveCodeVerifier(): void {}
+
+  codeVerifier(): string {
+    throw new Error(`${this.grant}: this grant has no authorization code`);
+  }
+}
+
+/** `scope`, else the configured scopes, on `params` (none when both are empty). */
+export function withScope(params: URLSearchParams, scope: string | undefined, scopes?: readonly string[]) {
+  const wanted = scope ?? scopes?.join(' ');
+  if (wanted !== undefined && wanted !== '') params.set('scope', wanted);
+  return params;
+}
+
+/** D5: workload identity: the platform's JWT is the grant (RFC 7523 §2.1); a public client. */
+export class JwtBearerProvider extends MachineGrant {
+  readonly #config: JwtBearerConfig;
+
+  constructor(config: JwtBearerConfig) {
+    super('jwt_bearer');
+    this.#config = config;
   }
 
   get clientMetadata(): OAuthClientMetadata {
@@ -89,30 +136,9 @@ export class JwtBearerProvider implements OAuthClientProvider {
     return { client_id: clientId, ...(issuer !== undefined ? { issuer } : {}) };
   }
 
-  tokens(): StoredOAuthTokens | undefined {
-    return this.#tokens;
-  }
-
-  saveTokens(tokens: StoredOAuthTokens): void {
-    this.#tokens = tokens;
-  }
-
-  redirectToAuthorization(): void {
-    throw new Error('jwt_bearer: a workload identity has no browser step');
-  }
-
-  saveCodeVerifier(): void {}
-
-  codeVerifier(): string {
-    throw new Error('jwt_bearer: a workload identity has no authorization code');
-  }
-
   async prepareTokenRequest(scope?: string): Promise<URLSearchParams> {
     const assertion = await readToken(this.#config.assertion, 'jwt_bearer: the workload JWT');
-    const params = new URLSearchParams({ grant_type: JWT_BEARER, assertion });
-    const wanted = scope ?? this.#config.scopes?.join(' ');
-    if (wanted !== undefined && wanted !== '') params.set('scope', wanted);
-    return params;
+    return withScope(new URLSearchParams({ grant_type: JWT_BEARER, assertion }), scope, this.#config.scopes);
   }
 }
 

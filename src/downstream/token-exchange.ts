@@ -11,33 +11,25 @@
  * configured `fallback` grant, if any; without one, its token request fails saying so.
  */
 import type {
-  DpopSession,
   OAuthClientMetadata,
   OAuthClientProvider,
   StoredOAuthClientInformation,
-  StoredOAuthTokens,
 } from '@modelcontextprotocol/client';
 import type { TokenExchangeConfig } from '../config/types.js';
 import { processSession } from './dpop-keys.js';
-import { machineProvider } from './grants.js';
+import { MachineGrant, machineProvider, withScope } from './grants.js';
 
 /** The grant type and token types of RFC 8693. */
 export const TOKEN_EXCHANGE = 'urn:ietf:params:oauth:grant-type:token-exchange';
 const ACCESS_TOKEN_TYPE = 'urn:ietf:params:oauth:token-type:access_token';
 
 /** The caller's token exchanged for this server's; one provider per caller's copy. */
-export class TokenExchangeProvider implements OAuthClientProvider {
+export class TokenExchangeProvider extends MachineGrant {
   readonly #config: TokenExchangeConfig;
-  #tokens: StoredOAuthTokens | undefined;
-  /** D7: set when the server wants DPoP-bound tokens. */
-  dpop?: () => Promise<DpopSession>;
 
   constructor(config: TokenExchangeConfig) {
+    super('token_exchange');
     this.#config = config;
-  }
-
-  get redirectUrl(): undefined {
-    return undefined;
   }
 
   get clientMetadata(): OAuthClientMetadata {
@@ -53,29 +45,6 @@ export class TokenExchangeProvider implements OAuthClientProvider {
   clientInformation(): StoredOAuthClientInformation {
     const { clientId, clientSecret, issuer } = this.#config;
     return { client_id: clientId, client_secret: clientSecret, ...(issuer !== undefined ? { issuer } : {}) };
-  }
-
-  tokens(): StoredOAuthTokens | undefined {
-    return this.#tokens;
-  }
-
-  saveTokens(tokens: StoredOAuthTokens): void {
-    this.#tokens = tokens;
-  }
-
-  /** A token refused (401 after it was sent): the next request exchanges the caller's token again. */
-  invalidateCredentials(scope: 'all' | 'client' | 'tokens' | 'verifier' | 'discovery'): void {
-    if (scope === 'all' || scope === 'tokens') this.#tokens = undefined;
-  }
-
-  redirectToAuthorization(): void {
-    throw new Error('token_exchange: a token exchange has no browser step');
-  }
-
-  saveCodeVerifier(): void {}
-
-  codeVerifier(): string {
-    throw new Error('token_exchange: a token exchange has no authorization code');
   }
 
   prepareTokenRequest(scope?: string): URLSearchParams {
@@ -94,9 +63,7 @@ export class TokenExchangeProvider implements OAuthClientProvider {
       requested_token_type: ACCESS_TOKEN_TYPE,
     });
     if (audience !== undefined) params.set('audience', audience);
-    const wanted = scope ?? this.#config.scopes?.join(' ');
-    if (wanted !== undefined && wanted !== '') params.set('scope', wanted);
-    return params;
+    return withScope(params, scope, this.#config.scopes);
   }
 }
 

@@ -228,3 +228,12 @@ export async function modernHttpClient(url: string, token?: string): Promise<Mod
   );
   return client;
 }
+
+/** `serve --http` on a config of `lines`; `stops` (run at the end of the file's tests) kills it. */
+export async function serveHttpLines(lines: readonly string[], stops: (() => unknown)[]): Promise<HttpServe> {
+  const serve = await serveHttp(writeConfig(lines.join('\n')));
+  stops.push(() => {
+    if (serve.child.exitCode === null) serve.child.kill('SIGKILL');
+  });
+  return serve;
+}
