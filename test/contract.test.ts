@@ -41,7 +41,7 @@ for (const file of testFiles(join(root, 'test'))) {
 }
 
 describe('the contract is covered by tests', () => {
-  it('docs/contract.md lists the rule families R, N, T, S, F, L, C, P, U, E, O, Q, I, D, K and X', () => {
+  it('docs/contract.md lists the rule families R, N, T, S, F, L, C, P, U, E, O, Q, I, D, K, X and M', () => {
     const families = new Set(ruleIds.map((id) => id[0]));
     expect([...families].sort()).toEqual([
       'C',
@@ -51,6 +51,7 @@ describe('the contract is covered by tests', () => {
       'I',
       'K',
       'L',
+      'M',
       'N',
       'O',
       'P',

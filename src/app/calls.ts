@@ -7,6 +7,8 @@
  * (T7–T9), the pool's Results, and the failures the server answers itself (shutting down, its
  * outermost net, a failed input round: {@link ToolBackend.answer}).
  */
+import { searchedMode } from '../core/options.js';
+import { createCodeRunner } from './code/run-code.js';
 import type { Logger } from 'pino';
 import type { Tool } from '@modelcontextprotocol/server';
 import type { Config, ServerConfig } from '../config/types.js';
@@ -98,17 +100,18 @@ export function createToolBackend(deps: ToolDeps): ToolBackend<PreparedCall> {
     const list = servers.list();
     if (pairOf?.servers !== list) {
       // I6: a profile in search mode lists the pair too.
-      const searched =
-        list.some((server) => server.expose === 'search') ||
-        Object.values(config.profiles).some((profile) => profile.expose === 'search');
+      const modes = [...list, ...Object.values(config.profiles)].map((entry) => entry.expose);
       pairOf = {
         servers: list,
-        pair: searched
-          ? searchPairNames({
-              globalPrefix: config.prefix,
-              separator: config.separator,
-              nameMaxLength: config.nameMaxLength,
-            })
+        pair: modes.some(searchedMode)
+          ? searchPairNames(
+              {
+                globalPrefix: config.prefix,
+                separator: config.separator,
+                nameMaxLength: config.nameMaxLength,
+              },
+              modes.includes('code'),
+            )
           : undefined,
       };
     }
@@ -213,6 +216,8 @@ export function createToolBackend(deps: ToolDeps): ToolBackend<PreparedCall> {
   }
 
   return {
+    // M1–M5: `run_code`, where a server or a profile is in code mode (app/code/).
+    code: createCodeRunner({ name: () => searchPair()?.run, logger: deps.logger }),
     calledName(name, args) {
       return calledName(searchPair(), name, args);
     },

@@ -10,6 +10,7 @@
  * a server that could hold it is still in its first attempt, waits for that server (bounded):
  * {@link Catalogs.settle}.
  */
+import { searchedMode } from '../core/options.js';
 import type { Logger } from 'pino';
 import type { Config } from '../config/types.js';
 import {
@@ -105,7 +106,8 @@ function catalogOptionsOf(config: Config): CatalogOptions {
     strictArguments: config.strictArguments,
     describeArguments: config.output.describeArguments,
     // I6: a profile in search mode lists the search pair, whose names are then the gateway's.
-    reserveSearchPair: Object.values(config.profiles).some((profile) => profile.expose === 'search'),
+    reserveSearchPair: Object.values(config.profiles).some((profile) => searchedMode(profile.expose)),
+    reserveCodeTool: Object.values(config.profiles).some((profile) => profile.expose === 'code'),
     // T6: the envelope schema only when asked for (it was 69% of each tool's bytes, and hosts
     // compile a validator per advertised schema).
     ...(config.output.advertiseSchema

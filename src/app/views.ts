@@ -20,6 +20,8 @@ import {
   type ProfileSelection,
   type Verdict,
 } from '../core/policy.js';
+import { codeToolDefinitions } from '../core/code-mode.js';
+import { searchedMode } from '../core/options.js';
 import { searchPairDefinitions, type SearchPair } from '../core/search.js';
 import { FILE_URI_PREFIX } from '../core/uri-namespace.js';
 
@@ -106,20 +108,26 @@ export function createViews(options: ViewOptions): Views {
       const seen = catalog.tools.filter((tool) => sees(access, tool.name));
       // I3, I6: the search pair searches what the caller sees; a caller who sees nothing (no
       // rule, or confined to another profile) is not offered it either.
-      if (access.expose === 'search' && pair !== undefined)
+      if (searchedMode(access.expose) && pair !== undefined)
         return seen.length === 0
           ? []
-          : searchPairDefinitions(pair, [...new Set(seen.map((tool) => tool.server))]);
+          : [
+              ...searchPairDefinitions(pair, [...new Set(seen.map((tool) => tool.server))]),
+              // M1: a profile in code mode lists `run_code` too.
+              ...(access.expose === 'code' ? codeToolDefinitions(pair) : []),
+            ];
       if (access.expose === 'all' || access.expose === 'read_only')
         return seen.map((tool) => tool.definition);
       const pairListed = seen.length > 0;
       return catalog.definitions.filter((tool) =>
-        tool.name === pair?.search || tool.name === pair?.call ? pairListed : sees(access, tool.name),
+        tool.name === pair?.search || tool.name === pair?.call || tool.name === pair?.run
+          ? pairListed
+          : sees(access, tool.name),
       );
     },
     callable: (access, catalog) =>
       access === undefined ? catalog.tools : catalog.tools.filter((tool) => sees(access, tool.name)),
-    searchScope: (access) => (access?.expose === 'search' ? 'all' : 'search'),
+    searchScope: (access) => (searchedMode(access?.expose) ? 'all' : 'search'),
     verdict: (access, name) => access?.decide(name) ?? ALLOWED,
     missingScope(principal, name) {
       const verdict = policy?.decide(principal, name);

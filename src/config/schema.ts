@@ -240,7 +240,7 @@ export const ConfigSchema = z
     expose: exposeSchema
       .default('all')
       .describe(
-        'T11: all, or read_only (only tools annotated readOnlyHint); S1: search (tools are not listed, the upstream sees search_tools and call_tool).',
+        'T11: all, or read_only (only tools annotated readOnlyHint); S1: search (tools are not listed, the upstream sees search_tools and call_tool); M1: code (search_tools, call_tool and run_code, which runs a snippet calling the tools).',
       ),
     instructions: InstructionsSchema.optional(),
     defaults: DefaultsSchema,
@@ -293,7 +293,7 @@ export const ConfigSchema = z
           expose: exposeSchema
             .optional()
             .describe(
-              "This profile's own expose mode: all (every tool of the view listed), read_only (only readOnlyHint tools), search (only search_tools and call_tool, over the view's tools). Default: as the catalog lists them.",
+              "This profile's own expose mode: all (every tool of the view listed), read_only (only readOnlyHint tools), search (only search_tools and call_tool, over the view's tools), code (those and run_code). Default: as the catalog lists them.",
             ),
           output: z
             .strictObject({

@@ -206,7 +206,7 @@ const serverShape = {
   inband_errors: serverKey('inband_errors'),
   protocol: serverKey('protocol'),
   expose: exposeSchema.describe(
-    'T11: all, or read_only (only tools annotated readOnlyHint); S1: search (not listed; found with search_tools, run with call_tool). Default: global expose.',
+    'T11: all, or read_only (only tools annotated readOnlyHint); S1: search (not listed; found with search_tools, run with call_tool); M1: code (as search, plus run_code). Default: global expose.',
   ),
   client_features: serverKey('client_features'),
   isolate_callers: serverKey('isolate_callers'),

@@ -83,6 +83,8 @@ export interface CatalogOptions {
    * profile with `expose: search` lists them). @default false
    */
   readonly reserveSearchPair?: boolean;
+  /** M1: reserve `run_code` too (a profile in code mode lists it). @default false */
+  readonly reserveCodeTool?: boolean;
 }
 
 /** Agent instructions of one tool (R4), for `core/instructions`. */
@@ -173,6 +175,8 @@ export interface Catalog {
 export interface SearchPair {
   readonly search: string;
   readonly call: string;
+  /** M1: `run_code`, when a server or a profile is in code mode. */
+  readonly run?: string;
 }
 
 /** One match, as `search_tools` answers it: what an agent needs to call the tool. */

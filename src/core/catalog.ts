@@ -25,6 +25,8 @@ import { createSchemaCompiler, type SchemaCompiler } from './schema-compiler.js'
 import { ownValue, isRecord } from './json.js';
 import { closest } from './suggest.js';
 import { uriPrefix } from './uri-namespace.js';
+import { codeToolDefinitions } from './code-mode.js';
+import { searchedMode } from './options.js';
 import { createToolSearch, searchPairDefinitions, searchPairNames } from './search.js';
 import type { ToolSearch } from './catalog-types.js';
 
@@ -117,9 +119,13 @@ export function buildCatalog(servers: readonly CatalogServerInput[], options: Ca
   const compiler = createSchemaCompiler(options.previous?.compiler);
   const problems: CatalogProblem[] = [];
   const byName = new Map<string, ExposedTool>();
-  const searched = servers.filter((server) => server.expose === 'search').map((server) => server.server);
+  const searched = servers.filter((server) => searchedMode(server.expose)).map((server) => server.server);
+  // M1: code mode lists `run_code` beside the pair.
+  const coded = servers.some((server) => server.expose === 'code');
   const pair =
-    searched.length > 0 || options.reserveSearchPair === true ? searchPairNames(options) : undefined;
+    searched.length > 0 || options.reserveSearchPair === true
+      ? searchPairNames(options, coded || options.reserveCodeTool === true)
+      : undefined;
   /** S1: the pair's names are the gateway's own; a downstream tool never takes them (T4). */
   const reserved = new Map(
     pair === undefined
@@ -127,6 +133,7 @@ export function buildCatalog(servers: readonly CatalogServerInput[], options: Ca
       : [
           [pair.search, 'search_tools'],
           [pair.call, 'call_tool'],
+          ...(pair.run !== undefined ? [[pair.run, 'run_code'] as const] : []),
         ],
   );
   const tools: ExposedTool[] = [];
@@ -177,7 +184,7 @@ export function buildCatalog(servers: readonly CatalogServerInput[], options: Ca
         continue;
       }
       const built = buildTool(candidate, renamed, name, options, compiler);
-      const tool: ExposedTool = server.expose === 'search' ? { ...built, searchOnly: true } : built;
+      const tool: ExposedTool = searchedMode(server.expose) ? { ...built, searchOnly: true } : built;
       byName.set(name, tool);
       tools.push(tool);
     }
@@ -192,7 +199,7 @@ export function buildCatalog(servers: readonly CatalogServerInput[], options: Ca
     definitions:
       pair === undefined || searched.length === 0
         ? shown
-        : [...shown, ...searchPairDefinitions(pair, searched)],
+        : [...shown, ...searchPairDefinitions(pair, searched), ...(coded ? codeToolDefinitions(pair) : [])],
     ...(pair !== undefined ? { searchPair: pair } : {}),
     search(query, limit) {
       index ??= createToolSearch(tools.filter((tool) => tool.searchOnly === true));

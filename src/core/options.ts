@@ -21,8 +21,13 @@ export const FILE_MODES = ['inline', 'resource'] as const;
 export type FileMode = (typeof FILE_MODES)[number];
 
 /** T11, S1: which tools of a server are listed. */
-export const EXPOSE_MODES = ['all', 'read_only', 'search'] as const;
+export const EXPOSE_MODES = ['all', 'read_only', 'search', 'code'] as const;
 export type ExposeMode = (typeof EXPOSE_MODES)[number];
+
+/** S1, M1: the modes whose tools are not listed but found with `search_tools` (code mode too). */
+export function searchedMode(expose: ExposeMode | undefined): boolean {
+  return expose === 'search' || expose === 'code';
+}
 
 /** L1: the log levels of the config (the CLI adds `silent`). */
 export const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error'] as const;

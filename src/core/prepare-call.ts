@@ -6,6 +6,7 @@
  * names, which then goes through exactly the same steps.
  */
 import type { Catalog, ExposedTool } from './catalog.js';
+import { declarationOf } from './code-mode.js';
 import { checkExplicit, stripExplicit } from './explicit.js';
 import type { CallAccess, Verdict } from './policy.js';
 import { failure, ok, type FailureResult, type Result } from './result.js';
@@ -114,7 +115,15 @@ function preparePair(
         : (catalog.search?.(read.query, Number.MAX_SAFE_INTEGER) ?? [])
             .filter((tool) => access.sees(tool.name))
             .slice(0, read.limit);
-    return ok({ tools: matches.map(searchMatch) }, { meta });
+    // M5: in code mode each match says how a snippet calls it.
+    const match =
+      pair.run === undefined
+        ? searchMatch
+        : (tool: ExposedTool) => ({
+            ...searchMatch(tool),
+            declaration: declarationOf(tool.name, tool.definition.inputSchema, tool.definition.description),
+          });
+    return ok({ tools: matches.map(match) }, { meta });
   }
   const read = readCallArguments(args);
   if ('issues' in read) return invalid(read.issues);

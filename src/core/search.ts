@@ -16,6 +16,7 @@ import { isRecord } from './json.js';
 /** S1: `search_tools` and `call_tool`, under the global prefix (T1) when there is one. */
 export function searchPairNames(
   options: Pick<CatalogOptions, 'globalPrefix' | 'separator' | 'nameMaxLength'>,
+  code = false,
 ): SearchPair {
   const name = (tool: string): string =>
     exposedName({
@@ -25,7 +26,11 @@ export function searchPairNames(
       tool,
       maxLength: options.nameMaxLength,
     });
-  return { search: name('search_tools'), call: name('call_tool') };
+  return {
+    search: name('search_tools'),
+    call: name('call_tool'),
+    ...(code ? { run: name('run_code') } : {}),
+  };
 }
 
 /** S2: how many matches `search_tools` returns unless asked, and at most. */

@@ -98,6 +98,23 @@ export interface ToolBackend<F extends PreparedForward = PreparedForward> {
   ): R;
   /** P10: the caller behind `instance` went away (its session closed): its own copies stop. */
   releaseCaller?(instance: string): void;
+  /** M1–M5: code mode's `run_code`, when a server or a profile is in code mode. */
+  readonly code?: CodeRunner;
+}
+
+/** M2: one tool call of a snippet, through the call pipeline in its caller's name. */
+export type SnippetCall = (
+  name: string,
+  args: Record<string, unknown>,
+  signal: AbortSignal,
+) => Promise<Result | InputRound | CreatedTask>;
+
+/** M1–M5: code mode's runs (app/code/). */
+export interface CodeRunner {
+  /** `run_code`'s exposed name now; undefined when nothing is in code mode. */
+  name(): string | undefined;
+  /** One run: its answer (through no outcome step yet: the pipeline gives it one). */
+  run(args: Record<string, unknown> | undefined, call: SnippetCall, signal: AbortSignal): Promise<Result>;
 }
 
 /** The aggregated server: SDK servers for every era and transport, sharing one backend. */

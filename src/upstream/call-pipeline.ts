@@ -138,8 +138,10 @@ export function createCallPipeline<F extends PreparedForward>(deps: PipelineDeps
   ): Promise<Result | InputRound | CreatedTask> {
     if (!deps.accepting())
       return finish(name, failure('downstream_unavailable', SHUTTING_DOWN), extra.requestId);
-    // Synchronous once the catalog is built (no await on the hot path); I3 authorizes inside it.
     const { who } = extra;
+    // M2: `run_code`: each of its snippet's calls comes back here, as the caller's own call.
+    if (backend.code !== undefined && name === backend.code.name()) return runCode(name, args, extra);
+    // Synchronous once the catalog is built (no await on the hot path); I3 authorizes inside it.
     const preparing = backend.prepareCall(name, args, extra.requestId, who.access, who.subject);
     const prepared = preparing instanceof Promise ? await preparing : preparing;
     // T7, T8, T9: refused before any downstream sees it (the backend logged it, L1); S2 answered.
@@ -161,6 +163,34 @@ export function createCallPipeline<F extends PreparedForward>(deps: PipelineDeps
       // P3: forward progress only when the upstream asked for it, with ITS token.
       ...(extra.onProgress !== undefined ? { onProgress: extra.onProgress } : {}),
     });
+  }
+
+  /**
+   * M2: one run of `run_code`. Each tool call of the snippet goes through {@link route} with the
+   * run's caller (its view, limits, holds and gate; counted and logged as a call), with no input
+   * reply of its own and its own span outcome; a snippet never runs `run_code` itself. The run's
+   * answer goes through the outcome step like every call's (R4, L1, O1).
+   */
+  async function runCode(
+    name: string,
+    args: Record<string, unknown> | undefined,
+    extra: CallExtra,
+  ): Promise<Result> {
+    const code = backend.code as NonNullable<typeof backend.code>;
+    const result = await code.run(
+      args,
+      (tool, toolArgs, signal) =>
+        tool === name
+          ? Promise.resolve(failure('invalid_arguments', `${name} cannot be called from inside a snippet`))
+          : route(tool, toolArgs, {
+              ...extra,
+              signal,
+              reply: undefined,
+              span: { ...extra.span, outcome: {} },
+            }),
+      extra.signal,
+    );
+    return backend.answer?.(name, result, extra.requestId, extra.who.subject) ?? result;
   }
 
   return { answer, finish };

@@ -42,7 +42,7 @@ async function failure(
 }
 
 describe('code mode sandbox', () => {
-  it('59: a snippet calls tools, in parallel too, joins what they return and logs', async () => {
+  it('M2, M4: a snippet calls tools, in parallel too, joins what they return and logs', async () => {
     const run = await runSnippet(
       `const [a, b] = await Promise.all([tools.echo({ x: 1 }), tools.other({ y: 2 })]);
        const c = await tools.echo({ z: a.args.x + b.args.y });
@@ -54,7 +54,7 @@ describe('code mode sandbox', () => {
     expect(run).toEqual({ value: { a: 'echo', b: 'other', z: 3 }, logs: ['joined 3'], calls: 3 });
   });
 
-  it("59: a tool's error is thrown with its error_type and instruction; caught, the snippet goes on", async () => {
+  it("M2: a tool's error is thrown with its error_type and instruction; caught, the snippet goes on", async () => {
     const caught = await runSnippet(
       `try { await tools.fail({}); } catch (e) { return [e.error_type, e.message, e.instruction]; }`,
       bridge,
@@ -74,7 +74,7 @@ describe('code mode sandbox', () => {
     ['fetch', 'return typeof fetch'],
     ['a socket or file module', 'return [typeof std, typeof os, typeof Deno, typeof Bun].join()'],
     ['the host global', "return Object.keys(globalThis).filter((key) => !key.startsWith('__')).join()"],
-  ])('59: %s is not there', async (_name, code) => {
+  ])('M3: %s is not there', async (_name, code) => {
     const { value } = await runSnippet(code, bridge, LIMITS);
     expect(String(value)).not.toMatch(/function|object/);
   });
@@ -98,13 +98,13 @@ describe('code mode sandbox', () => {
     ['too many in flight', 'await Promise.all([1, 2, 3, 4, 5].map((i) => tools.echo({ i })));', {}, 'calls'],
     ['not JavaScript', 'return (;', {}, 'syntax'],
     ['a throw', 'throw new TypeError("mine")', {}, 'thrown'],
-  ])('59: %s stops the run with its kind', async (_name, code, limits, kind) => {
+  ])('M3: %s stops the run with its kind', async (_name, code, limits, kind) => {
     const error = await failure(code, limits);
     expect(error.kind).toBe(kind);
     expect(error.message.length).toBeGreaterThan(10);
   });
 
-  it('59: a tool that never answers ends the run at its wall bound, with the bridge told', async () => {
+  it('M3: a tool that never answers ends the run at its wall bound, with the bridge told', async () => {
     let aborted = false;
     const never = (_name: string, _args: unknown, signal: AbortSignal): Promise<BridgeAnswer> =>
       new Promise(() => signal.addEventListener('abort', () => (aborted = true)));

@@ -1,0 +1,123 @@
+/**
+ * M1–M5: `run_code`, code mode's one tool. A run reads its snippet (M1), runs it in the sandbox
+ * (sandbox.ts) with each `tools.<name>(args)` sent through the call pipeline as the caller's own
+ * call (M2: the pipeline hands `call` in), and answers with what the snippet returned and logged
+ * (M4); a bound, a syntax error or a throw is a failure of its own kind (M3). A call that needs
+ * an input round or becomes a task cannot be answered from inside a snippet: the snippet gets an
+ * error saying to call that tool directly (M2), rather than a run that hangs.
+ */
+import type { Logger } from 'pino';
+import { CODE_LIMITS, readCodeArguments } from '../../core/code-mode.js';
+import { isInputRound } from '../../core/input.js';
+import { failure, ok, type Result } from '../../core/result.js';
+import { isCreatedTask } from '../../core/tasks.js';
+import type { CodeRunner, SnippetCall } from '../../upstream/backend.js';
+import { runSnippet, SandboxError, type BridgeAnswer, type SandboxLimits } from './sandbox.js';
+
+/** M2: what a tool call of the snippet gives the snippet. */
+async function bridged(
+  call: SnippetCall,
+  name: string,
+  args: unknown,
+  signal: AbortSignal,
+): Promise<BridgeAnswer> {
+  const record =
+    typeof args === 'object' && args !== null && !Array.isArray(args)
+      ? (args as Record<string, unknown>)
+      : {};
+  const answer = await call(name, record, signal);
+  if (isInputRound(answer) || isCreatedTask(answer))
+    return {
+      ok: false,
+      error: {
+        type: 'tool_error',
+        message: `"${name}" needs ${isInputRound(answer) ? 'input from the user' : 'to run as a task'}, which a snippet cannot give it`,
+        instruction: `Call ${name} directly, not from inside run_code.`,
+      },
+    };
+  if (answer.success) return { ok: true, value: answer.value };
+  return {
+    ok: false,
+    error: {
+      type: answer.errorType,
+      message: answer.error,
+      ...(answer.instruction !== undefined ? { instruction: answer.instruction } : {}),
+    },
+  };
+}
+
+/** M3: a run that stopped, as the caller's failure. */
+function stoppedRun(error: SandboxError, elapsedMs: number, calls: () => number): Result {
+  const meta = { meta: { server: 'mcp-normalizer', tool: 'run_code', elapsedMs } };
+  const errorData = { stopped: error.kind, calls: calls() };
+  switch (error.kind) {
+    case 'syntax':
+      return failure('invalid_arguments', error.message, { ...meta, errorData });
+    case 'cpu':
+    case 'wall':
+      return failure('timeout', error.message, {
+        ...meta,
+        errorData,
+        instruction: 'The snippet took too long. Do less in one run, or fewer calls, and try again.',
+      });
+    case 'thrown':
+      return failure('tool_error', error.message, {
+        ...meta,
+        errorData: {
+          ...errorData,
+          ...(error.toolError !== undefined ? { tool_error_type: error.toolError.type } : {}),
+        },
+        ...(error.toolError?.instruction !== undefined ? { instruction: error.toolError.instruction } : {}),
+      });
+    default:
+      return failure('tool_error', error.message, {
+        ...meta,
+        errorData,
+        instruction:
+          'The snippet passed a bound of code mode. Return less, call fewer tools, or split the work.',
+      });
+  }
+}
+
+/**
+ * @example const code = createCodeRunner({ name: () => searchPair()?.run, logger });
+ */
+export function createCodeRunner(options: {
+  readonly name: () => string | undefined;
+  readonly logger: Logger;
+  readonly limits?: SandboxLimits;
+}): CodeRunner {
+  const limits = options.limits ?? CODE_LIMITS;
+  return {
+    name: options.name,
+    async run(args, call, signal) {
+      const read = readCodeArguments(args);
+      const started = Date.now();
+      if ('issue' in read)
+        return failure('invalid_arguments', `run_code: ${read.issue}`, {
+          meta: { server: 'mcp-normalizer', tool: 'run_code', elapsedMs: 0 },
+        });
+      let calls = 0;
+      try {
+        const run = await runSnippet(
+          read.code,
+          (name, toolArgs, ended) => {
+            calls++;
+            // The caller going away ends the snippet's calls too.
+            const both = AbortSignal.any([ended, signal]);
+            return bridged(call, name, toolArgs, both);
+          },
+          limits,
+        );
+        return ok(
+          { result: run.value, logs: run.logs, calls: run.calls },
+          { meta: { server: 'mcp-normalizer', tool: 'run_code', elapsedMs: Date.now() - started } },
+        );
+      } catch (error) {
+        if (error instanceof SandboxError) return stoppedRun(error, Date.now() - started, () => calls);
+        options.logger.error({ err: error }, 'run_code failed unexpectedly');
+        return failure('normalization_error', 'run_code failed unexpectedly', { exception: error });
+      }
+    },
+  };
+}

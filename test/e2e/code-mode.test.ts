@@ -1,0 +1,122 @@
+/**
+ * M1–M5, code mode end to end: `serve` over stdio in front of two fixture servers with `expose:
+ * code`; an SDK client lists the search pair and `run_code`, finds tools with their
+ * declarations, and runs one snippet that calls three tools on two servers and returns what it
+ * joins. Inside a snippet a call is the caller's own: the access rules, the rate limits and the
+ * explicit gate apply as to a call from the model, and each is counted and logged as one.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import { envelope } from '../helpers/hosts.js';
+import { connectStdio, fixtureEntry, writeConfig, type StdioSession } from './cli-process.js';
+
+const sessions: StdioSession[] = [];
+afterEach(async () => {
+  for (const session of sessions.splice(0)) await session.client.close();
+});
+
+async function gateway(extra: string[] = []): Promise<StdioSession> {
+  const config = writeConfig(
+    ['expose: code', ...extra, 'servers:', fixtureEntry('c', 'counter'), fixtureEntry('f', 'annotated')].join(
+      '\n',
+    ),
+  );
+  const session = await connectStdio(config, {}, ['--log-level', 'debug']);
+  sessions.push(session);
+  return session;
+}
+
+async function run(session: StdioSession, code: string) {
+  return envelope(await session.client.callTool({ name: 'run_code', arguments: { code } }));
+}
+
+describe('code mode', () => {
+  it('M1, M2, M4, M5: the pair and run_code are listed; one snippet calls three tools on two servers and joins them', async () => {
+    const session = await gateway();
+    const { tools } = await session.client.listTools();
+    expect(tools.map((tool) => tool.name)).toEqual(['search_tools', 'call_tool', 'run_code']);
+    const found = envelope(
+      await session.client.callTool({ name: 'search_tools', arguments: { query: 'add two numbers' } }),
+    );
+    const add = (found.results as { tools: { name: string; declaration?: string }[] }).tools.find(
+      (tool) => tool.name === 'c_add',
+    );
+    expect(add?.declaration).toBe(
+      '/** Adds two numbers. */\ntools.c_add(args: { a: number; b: number }): Promise<unknown>',
+    );
+
+    const joined = await run(
+      session,
+      `const [sum, file] = await Promise.all([tools.c_add({ a: 2, b: 3 }), tools.f_read_file({ path: '/etc/motd' })]);
+       const counted = await tools.c_count({});
+       console.log('two servers, three calls');
+       return { sum: sum.sum, file, calls: counted.calls };`,
+    );
+    expect(joined.error).toBeUndefined();
+    expect(joined.results).toEqual({
+      result: { sum: 5, file: 'contents of /etc/motd', calls: 1 },
+      logs: ['two servers, three calls'],
+      calls: 3,
+    });
+    // Each call of the snippet is logged as a call, and the run as one more.
+    await expect
+      .poll(
+        () =>
+          session
+            .stderr()
+            .split('\n')
+            .filter((line) => line.includes('"call_end"')).length,
+      )
+      .toBeGreaterThanOrEqual(5);
+  }, 60_000);
+
+  it('M2: inside a snippet a refused tool is refused as outside, a rate limit counts its calls, a destructive tool needs its explicit argument', async () => {
+    const session = await gateway([
+      'access:',
+      "  - principals: ['local']",
+      "    allow: ['c_*', 'f_*', '!f_touch']",
+      'rate_limits:',
+      "  - principals: ['local']",
+      "    tools: ['c_hit']",
+      '    calls: 2',
+      '    per_s: 3600',
+    ]);
+    const refusals = await run(
+      session,
+      `const out = {};
+       for (const [name, call] of [
+         ['touch', () => tools.f_touch({ path: '/x' })],
+         ['delete', () => tools.c_delete_all({})],
+       ]) {
+         try { await call(); out[name] = 'ran'; } catch (e) { out[name] = e.error_type; }
+       }
+       out.explicit = await tools.c_delete_all({ explicit_action: 'C_DELETE_ALL' });
+       out.hits = [];
+       for (let i = 0; i < 3; i++) {
+         try { out.hits.push(await tools.c_hit({})); } catch (e) { out.hits.push(e.error_type); }
+       }
+       return out;`,
+    );
+    expect(refusals.error).toBeUndefined();
+    expect(refusals.results).toMatchObject({
+      result: {
+        touch: 'access_denied',
+        delete: 'consent_required',
+        explicit: 'deleted everything',
+        hits: ['hit 2', 'hit 3', 'rate_limited'],
+      },
+    });
+  }, 60_000);
+
+  it('M3: a snippet that loops, reads a file or calls too much is stopped with a clear error; the gateway goes on serving', async () => {
+    const session = await gateway();
+    const loop = await run(session, 'while (true) {}');
+    expect(loop).toMatchObject({ error_type: 'timeout', error_data: { stopped: 'cpu' } });
+    const file = await run(session, "return require('fs').readFileSync('/etc/passwd', 'utf8');");
+    expect(file).toMatchObject({ error_type: 'tool_error', error_data: { stopped: 'thrown' } });
+    expect(file.error).toMatch(/'require' is not defined/);
+    const syntax = await run(session, 'return (;');
+    expect(syntax.error_type).toBe('invalid_arguments');
+    const after = await session.client.callTool({ name: 'c_add', arguments: { a: 1, b: 1 } });
+    expect(envelope(after).results).toEqual({ sum: 2 });
+  }, 60_000);
+});
