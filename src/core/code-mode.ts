@@ -119,11 +119,10 @@ export function typeOfSchema(schema: unknown, depth = 0): string {
 
 /**
  * M5: how a snippet calls `name`: its declaration, typed by its input schema (as normalized and
- * pinned). What it returns is the envelope's result, typed `unknown` (not built: output types).
+ * pinned); it stands in a match for the schema. What it returns is the envelope's result, typed
+ * `unknown` (not built: output types).
  */
-export function declarationOf(name: string, inputSchema: unknown, description?: string): string {
-  const doc =
-    description === undefined ? '' : `/** ${description.replace(/\*\//g, '* /').split('\n')[0]} */\n`;
+export function declarationOf(name: string, inputSchema: unknown): string {
   const member = /^[A-Za-z_$][\w$]*$/.test(name) ? `.${name}` : `[${JSON.stringify(name)}]`;
-  return `${doc}tools${member}(args: ${typeOfSchema(inputSchema)}): Promise<unknown>`;
+  return `tools${member}(args: ${typeOfSchema(inputSchema)}): Promise<unknown>`;
 }

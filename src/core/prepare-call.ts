@@ -115,14 +115,13 @@ function preparePair(
         : (catalog.search?.(read.query, Number.MAX_SAFE_INTEGER) ?? [])
             .filter((tool) => access.sees(tool.name))
             .slice(0, read.limit);
-    // M5: in code mode each match says how a snippet calls it.
-    const match =
-      pair.run === undefined
-        ? searchMatch
-        : (tool: ExposedTool) => ({
-            ...searchMatch(tool),
-            declaration: declarationOf(tool.name, tool.definition.inputSchema, tool.definition.description),
-          });
+    // M5: in code mode each match says how a snippet calls it; its declaration types the
+    // arguments, so the schema beside it would say it twice.
+    const match = (tool: ExposedTool): unknown => {
+      if (pair.run === undefined) return searchMatch(tool);
+      const { input_schema: _schema, ...rest } = searchMatch(tool);
+      return { ...rest, declaration: declarationOf(tool.name, tool.definition.inputSchema) };
+    };
     return ok({ tools: matches.map(match) }, { meta });
   }
   const read = readCallArguments(args);

@@ -31,8 +31,8 @@ describe('code mode (core)', () => {
     let deep: Record<string, unknown> = { type: 'string' };
     for (let i = 0; i < 20; i++) deep = { type: 'array', items: deep };
     expect(typeOfSchema(deep)).toContain('unknown');
-    expect(declarationOf('everything_get-sum', { type: 'object', properties: {} }, 'Adds.\nMore.')).toBe(
-      '/** Adds. */\ntools["everything_get-sum"](args: {}): Promise<unknown>',
+    expect(declarationOf('everything_get-sum', { type: 'object', properties: {} })).toBe(
+      'tools["everything_get-sum"](args: {}): Promise<unknown>',
     );
   });
 

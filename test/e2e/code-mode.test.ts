@@ -40,9 +40,11 @@ describe('code mode', () => {
     const add = (found.results as { tools: { name: string; declaration?: string }[] }).tools.find(
       (tool) => tool.name === 'c_add',
     );
-    expect(add?.declaration).toBe(
-      '/** Adds two numbers. */\ntools.c_add(args: { a: number; b: number }): Promise<unknown>',
-    );
+    expect(add).toEqual({
+      name: 'c_add',
+      description: 'Adds two numbers.',
+      declaration: 'tools.c_add(args: { a: number; b: number }): Promise<unknown>',
+    });
 
     const joined = await run(
       session,
@@ -105,6 +107,21 @@ describe('code mode', () => {
         hits: ['hit 2', 'hit 3', 'rate_limited'],
       },
     });
+  }, 60_000);
+
+  it('M3: while a snippet computes, its own thread runs it and the gateway answers other calls', async () => {
+    const session = await gateway();
+    const order: string[] = [];
+    const looping = run(session, 'while (true) {}').then((answer) => {
+      order.push('run_code');
+      return answer;
+    });
+    // Sent after the run's request, on the same connection: it reaches the gateway second.
+    const beside = await session.client.callTool({ name: 'c_add', arguments: { a: 2, b: 2 } });
+    order.push('c_add');
+    expect(envelope(beside).results).toEqual({ sum: 4 });
+    expect(await looping).toMatchObject({ error_type: 'timeout', error_data: { stopped: 'cpu' } });
+    expect(order).toEqual(['c_add', 'run_code']);
   }, 60_000);
 
   it('M3: a snippet that loops, reads a file or calls too much is stopped with a clear error; the gateway goes on serving', async () => {

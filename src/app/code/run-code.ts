@@ -12,7 +12,8 @@ import { isInputRound } from '../../core/input.js';
 import { failure, ok, type Result } from '../../core/result.js';
 import { isCreatedTask } from '../../core/tasks.js';
 import type { CodeRunner, SnippetCall } from '../../upstream/backend.js';
-import { runSnippet, SandboxError, type BridgeAnswer, type SandboxLimits } from './sandbox.js';
+import { runIsolated } from './isolated.js';
+import { SandboxError, type BridgeAnswer, type SandboxLimits } from './sandbox.js';
 
 /** M2: what a tool call of the snippet gives the snippet. */
 async function bridged(
@@ -99,15 +100,15 @@ export function createCodeRunner(options: {
         });
       let calls = 0;
       try {
-        const run = await runSnippet(
+        // M3: in a thread of its own (isolated.ts); the caller going away ends the run.
+        const run = await runIsolated(
           read.code,
           (name, toolArgs, ended) => {
             calls++;
-            // The caller going away ends the snippet's calls too.
-            const both = AbortSignal.any([ended, signal]);
-            return bridged(call, name, toolArgs, both);
+            return bridged(call, name, toolArgs, ended);
           },
           limits,
+          signal,
         );
         return ok(
           { result: run.value, logs: run.logs, calls: run.calls },
