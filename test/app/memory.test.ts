@@ -89,7 +89,14 @@ async function run(cfg: Config, builders: Record<string, () => Connectable>, sta
     );
     return result.structuredContent as { results?: unknown; meta_data: Record<string, unknown> };
   };
-  return { proxy, list, call, lines, stop };
+  const runCode = async (code: string) => {
+    const result = await client.request(
+      { method: 'tools/call', params: { name: 'run_code', arguments: { code } } },
+      CallToolResultSchema,
+    );
+    return result.structuredContent as { results?: unknown; meta_data: Record<string, unknown> };
+  };
+  return { proxy, list, call, runCode, lines, stop };
 }
 
 describe('what the gateway remembers', () => {
@@ -200,6 +207,30 @@ describe('what the gateway remembers', () => {
       .poll(async () => (await two.list()).map(([name]) => name), { timeout: 6000 })
       .toEqual(['a_echo', 'a_other', 'b_echo', 'b_other']);
     expect((await two.call('a_echo')).results).toBe('hi');
+  });
+
+  it('K4, M2: in code mode a withheld tool is refused inside a snippet as outside, with definition_changed', async () => {
+    const stateDir = mkdtempSync(join(tmpdir(), 'memory-'));
+    const coded = runtimeConfig(
+      [memoryConfig('a', { expose: 'code' }), memoryConfig('b', { expose: 'code' })],
+      {
+        stateDir,
+        listWaitMs: 60_000,
+        pinning: 'hold',
+      },
+    );
+    const one = await run(coded, { a: () => server(), b: () => server() });
+    await one.list();
+    await one.stop();
+    const two = await run(coded, { a: () => server('Changed.'), b: () => server() });
+    const snippet = `const out = {};
+      try { out.a = await tools.a_echo({ text: 'x' }); } catch (e) { out.a = e.error_type; }
+      out.b = await tools.b_echo({ text: 'y' });
+      return out;`;
+    // Once a's live listing has been held against its pins, its changed echo is withheld.
+    await expect
+      .poll(async () => (await two.runCode(snippet)).results, { timeout: 6000 })
+      .toEqual({ result: { a: 'definition_changed', b: 'y' }, logs: [], calls: 2 });
   });
 
   it('K4, L2: a secret echoed in a description is pinned and remembered scrubbed: kept nowhere, not read as changed, and back after an approval under hold', async () => {

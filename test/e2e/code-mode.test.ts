@@ -7,11 +7,20 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { envelope } from '../helpers/hosts.js';
-import { connectStdio, fixtureEntry, writeConfig, type StdioSession } from './cli-process.js';
+import {
+  connectStdio,
+  fixtureEntry,
+  modernHttpClient,
+  serveHttpLines,
+  writeConfig,
+  type StdioSession,
+} from './cli-process.js';
 
 const sessions: StdioSession[] = [];
+const stops: (() => unknown)[] = [];
 afterEach(async () => {
   for (const session of sessions.splice(0)) await session.client.close();
+  for (const stop of stops.splice(0).reverse()) await stop();
 });
 
 async function gateway(extra: string[] = []): Promise<StdioSession> {
@@ -135,5 +144,42 @@ describe('code mode', () => {
     expect(syntax.error_type).toBe('invalid_arguments');
     const after = await session.client.callTool({ name: 'c_add', arguments: { a: 1, b: 1 } });
     expect(envelope(after).results).toEqual({ sum: 2 });
+  }, 60_000);
+
+  it('M1, M2: over HTTP a 2026 host at a profile in code mode runs a snippet; /mcp lists the tools themselves', async () => {
+    const served = await serveHttpLines(
+      [
+        'profiles:',
+        "  coder: { tools: ['c_*', 'f_read_file'], expose: code }",
+        'servers:',
+        fixtureEntry('c', 'counter'),
+        fixtureEntry('f', 'annotated'),
+      ],
+      stops,
+    );
+    const coder = await modernHttpClient(`${served.url}/coder`);
+    stops.push(() => coder.close());
+    expect((await coder.listTools()).tools.map((tool) => tool.name)).toEqual([
+      'search_tools',
+      'call_tool',
+      'run_code',
+    ]);
+    const answer = await coder.callTool({
+      name: 'run_code',
+      arguments: {
+        code: `const sum = await tools.c_add({ a: 1, b: 2 });
+               let touched; try { await tools.f_touch({ path: '/x' }); } catch (e) { touched = e.error_type; }
+               return { sum: sum.sum, touched };`,
+      },
+    });
+    expect(envelope(answer).results).toMatchObject({
+      result: { sum: 3, touched: 'access_denied' },
+      calls: 2,
+    });
+    const plain = await modernHttpClient(served.url);
+    stops.push(() => plain.close());
+    const names = (await plain.listTools()).tools.map((tool) => tool.name);
+    expect(names).toContain('c_add');
+    expect(names).not.toContain('run_code');
   }, 60_000);
 });
