@@ -222,7 +222,8 @@ export function createToolBackend(deps: ToolDeps): ToolBackend<PreparedCall> {
       return calledName(searchPair(), name, args);
     },
     exposes(name) {
-      return deps.catalog().get(name) !== undefined;
+      // M2: `run_code` names its span too (the run's, its calls' spans under it).
+      return deps.catalog().get(name) !== undefined || name === searchPair()?.run;
     },
     answer(name, result, requestId, principal) {
       // The named tool's (S4: `call_tool`'s target's) instructions, as for any of its answers.

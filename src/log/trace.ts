@@ -132,6 +132,31 @@ export function startCallSpan(
   return { span, context: api.trace.setSpan(parent, span) };
 }
 
+/**
+ * O2, M2: the span of one tool call a code-mode snippet makes, a child of `parent` (the run's
+ * span); the downstream call's span is its child in turn.
+ */
+export function startSnippetCallSpan(parent: Context, name: string | undefined, era: string): Traced {
+  const otel = tracing();
+  if (otel === undefined || parent === EMPTY_CONTEXT) return UNTRACED;
+  const { api, tracer } = otel;
+  // As for the model's calls, a name no tool has names no span (it is the snippet's input).
+  const span = tracer.startSpan(
+    name === undefined ? 'tools/call' : `tools/call ${name}`,
+    {
+      kind: api.SpanKind.INTERNAL,
+      attributes: {
+        'mcp.method.name': 'tools/call',
+        ...(name === undefined ? {} : { 'mcp.tool.name': name }),
+        'mcp.era': era,
+        'mcp.code_mode': true,
+      },
+    },
+    parent,
+  );
+  return { span, context: api.trace.setSpan(parent, span) };
+}
+
 /** O2: the span of one downstream call, a child of `parent` (the upstream call's). */
 export function startDownstreamSpan(
   parent: Context | undefined,

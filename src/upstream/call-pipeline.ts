@@ -11,6 +11,7 @@ import {
 } from '@modelcontextprotocol/server';
 import type { Context } from '@opentelemetry/api';
 import type { Logger } from 'pino';
+import { endSpan, startSnippetCallSpan } from '../log/trace.js';
 import { isInputRound, type Caller, type InputReply, type InputRound } from '../core/input.js';
 import { isCreatedTask, type CreatedTask } from '../core/tasks.js';
 import { failure, type FailureResult, type Result } from '../core/result.js';
@@ -179,15 +180,22 @@ export function createCallPipeline<F extends PreparedForward>(deps: PipelineDeps
     const code = backend.code as NonNullable<typeof backend.code>;
     const result = await code.run(
       args,
-      (tool, toolArgs, signal) =>
-        tool === name
-          ? Promise.resolve(failure('invalid_arguments', `${name} cannot be called from inside a snippet`))
-          : route(tool, toolArgs, {
-              ...extra,
-              signal,
-              reply: undefined,
-              span: { ...extra.span, outcome: {} },
-            }),
+      async (tool, toolArgs, signal) => {
+        if (tool === name)
+          return failure('invalid_arguments', `${name} cannot be called from inside a snippet`);
+        // O2: a span per call of the snippet, under the run's; the downstream's under it.
+        const known = backend.exposes?.(tool) !== false;
+        const traced = startSnippetCallSpan(extra.span.trace, known ? tool : undefined, extra.span.era);
+        const span = { ...extra.span, trace: traced.context, outcome: {} as { errorType?: string } };
+        try {
+          const result = await route(tool, toolArgs, { ...extra, signal, reply: undefined, span });
+          if (!isInputRound(result) && !isCreatedTask(result) && !result.success)
+            span.outcome.errorType = result.errorType;
+          return result;
+        } finally {
+          endSpan(traced.span, span.outcome.errorType);
+        }
+      },
       extra.signal,
     );
     return backend.answer?.(name, result, extra.requestId, extra.who.subject) ?? result;

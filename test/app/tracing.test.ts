@@ -140,3 +140,50 @@ describe('traces', () => {
     }
   });
 });
+
+describe('traces in code mode', () => {
+  it('O2, M2: a run is one span, each call of its snippet one span under it, each downstream call under that', async () => {
+    const { logger } = captureLogger();
+    const proxy = createProxy(runtimeConfig([memoryConfig('m', { protocol: 'legacy', expose: 'code' })]), {
+      logger,
+      pool: { transports: new MemoryTransports({ m: metaServer }) },
+    });
+    await proxy.start();
+    const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+    await proxy.upstream.connect(serverSide);
+    const client = new Client({ name: 'trace-test', version: '1.0.0' });
+    await client.connect(clientSide);
+    try {
+      exporter.reset();
+      const result = await client.request(
+        {
+          method: 'tools/call',
+          params: {
+            name: 'run_code',
+            arguments: {
+              code: 'await tools.m_meta({}); try { await tools.m_nothing({}); } catch {} return 1;',
+            },
+            _meta: { traceparent: `00-${TRACE_ID}-${PARENT_ID}-01` },
+          },
+        },
+        CallToolResultSchema,
+      );
+      expect((result.structuredContent as { results: { calls: number } }).results.calls).toBe(2);
+      const spans = exporter.getFinishedSpans();
+      const run = spans.find((span) => span.name === 'tools/call run_code');
+      const calls = spans.filter((span) => span.attributes['mcp.code_mode'] === true);
+      const downstream = spans.find((span) => span.name === 'tools/call m/meta');
+      expect(run?.parentSpanContext?.spanId).toBe(PARENT_ID);
+      // A name no tool has names no span, inside a snippet too.
+      expect(calls.map((span) => span.name).sort()).toEqual(['tools/call', 'tools/call m_meta']);
+      for (const call of calls) expect(call.parentSpanContext?.spanId).toBe(run?.spanContext().spanId);
+      const meta = calls.find((span) => span.name === 'tools/call m_meta');
+      expect(downstream?.parentSpanContext?.spanId).toBe(meta?.spanContext().spanId);
+      const missing = calls.find((span) => span.name === 'tools/call');
+      expect(missing?.attributes['error.type']).toBe('unknown_tool');
+    } finally {
+      await client.close();
+      await proxy.stop({ graceMs: 0 });
+    }
+  });
+});
