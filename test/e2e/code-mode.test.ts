@@ -182,4 +182,27 @@ describe('code mode', () => {
     expect(names).toContain('c_add');
     expect(names).not.toContain('run_code');
   }, 60_000);
+
+  it("M4: the files a snippet's calls return come back with the run, as files of its answer, each name once", async () => {
+    const config = writeConfig(['expose: code', 'servers:', fixtureEntry('d', 'files')].join('\n'));
+    const session = await connectStdio(config);
+    sessions.push(session);
+    const answer = await session.client.callTool({
+      name: 'run_code',
+      arguments: { code: 'const a = await tools.d_screenshot({}); await tools.d_screenshot({}); return a;' },
+    });
+    const { structuredContent } = answer as { structuredContent: Record<string, unknown> };
+    expect(envelope(answer).results).toMatchObject({ result: 'A screenshot of the dashboard.', calls: 2 });
+    const names = structuredContent['returned_file_names'] as string[];
+    expect(names).toHaveLength(2);
+    expect(new Set(names).size).toBe(2);
+    // As a direct call of the tool renders its file: a name and its contents, in order.
+    const direct = (await session.client.callTool({ name: 'd_screenshot', arguments: {} })) as {
+      structuredContent: Record<string, unknown>;
+    };
+    expect(structuredContent['returned_file_contents']).toEqual([
+      ...(direct.structuredContent['returned_file_contents'] as unknown[]),
+      ...(direct.structuredContent['returned_file_contents'] as unknown[]),
+    ]);
+  }, 60_000);
 });

@@ -2,25 +2,35 @@
  * M1–M5: `run_code`, code mode's one tool. A run reads its snippet (M1), runs it in the sandbox
  * (sandbox.ts) with each `tools.<name>(args)` sent through the call pipeline as the caller's own
  * call (M2: the pipeline hands `call` in), and answers with what the snippet returned and logged
- * (M4); a bound, a syntax error or a throw is a failure of its own kind (M3). A call that needs
+ * (M4), with the files its calls returned; a bound, a syntax error or a throw is a failure of its
+ * own kind (M3). A call that needs
  * an input round or becomes a task cannot be answered from inside a snippet: the snippet gets an
  * error saying to call that tool directly (M2), rather than a run that hangs.
  */
 import type { Logger } from 'pino';
 import { CODE_LIMITS, readCodeArguments } from '../../core/code-mode.js';
 import { isInputRound } from '../../core/input.js';
-import { failure, ok, type Result } from '../../core/result.js';
+import { failure, ok, type FileArtifact, type Result } from '../../core/result.js';
 import { isCreatedTask } from '../../core/tasks.js';
 import type { CodeRunner, SnippetCall } from '../../upstream/backend.js';
 import { runIsolated } from './isolated.js';
 import { SandboxError, type BridgeAnswer, type SandboxLimits } from './sandbox.js';
 
-/** M2: what a tool call of the snippet gives the snippet. */
+/** M4: a file of a call, kept for the run's answer under a name no other file of the run has. */
+function keep(files: FileArtifact[], file: FileArtifact): void {
+  const taken = new Set(files.map((kept) => kept.name));
+  let name = file.name;
+  for (let n = 2; taken.has(name); n++) name = file.name.replace(/(\.[^.]*)?$/, (ext) => `-${n}${ext}`);
+  files.push(name === file.name ? file : { ...file, name });
+}
+
+/** M2: what a tool call of the snippet gives the snippet; its files go to `files` (M4). */
 async function bridged(
   call: SnippetCall,
   name: string,
   args: unknown,
   signal: AbortSignal,
+  files: FileArtifact[],
 ): Promise<BridgeAnswer> {
   const record =
     typeof args === 'object' && args !== null && !Array.isArray(args)
@@ -36,6 +46,7 @@ async function bridged(
         instruction: `Call ${name} directly, not from inside run_code.`,
       },
     };
+  for (const file of answer.files) keep(files, file);
   if (answer.success) return { ok: true, value: answer.value };
   return {
     ok: false,
@@ -99,20 +110,22 @@ export function createCodeRunner(options: {
           meta: { server: 'mcp-normalizer', tool: 'run_code', elapsedMs: 0 },
         });
       let calls = 0;
+      /** M4: the files the snippet's calls returned, for the run's answer. */
+      const files: FileArtifact[] = [];
       try {
         // M3: in a thread of its own (isolated.ts); the caller going away ends the run.
         const run = await runIsolated(
           read.code,
           (name, toolArgs, ended) => {
             calls++;
-            return bridged(call, name, toolArgs, ended);
+            return bridged(call, name, toolArgs, ended, files);
           },
           limits,
           signal,
         );
         return ok(
           { result: run.value, logs: run.logs, calls: run.calls },
-          { meta: { server: 'mcp-normalizer', tool: 'run_code', elapsedMs: Date.now() - started } },
+          { meta: { server: 'mcp-normalizer', tool: 'run_code', elapsedMs: Date.now() - started }, files },
         );
       } catch (error) {
         if (error instanceof SandboxError) return stoppedRun(error, Date.now() - started, () => calls);
