@@ -114,6 +114,8 @@ export interface ExposedTool {
   readonly app?: AppTool;
   /** S1: its server is in search mode: not in tools/list, found with `search_tools`. */
   readonly searchOnly?: true;
+  /** M5: the downstream's own outputSchema, when it declared one (what its result value is). */
+  readonly outputSchema?: Record<string, unknown>;
 }
 
 /** Something wrong with the catalog: `check` prints these and exits non-zero on an error (T4). */

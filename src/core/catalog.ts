@@ -105,6 +105,7 @@ function buildTool(
   };
   if (gate) tool.gate = gate;
   if (app !== undefined) tool.app = app;
+  if (own !== undefined) tool.outputSchema = own;
   const nullable = nullableParamPaths(inputSchema);
   if (nullable.length > 0) tool.nullableParams = nullable;
   return tool;

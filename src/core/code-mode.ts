@@ -119,10 +119,11 @@ export function typeOfSchema(schema: unknown, depth = 0): string {
 
 /**
  * M5: how a snippet calls `name`: its declaration, typed by its input schema (as normalized and
- * pinned); it stands in a match for the schema. What it returns is the envelope's result, typed
- * `unknown` (not built: output types).
+ * pinned), and its result by the output schema the downstream declared (the structured result is
+ * the value a call returns, N1), else `unknown`; it stands in a match for the input schema.
  */
-export function declarationOf(name: string, inputSchema: unknown): string {
+export function declarationOf(name: string, inputSchema: unknown, outputSchema?: unknown): string {
   const member = /^[A-Za-z_$][\w$]*$/.test(name) ? `.${name}` : `[${JSON.stringify(name)}]`;
-  return `tools${member}(args: ${typeOfSchema(inputSchema)}): Promise<unknown>`;
+  const result = outputSchema === undefined ? 'unknown' : typeOfSchema(outputSchema);
+  return `tools${member}(args: ${typeOfSchema(inputSchema)}): Promise<${result}>`;
 }

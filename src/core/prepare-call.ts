@@ -120,7 +120,10 @@ function preparePair(
     const match = (tool: ExposedTool): unknown => {
       if (pair.run === undefined) return searchMatch(tool);
       const { input_schema: _schema, ...rest } = searchMatch(tool);
-      return { ...rest, declaration: declarationOf(tool.name, tool.definition.inputSchema) };
+      return {
+        ...rest,
+        declaration: declarationOf(tool.name, tool.definition.inputSchema, tool.outputSchema),
+      };
     };
     return ok({ tools: matches.map(match) }, { meta });
   }

@@ -36,6 +36,21 @@ describe('code mode (core)', () => {
     );
   });
 
+  it('M5: a tool that declared an output schema returns its type; one that did not, unknown', () => {
+    const input = { type: 'object', properties: { city: { type: 'string' } } };
+    const output = {
+      type: 'object',
+      properties: { temperature_c: { type: 'number' } },
+      required: ['temperature_c'],
+    };
+    expect(declarationOf('w_weather', input, output)).toBe(
+      'tools.w_weather(args: { city?: string }): Promise<{ temperature_c: number }>',
+    );
+    expect(declarationOf('w_weather', input)).toBe(
+      'tools.w_weather(args: { city?: string }): Promise<unknown>',
+    );
+  });
+
   it.each([
     [{ code: 'return 1' }, { code: 'return 1' }],
     [{ code: '  ' }, { issue: 'code: expected the body of an async function, a non-empty string' }],

@@ -205,4 +205,24 @@ describe('code mode', () => {
       ...(direct.structuredContent['returned_file_contents'] as unknown[]),
     ]);
   }, 60_000);
+
+  it('M5: a tool that declared its output is typed by it, and its structured result is what the snippet gets', async () => {
+    const config = writeConfig(['expose: code', 'servers:', fixtureEntry('w', 'structured')].join('\n'));
+    const session = await connectStdio(config);
+    sessions.push(session);
+    const found = envelope(
+      await session.client.callTool({ name: 'search_tools', arguments: { query: 'current weather' } }),
+    );
+    const weather = (found.results as { tools: { name: string; declaration: string }[] }).tools.find(
+      (tool) => tool.name === 'w_weather',
+    );
+    expect(weather?.declaration).toBe(
+      'tools.w_weather(args: { city?: string }): Promise<{ city: string; temperature_c: number; conditions: string }>',
+    );
+    const ran = await run(
+      session,
+      "const w = await tools.w_weather({ city: 'Porto' }); return [w.city, w.temperature_c];",
+    );
+    expect(ran.results).toMatchObject({ result: ['Porto', 21] });
+  }, 60_000);
 });
