@@ -7,14 +7,13 @@
  */
 import { Worker } from 'node:worker_threads';
 import {
-  runSnippet,
   SandboxError,
   type BridgeAnswer,
   type SandboxErrorKind,
   type SandboxLimits,
   type SandboxRun,
   type ToolBridge,
-} from './sandbox.js';
+} from './sandbox-types.js';
 
 /** The thread's compiled file, next to this one; none when running from the sources. */
 function threadFile(): URL | undefined {
@@ -50,7 +49,9 @@ export function runIsolated(
   signal: AbortSignal,
 ): Promise<SandboxRun> {
   const file = threadFile();
-  if (file === undefined) return runSnippet(code, bridge, limits);
+  // From the sources (the unit tests) the engine is loaded here, when first needed.
+  if (file === undefined)
+    return import('./sandbox.js').then(({ runSnippet }) => runSnippet(code, bridge, limits));
   return new Promise((resolve, reject) => {
     const worker = new Worker(file);
     const ended = new AbortController();

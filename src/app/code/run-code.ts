@@ -14,7 +14,7 @@ import { failure, ok, type FileArtifact, type Result } from '../../core/result.j
 import { isCreatedTask } from '../../core/tasks.js';
 import type { CodeRunner, SnippetCall } from '../../upstream/backend.js';
 import { runIsolated } from './isolated.js';
-import { SandboxError, type BridgeAnswer, type SandboxLimits } from './sandbox.js';
+import { SandboxError, type BridgeAnswer, type SandboxLimits } from './sandbox-types.js';
 
 /** M4: a file of a call, kept for the run's answer under a name no other file of the run has. */
 function keep(files: FileArtifact[], file: FileArtifact): void {
