@@ -3,9 +3,9 @@
  * (sandbox.ts) with each `tools.<name>(args)` sent through the call pipeline as the caller's own
  * call (M2: the pipeline hands `call` in), and answers with what the snippet returned and logged
  * (M4), with the files its calls returned; a bound, a syntax error or a throw is a failure of its
- * own kind (M3). A call that needs
- * an input round or becomes a task cannot be answered from inside a snippet: the snippet gets an
- * error saying to call that tool directly (M2), rather than a run that hangs.
+ * own kind (M3). A call that needs an input round or becomes a task cannot be answered from inside
+ * a snippet: the snippet gets an error saying to call that tool directly (M2), rather than a run
+ * that hangs.
  */
 import type { Logger } from 'pino';
 import { CODE_LIMITS, readCodeArguments } from '../../core/code-mode.js';
