@@ -133,10 +133,9 @@ describe('code mode', () => {
     expect(order).toEqual(['c_add', 'run_code']);
   }, 60_000);
 
-  it('M3: a snippet that loops, reads a file or calls too much is stopped with a clear error; the gateway goes on serving', async () => {
+  it('M3: a snippet that reads a file or is not JavaScript is stopped with a clear error; the gateway goes on serving', async () => {
     const session = await gateway();
-    const loop = await run(session, 'while (true) {}');
-    expect(loop).toMatchObject({ error_type: 'timeout', error_data: { stopped: 'cpu' } });
+    // A loop's own stop is the test above (its two seconds of CPU are spent once).
     const file = await run(session, "return require('fs').readFileSync('/etc/passwd', 'utf8');");
     expect(file).toMatchObject({ error_type: 'tool_error', error_data: { stopped: 'thrown' } });
     expect(file.error).toMatch(/'require' is not defined/);
