@@ -8,6 +8,7 @@
  * that hangs.
  */
 import type { Logger } from 'pino';
+import { ArtifactNamer } from '../../core/artifacts.js';
 import { CODE_LIMITS, readCodeArguments } from '../../core/code-mode.js';
 import { isInputRound } from '../../core/input.js';
 import { failure, ok, type FileArtifact, type Result } from '../../core/result.js';
@@ -16,21 +17,19 @@ import type { CodeRunner, SnippetCall } from '../../upstream/backend.js';
 import { runIsolated } from './isolated.js';
 import { SandboxError, type BridgeAnswer, type SandboxLimits } from './sandbox-types.js';
 
-/** M4: a file of a call, kept for the run's answer under a name no other file of the run has. */
-function keep(files: FileArtifact[], file: FileArtifact): void {
-  const taken = new Set(files.map((kept) => kept.name));
-  let name = file.name;
-  for (let n = 2; taken.has(name); n++) name = file.name.replace(/(\.[^.]*)?$/, (ext) => `-${n}${ext}`);
-  files.push(name === file.name ? file : { ...file, name });
+/** M4: the files of a run's calls, each under a name no other file of the run has. */
+interface RunFiles {
+  readonly files: FileArtifact[];
+  readonly names: ArtifactNamer;
 }
 
-/** M2: what a tool call of the snippet gives the snippet; its files go to `files` (M4). */
+/** M2: what a tool call of the snippet gives the snippet; its files go to `kept` (M4). */
 async function bridged(
   call: SnippetCall,
   name: string,
   args: unknown,
   signal: AbortSignal,
-  files: FileArtifact[],
+  kept: RunFiles,
 ): Promise<BridgeAnswer> {
   const record =
     typeof args === 'object' && args !== null && !Array.isArray(args)
@@ -46,7 +45,10 @@ async function bridged(
         instruction: `Call ${name} directly, not from inside run_code.`,
       },
     };
-  for (const file of answer.files) keep(files, file);
+  for (const file of answer.files) {
+    const unique = kept.names.exact(file.name);
+    kept.files.push(unique === file.name ? file : { ...file, name: unique });
+  }
   if (answer.success) return { ok: true, value: answer.value };
   return {
     ok: false,
@@ -111,21 +113,24 @@ export function createCodeRunner(options: {
         });
       let calls = 0;
       /** M4: the files the snippet's calls returned, for the run's answer. */
-      const files: FileArtifact[] = [];
+      const kept: RunFiles = { files: [], names: new ArtifactNamer() };
       try {
         // M3: in a thread of its own (isolated.ts); the caller going away ends the run.
         const run = await runIsolated(
           read.code,
           (name, toolArgs, ended) => {
             calls++;
-            return bridged(call, name, toolArgs, ended, files);
+            return bridged(call, name, toolArgs, ended, kept);
           },
           limits,
           signal,
         );
         return ok(
           { result: run.value, logs: run.logs, calls: run.calls },
-          { meta: { server: 'mcp-normalizer', tool: 'run_code', elapsedMs: Date.now() - started }, files },
+          {
+            meta: { server: 'mcp-normalizer', tool: 'run_code', elapsedMs: Date.now() - started },
+            files: kept.files,
+          },
         );
       } catch (error) {
         if (error instanceof SandboxError) return stoppedRun(error, Date.now() - started, () => calls);

@@ -8,7 +8,8 @@
  *   `{ kind: 'failed', message }`.
  */
 import { parentPort } from 'node:worker_threads';
-import { runSnippet, SandboxError, type BridgeAnswer, type SandboxLimits } from './sandbox.js';
+import { runSnippet } from './sandbox.js';
+import { SandboxError, type BridgeAnswer, type SandboxLimits } from './sandbox-types.js';
 
 type Request =
   | { readonly kind: 'run'; readonly code: string; readonly limits: SandboxLimits }

@@ -41,15 +41,6 @@ const WasmMemory = (
   }
 ).WebAssembly.Memory;
 
-export {
-  SandboxError,
-  type BridgeAnswer,
-  type SandboxErrorKind,
-  type SandboxLimits,
-  type SandboxRun,
-  type ToolBridge,
-} from './sandbox-types.js';
-
 /** A WebAssembly page: 64 KiB. */
 const PAGE = 64 * 1024;
 /** What the engine needs besides the snippet's heap (its own code and structures). */

@@ -4,13 +4,13 @@
  * it with its kind, and the process is unharmed (the next run runs).
  */
 import { describe, expect, it } from 'vitest';
+import { runSnippet } from '../../../src/app/code/sandbox.js';
 import {
-  runSnippet,
   SandboxError,
   type BridgeAnswer,
   type SandboxLimits,
   type ToolBridge,
-} from '../../../src/app/code/sandbox.js';
+} from '../../../src/app/code/sandbox-types.js';
 
 const LIMITS: SandboxLimits = {
   cpuMs: 200,
