@@ -181,7 +181,7 @@ export class Connection {
    * server's timeout, progress, the caller's cancellation, and an immediate rejection when the
    * connection drops.
    */
-  async request(
+  request(
     method: string,
     params: Record<string, unknown>,
     options: ConnectionCallOptions = {},
@@ -189,28 +189,32 @@ export class Connection {
     const client = this.#client;
     const era = this.#era.era;
     if (this.#state !== 'ready' || !client || era === undefined) {
-      throw new SdkError(SdkErrorCode.ConnectionClosed, `Server "${this.name}" is ${this.#state}`);
+      return Promise.reject(
+        new SdkError(SdkErrorCode.ConnectionClosed, `Server "${this.name}" is ${this.#state}`),
+      );
     }
     // Q1: while the call runs, what the server pushes to its client belongs to this caller.
     const leave = options.caller !== undefined ? this.#routes.callers.enter(options.caller) : undefined;
-    try {
-      // P4: our own rejection on close, so no call can hang even if the SDK's does not come.
-      const route = { client, era, tap: this.#tap };
-      return await this.#inflight.run(() => this.#routes.send(route, method, params, options));
-    } catch (error) {
-      // P4 for remote servers: HTTP has no "process exited"; a request that cannot reach the
-      // server is how we learn it is gone. Take it down so it is reconnected with backoff.
-      if (client === this.#client && this.#state === 'ready' && isUnreachable(error)) {
-        this.#lose(client, 'unreachable', error);
-        throw new SdkError(
-          SdkErrorCode.ConnectionClosed,
-          `Server "${this.name}" is unreachable: ${describe(error)}`,
-        );
-      }
-      throw error;
-    } finally {
-      leave?.();
-    }
+    // P4: our own rejection on close, so no call can hang even if the SDK's does not come.
+    const route = { client, era, tap: this.#tap };
+    return this.#inflight.run(() => this.#routes.send(route, method, params, options), {
+      ...(leave !== undefined ? { ended: leave } : {}),
+      failed: (error) => this.#failed(client, error),
+    });
+  }
+
+  /**
+   * What a failed request rejects with. P4 for remote servers: HTTP has no "process exited"; a
+   * request that cannot reach the server is how we learn it is gone. It is taken down so that
+   * it is reconnected with backoff.
+   */
+  #failed(client: Client, error: unknown): unknown {
+    if (client !== this.#client || this.#state !== 'ready' || !isUnreachable(error)) return error;
+    this.#lose(client, 'unreachable', error);
+    return new SdkError(
+      SdkErrorCode.ConnectionClosed,
+      `Server "${this.name}" is unreachable: ${describe(error)}`,
+    );
   }
 
   /**

@@ -152,8 +152,14 @@ function queueDeadline(context: DispatchContext, timeoutMs: number, caller?: Abo
   };
 }
 
-/** What a queued task produced: the downstream's raw result, or an answer without a call. */
-type Outcome = { readonly raw: unknown } | { readonly early: Result };
+/**
+ * An answer without a downstream call, from a task that waited for its slot (the server went
+ * down, or its deadline passed). Anything else a task resolves with is the downstream's raw
+ * result, parsed JSON, which is never an instance of this class.
+ */
+class Early {
+  constructor(readonly result: Result) {}
+}
 
 /** Q3: a 2026 server's `input_required` answer, relayed only when a caller can answer it. */
 function inputRound(raw: unknown, target: DispatchTarget, tool: string, options: CallOptions): CallOutcome {
@@ -223,15 +229,16 @@ async function run(
       await lane.acquire(options.caller!.key, queued?.signal ?? options.signal);
       inLane = true;
     }
-    const outcome = await slots.run(async (): Promise<Outcome> => {
+    const outcome = await slots.run((): Promise<unknown> => {
       queued?.stop();
       // The server may have gone down while this call waited in the queue.
-      if (connection.state !== 'ready') return { early: unavailable(target, tool, `is ${connection.state}`) };
+      if (connection.state !== 'ready')
+        return Promise.resolve(new Early(unavailable(target, tool, `is ${connection.state}`)));
       const waitedMs = waited();
       // P3: a slot that frees the moment the deadline passes is too late; the call never starts.
       if (queued !== undefined && waitedMs >= server.timeoutMs)
-        return { early: queuedTooLong(server, tool, true, waitedMs) };
-      const raw = await connection.call(tool, args, {
+        return Promise.resolve(new Early(queuedTooLong(server, tool, true, waitedMs)));
+      return connection.call(tool, args, {
         signal: options.signal,
         onProgress: options.onProgress,
         ...(queued !== undefined ? { timeoutMs: Math.max(1, server.timeoutMs - waitedMs) } : {}),
@@ -239,13 +246,12 @@ async function run(
         ...(options.reply !== undefined ? { reply: options.reply } : {}),
         ...(meta !== undefined ? { meta } : {}),
       });
-      return { raw };
     }, queued?.signal ?? options.signal);
-    if ('early' in outcome) return outcome.early;
-    if (isInputRequiredResult(outcome.raw)) return inputRound(outcome.raw, target, tool, options);
-    const task = takeCreatedTask(outcome.raw);
+    if (outcome instanceof Early) return outcome.result;
+    if (isInputRequiredResult(outcome)) return inputRound(outcome, target, tool, options);
+    const task = takeCreatedTask(outcome);
     if (task !== undefined) return { kind: 'task', task, server: server.name, tool };
-    return normalizeCallToolResult(outcome.raw, {
+    return normalizeCallToolResult(outcome, {
       server: server.name,
       tool,
       elapsedMs: context.timers.now() - startedAt,
@@ -335,22 +341,20 @@ export async function dispatchRequest(
   try {
     const refused = admit(context, target, subject);
     if (refused) return refused;
-    const outcome = await slots.run(async (): Promise<Outcome> => {
+    const outcome = await slots.run((): Promise<unknown> => {
       if (connection.state !== 'ready')
-        return { early: unavailable(target, subject, `is ${connection.state}`) };
-      return {
-        raw: await connection.request(method, params, {
-          ...(signal !== undefined ? { signal } : {}),
-          ...(caller !== undefined ? { caller } : {}),
-        }),
-      };
+        return Promise.resolve(new Early(unavailable(target, subject, `is ${connection.state}`)));
+      return connection.request(method, params, {
+        ...(signal !== undefined ? { signal } : {}),
+        ...(caller !== undefined ? { caller } : {}),
+      });
     }, signal);
-    if ('early' in outcome) return outcome.early;
+    if (outcome instanceof Early) return outcome.result;
     target.logger.debug(
       { method, subject, elapsedMs: context.timers.now() - startedAt },
       `${method} answered`,
     );
-    return ok(outcome.raw, { meta: { server: server.name, tool: subject } });
+    return ok(outcome, { meta: { server: server.name, tool: subject } });
   } catch (error) {
     const classified = classifyError(error, {
       server: server.name,

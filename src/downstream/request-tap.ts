@@ -46,20 +46,45 @@ export interface TapRequestOptions {
   readonly onProgress?: (progress: Progress) => void;
 }
 
-interface Pending {
-  readonly resolve: (value: unknown) => void;
-  readonly reject: (error: unknown) => void;
-  readonly options: TapRequestOptions;
-  readonly onTimeout: () => void;
+/**
+ * One pending request: its bounds and how it ends. It is its own abort listener (an object with
+ * `handleEvent`), so a request costs one object and no closures.
+ */
+class Pending {
   /** When it times out, on `Date.now()`'s clock (the one fake timers drive in every test); progress moves it. */
   deadline: number;
+
+  constructor(
+    readonly tap: RequestTap,
+    readonly id: number,
+    readonly resolve: (value: unknown) => void,
+    readonly reject: (error: unknown) => void,
+    readonly options: TapRequestOptions,
+  ) {
+    this.deadline = Date.now() + options.timeoutMs;
+    options.signal?.addEventListener('abort', this);
+  }
+
+  /** The caller's signal aborted: the request is cancelled. */
+  handleEvent(): void {
+    this.tap.cancel(this.id, this.options.signal?.reason);
+  }
+
+  /** Its deadline passed. */
+  onTimeout(): void {
+    this.tap.cancel(
+      this.id,
+      new SdkError(SdkErrorCode.RequestTimeout, 'Request timed out', { timeout: this.options.timeoutMs }),
+    );
+  }
+
   /** Removes the abort listener. */
-  readonly forget: () => void;
+  forget(): void {
+    this.options.signal?.removeEventListener('abort', this);
+  }
 }
 
 type Handler = NonNullable<Transport['onmessage']>;
-
-const noop = (): void => {};
 
 /** An abort reason as the SDK rejects with it. */
 function abortError(reason: unknown): unknown {
@@ -111,41 +136,32 @@ export class RequestTap {
     if (this.#closed) return Promise.reject(new SdkError(SdkErrorCode.ConnectionClosed, 'Connection closed'));
     const id = this.#nextId();
     return new Promise<unknown>((resolve, reject) => {
-      // As the SDK cancels: the server hears why, the caller gets the reason as an SdkError.
-      const cancel = (reason: unknown): void => {
-        const pending = this.#settle(id);
-        if (pending === undefined) return;
-        this.#transport
-          .send({
-            jsonrpc: '2.0',
-            method: 'notifications/cancelled',
-            params: { requestId: id, reason: String(reason) },
-          })
-          .catch(() => {});
-        pending.reject(abortError(reason));
-      };
-      const onAbort = (): void => cancel(signal?.reason);
-      const onTimeout = (): void =>
-        cancel(
-          new SdkError(SdkErrorCode.RequestTimeout, 'Request timed out', { timeout: options.timeoutMs }),
-        );
-      signal?.addEventListener('abort', onAbort, { once: true });
-      const deadline = Date.now() + options.timeoutMs;
-      this.#pending.set(id, {
-        resolve,
-        reject,
-        options,
-        onTimeout,
-        deadline,
-        forget: signal === undefined ? noop : () => signal.removeEventListener('abort', onAbort),
-      });
-      if (deadline < this.#armedFor) this.#arm(deadline);
+      const pending = new Pending(this, id, resolve, reject, options);
+      this.#pending.set(id, pending);
+      if (pending.deadline < this.#armedFor) this.#arm(pending.deadline);
       // P3: the token is the id, as the SDK makes it; a caller's own `_meta` keys stay.
       const meta = isRecord(params['_meta']) ? params['_meta'] : {};
       this.#transport
         .send({ jsonrpc: '2.0', id, method, params: { ...params, _meta: { ...meta, progressToken: id } } })
         .catch((error: unknown) => this.#settle(id)?.reject(error));
     });
+  }
+
+  /**
+   * Cancels request `id` as the SDK cancels: the server hears why, the caller gets the reason as
+   * an SdkError. Nothing when it is no longer pending.
+   */
+  cancel(id: number, reason: unknown): void {
+    const pending = this.#settle(id);
+    if (pending === undefined) return;
+    this.#transport
+      .send({
+        jsonrpc: '2.0',
+        method: 'notifications/cancelled',
+        params: { requestId: id, reason: String(reason) },
+      })
+      .catch(() => {});
+    pending.reject(abortError(reason));
   }
 
   #nextId(): number {

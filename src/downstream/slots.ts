@@ -61,18 +61,36 @@ export class CallSlots {
     }
   }
 
-  async #runNow<T>(task: () => Promise<T>): Promise<T> {
+  #runNow<T>(task: () => Promise<T>): Promise<T> {
     this.#direct++;
+    let running: Promise<T>;
     try {
-      return await task();
-    } finally {
-      this.#direct--;
-      if (this.#queue.size > 0) this.#fitQueue();
-      if (this.#direct === 0 && this.#directIdle.length > 0) {
-        const waiters = this.#directIdle;
-        this.#directIdle = [];
-        for (const resolve of waiters) resolve();
-      }
+      running = task();
+    } catch (error) {
+      this.#leave();
+      return Promise.reject(error);
+    }
+    // One reaction per call, not an async frame around the task.
+    return running.then(
+      (value) => {
+        this.#leave();
+        return value;
+      },
+      (error: unknown) => {
+        this.#leave();
+        throw error;
+      },
+    );
+  }
+
+  /** A direct call ended: its slot goes to the queue, or to whoever waits for idle. */
+  #leave(): void {
+    this.#direct--;
+    if (this.#queue.size > 0) this.#fitQueue();
+    if (this.#direct === 0 && this.#directIdle.length > 0) {
+      const waiters = this.#directIdle;
+      this.#directIdle = [];
+      for (const resolve of waiters) resolve();
     }
   }
 

@@ -132,26 +132,41 @@ export function createCallPipeline<F extends PreparedForward>(deps: PipelineDeps
    *    (R4, L1, O1); or an input round to relay (Q3).
    * Rendering (R2) follows in {@link answer}.
    */
-  async function route(
+  function route(
     name: string,
     args: Record<string, unknown> | undefined,
     extra: CallExtra,
-  ): Promise<Result | InputRound | CreatedTask> {
+  ): Result | Promise<Result | InputRound | CreatedTask> {
     if (!deps.accepting())
       return finish(name, failure('downstream_unavailable', SHUTTING_DOWN), extra.requestId);
-    const { who } = extra;
     // M2: `run_code`: each of its snippet's calls comes back here, as the caller's own call.
     if (backend.code !== undefined && name === backend.code.name()) return runCode(name, args, extra);
-    // Synchronous once the catalog is built (no await on the hot path); I3 authorizes inside it.
+    // Synchronous once the catalog is built: no promise of its own on the hot path (I3 inside).
+    const { who } = extra;
     const preparing = backend.prepareCall(name, args, extra.requestId, who.access, who.subject);
-    const prepared = preparing instanceof Promise ? await preparing : preparing;
+    return preparing instanceof Promise
+      ? preparing.then((prepared) => limitThenRun(name, prepared, extra))
+      : limitThenRun(name, preparing, extra);
+  }
+
+  /** Steps 2 to 5 of {@link route} once the call is prepared. */
+  function limitThenRun(
+    name: string,
+    prepared: F | Result,
+    extra: CallExtra,
+  ): Result | Promise<Result | InputRound | CreatedTask> {
     // T7, T8, T9: refused before any downstream sees it (the backend logged it, L1); S2 answered.
     if (isAnswered(prepared)) return prepared;
     // I7: a caller over a rate limit is refused before any downstream (counted only now, once
     // the call is known to be allowed and well formed).
-    const limiting = backend.limit?.(prepared, who.principal, extra.requestId);
-    const limited = limiting instanceof Promise ? await limiting : limiting;
-    if (limited !== undefined) return limited;
+    const limiting = backend.limit?.(prepared, extra.who.principal, extra.requestId);
+    if (limiting instanceof Promise) return limiting.then((limited) => limited ?? run(name, prepared, extra));
+    return limiting ?? run(name, prepared, extra);
+  }
+
+  /** Step 5 of {@link route}: the backend runs the call. */
+  function run(name: string, prepared: F, extra: CallExtra): Promise<Result | InputRound | CreatedTask> {
+    const { who } = extra;
     return backend.callTool(prepared, {
       signal: extra.signal,
       exposedName: name,

@@ -63,6 +63,9 @@ interface LegacyShimHost {
   };
 }
 
+/** A direct call carries no request state (a round's retry is the SDK's). */
+const noState = (): undefined => undefined;
+
 const PLAIN_PARAMS = new Set(['name', 'arguments', '_meta']);
 /** 2025 error code the SDK's 2025 codec rewrites on the way out. */
 const RESOURCE_NOT_FOUND_2026 = -32002;
@@ -117,6 +120,9 @@ export function answerCallsDirectly(server: Server, transport: Transport, handle
     });
   };
 
+  const notify = (notification: { method: string; params?: Record<string, unknown> }): Promise<void> =>
+    transport.send({ jsonrpc: '2.0', ...notification } as JSONRPCMessage);
+
   const answer = (request: CallToolRequest & { id: string | number }): void => {
     const id = request.id;
     const controller = new AbortController();
@@ -127,54 +133,63 @@ export function answerCallsDirectly(server: Server, transport: Transport, handle
         method: 'tools/call',
         _meta: request.params._meta,
         signal: controller.signal,
-        requestState: () => undefined,
-        notify: (notification: { method: string; params?: Record<string, unknown> }) =>
-          transport.send({ jsonrpc: '2.0', ...notification } as JSONRPCMessage),
+        requestState: noState,
+        notify,
       },
     } as unknown as ServerContext;
+    const done = (): void => {
+      if (inflight.get(id) === controller) inflight.delete(id);
+    };
+    const answered = (result: CallToolResult): void => {
+      done();
+      if (!controller.signal.aborted) send({ jsonrpc: '2.0', id, result } as JSONRPCMessage);
+    };
+    const failed = (thrownValue: unknown): void => {
+      done();
+      if (controller.signal.aborted) return;
+      const error = (isRecord(thrownValue) || thrownValue instanceof Error ? thrownValue : {}) as {
+        code?: unknown;
+        message?: unknown;
+        data?: unknown;
+      };
+      const thrown = Number.isSafeInteger(error.code)
+        ? (error.code as number)
+        : ProtocolErrorCode.InternalError;
+      const code = thrown === RESOURCE_NOT_FOUND_2026 ? ProtocolErrorCode.InvalidParams : thrown;
+      const message = typeof error.message === 'string' ? error.message : 'Internal error';
+      send({
+        jsonrpc: '2.0',
+        id,
+        error: { code, message, ...(error.data !== undefined ? { data: error.data } : {}) },
+      } as JSONRPCMessage);
+    };
     // The handler starts at once (its downstream request goes out before this returns); a throw
-    // is answered like a rejection.
+    // is answered like a rejection. One reaction per call: an input round (rare) takes the shim's
+    // chain; a plain result is answered in the same reaction.
     let started: Promise<CallToolResult | InputRequiredResult>;
     try {
       started = handler(request, ctx);
     } catch (error) {
       started = Promise.reject(error);
     }
-    started
-      .then((first) =>
-        isInputRequiredResult(first)
-          ? (shim as LegacyShimHost)
-              ._legacyInputRequiredShim()
-              .fulfill('tools/call', handler, request, ctx, first)
-              .then(checked)
-          : checked(first),
-      )
-      .then(
-        (result) => {
-          if (!controller.signal.aborted) send({ jsonrpc: '2.0', id, result } as JSONRPCMessage);
-        },
-        (thrownValue: unknown) => {
-          if (controller.signal.aborted) return;
-          const error = (isRecord(thrownValue) || thrownValue instanceof Error ? thrownValue : {}) as {
-            code?: unknown;
-            message?: unknown;
-            data?: unknown;
-          };
-          const thrown = Number.isSafeInteger(error.code)
-            ? (error.code as number)
-            : ProtocolErrorCode.InternalError;
-          const code = thrown === RESOURCE_NOT_FOUND_2026 ? ProtocolErrorCode.InvalidParams : thrown;
-          const message = typeof error.message === 'string' ? error.message : 'Internal error';
-          send({
-            jsonrpc: '2.0',
-            id,
-            error: { code, message, ...(error.data !== undefined ? { data: error.data } : {}) },
-          } as JSONRPCMessage);
-        },
-      )
-      .finally(() => {
-        if (inflight.get(id) === controller) inflight.delete(id);
-      });
+    started.then((first) => {
+      if (!isInputRequiredResult(first)) {
+        let result: CallToolResult;
+        try {
+          result = checked(first);
+        } catch (error) {
+          failed(error);
+          return;
+        }
+        answered(result);
+        return;
+      }
+      (shim as LegacyShimHost)
+        ._legacyInputRequiredShim()
+        .fulfill('tools/call', handler, request, ctx, first)
+        .then((result) => answered(checked(result)))
+        .catch(failed);
+    }, failed);
   };
 
   transport.onmessage = ((message: JSONRPCMessage, extra) => {

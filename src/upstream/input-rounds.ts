@@ -300,54 +300,69 @@ export function createInputRounds(options: InputRoundsOptions): InputRounds {
         }),
       };
     },
-    async handle(request, start, fail) {
-      const { state, name } = request;
-      const binding = bindingOf(request);
-      if (state === undefined) return step(begin(request, start, fail, undefined, 0), name, binding, fail);
-      const mismatch =
-        state.n !== name
-          ? `belongs to a call of "${state.n}", not "${name}"`
-          : state.c !== binding().c
-            ? 'was issued to another caller'
-            : state.a !== binding().a
-              ? `was issued for other arguments of "${name}" (a retry carries the same arguments)`
-              : undefined;
-      if (mismatch !== undefined) {
-        return fail(
-          failure(
-            'invalid_arguments',
-            `This requestState ${mismatch}: call the tool again without requestState`,
-            {
-              errorData: { reason: 'input_state_mismatch' },
-            },
-          ),
-        );
+    handle(request, start, fail) {
+      // A new call (nearly every call) steps at once, without a promise of its own around it.
+      if (request.state !== undefined)
+        return resume(request as RoundRequest & { readonly state: RoundState }, start, fail);
+      try {
+        return step(begin(request, start, fail, undefined, 0), request.name, bindingOf(request), fail);
+      } catch (error) {
+        return Promise.reject(error);
       }
-      if (state.k === 'relay') {
-        const reply: InputReply = {
-          inputResponses: request.responses ?? {},
-          ...(state.s !== undefined ? { requestState: state.s } : {}),
-        };
-        return step(begin(request, start, fail, reply, state.r), name, binding, fail);
-      }
-      const call = parked.get(state.id);
-      if (call === undefined) {
-        const gone = expired.has(state.id);
-        return fail(
-          failure(
-            gone ? 'timeout' : 'downstream_unavailable',
-            gone
-              ? `The call of "${name}" waiting for this answer ended: no answer came within input_required.round_timeout_ms (${roundTimeoutMs} ms); call the tool again from the start`
-              : `The call of "${name}" waiting for this answer is not in this mcp-normalizer process: it ended, or another replica holds it (route every round of a call to one replica); call the tool again from the start`,
-            { errorData: { reason: gone ? 'input_round_expired' : 'input_round_unknown' } },
-          ),
-        );
-      }
-      clearTimeout(call.timer);
-      parked.delete(call.id);
-      call.link(request.signal, request.onProgress);
-      call.deliver(request.responses ?? {});
-      return step(call, name, binding, fail);
     },
   };
+
+  /** {@link InputRounds.handle} of a retry: a relayed round's, or a parked call's. */
+  async function resume(
+    request: RoundRequest & { readonly state: RoundState },
+    start: StartCall,
+    fail: (result: FailureResult) => CallToolResult,
+  ): Promise<CallToolResult | InputRequiredResult> {
+    const { state, name } = request;
+    const binding = bindingOf(request);
+    const mismatch =
+      state.n !== name
+        ? `belongs to a call of "${state.n}", not "${name}"`
+        : state.c !== binding().c
+          ? 'was issued to another caller'
+          : state.a !== binding().a
+            ? `was issued for other arguments of "${name}" (a retry carries the same arguments)`
+            : undefined;
+    if (mismatch !== undefined) {
+      return fail(
+        failure(
+          'invalid_arguments',
+          `This requestState ${mismatch}: call the tool again without requestState`,
+          {
+            errorData: { reason: 'input_state_mismatch' },
+          },
+        ),
+      );
+    }
+    if (state.k === 'relay') {
+      const reply: InputReply = {
+        inputResponses: request.responses ?? {},
+        ...(state.s !== undefined ? { requestState: state.s } : {}),
+      };
+      return step(begin(request, start, fail, reply, state.r), name, binding, fail);
+    }
+    const call = parked.get(state.id);
+    if (call === undefined) {
+      const gone = expired.has(state.id);
+      return fail(
+        failure(
+          gone ? 'timeout' : 'downstream_unavailable',
+          gone
+            ? `The call of "${name}" waiting for this answer ended: no answer came within input_required.round_timeout_ms (${roundTimeoutMs} ms); call the tool again from the start`
+            : `The call of "${name}" waiting for this answer is not in this mcp-normalizer process: it ended, or another replica holds it (route every round of a call to one replica); call the tool again from the start`,
+          { errorData: { reason: gone ? 'input_round_expired' : 'input_round_unknown' } },
+        ),
+      );
+    }
+    clearTimeout(call.timer);
+    parked.delete(call.id);
+    call.link(request.signal, request.onProgress);
+    call.deliver(request.responses ?? {});
+    return step(call, name, binding, fail);
+  }
 }
