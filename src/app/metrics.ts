@@ -8,19 +8,23 @@
  * request, a forwarded notification), off the answer's path (see `Pending`); gauges are read from
  * the pool when scraped.
  *
- * prom-client is loaded {@link SETTLE_MS} after the start is over ({@link Metrics.startOver}: the
- * pool's first connection round), at the first scrape, or {@link LOAD_AFTER_MS} after the metrics
- * are made, whichever comes first (P1: its ~60 ms of loading, a synchronous CommonJS graph, stay
+ * prom-client is loaded only once something can scrape ({@link Metrics.served}: `serve --http`,
+ * `--metrics-port`): then {@link SETTLE_MS} after the start is over ({@link Metrics.startOver}: the
+ * pool's first connection round), at the first scrape, or {@link LOAD_AFTER_MS} after the endpoint
+ * opened, whichever comes first (P1: its ~60 ms of loading, a synchronous CommonJS graph, stay
  * out of the host's first exchanges, while the servers still load on the same cores and 60 ms of
- * CPU stretch to ~250 ms). Counts made meanwhile wait in `Pending`, so none is lost. The process
- * metrics (`process_*`, `nodejs_*`) start from that moment.
+ * CPU stretch to ~250 ms). A stdio gateway with no metrics endpoint loads it only at an in-process
+ * scrape or once {@link MAX_WAITING} counts wait (issue 57: it loaded a second after the start,
+ * inside a stdio host's first few thousand calls, ~20 µs a call of the first 3,000). Counts made
+ * meanwhile wait in `Pending`, so none is lost. The process metrics (`process_*`, `nodejs_*`)
+ * start from that moment.
  */
 import type { Era } from '../core/options.js';
 import type { Counter, Histogram, Registry } from 'prom-client';
 import type { Result } from '../core/result.js';
 import type { Pool, ServerSnapshot } from '../downstream/pool.js';
 
-/** When prom-client is loaded at the latest, after the metrics are made (a server still starting). */
+/** When prom-client is loaded at the latest, after an endpoint opened (a server still starting). */
 const LOAD_AFTER_MS = 10_000;
 /**
  * How long after the start is over prom-client is loaded: past the hosts' lists that the last
@@ -48,8 +52,10 @@ export interface Metrics {
   forwarded(kind: ForwardedKind): void;
   /** The Prometheus text exposition (for `GET /metrics`). */
   scrape(): Promise<{ contentType: string; body: string }>;
-  /** P1: the start is over (every server ready or failed once): prom-client loads soon after. */
+  /** P1: the start is over (every server ready or failed once): prom-client loads soon after, if {@link served}. */
   startOver(): void;
+  /** An endpoint that scrapes is open (HTTP, `--metrics-port`): prom-client is to be loaded. */
+  served(): void;
 }
 
 /** What the scrape reads at scrape time. */
@@ -97,7 +103,9 @@ export function createMetrics(sources: MetricsSources): Metrics {
   let loading: Promise<Sink> | undefined;
   let methods: ReadonlySet<string> | undefined;
   const pending = new Pending(() => void load());
-  let later = setTimeout(() => void load(), LOAD_AFTER_MS).unref();
+  let later: ReturnType<typeof setTimeout> | undefined;
+  let served = false;
+  let over = false;
   const load = (): Promise<Sink> => {
     clearTimeout(later);
     return (loading ??= import('prom-client').then((prom) => {
@@ -132,9 +140,15 @@ export function createMetrics(sources: MetricsSources): Metrics {
       return { contentType: registry.contentType, body: await registry.metrics() };
     },
     startOver() {
-      if (loading !== undefined) return;
+      over = true;
+      if (loading !== undefined || !served) return;
       clearTimeout(later);
       later = setTimeout(() => void load(), SETTLE_MS).unref();
+    },
+    served() {
+      if (served || loading !== undefined) return;
+      served = true;
+      later = setTimeout(() => void load(), over ? SETTLE_MS : LOAD_AFTER_MS).unref();
     },
   };
 }

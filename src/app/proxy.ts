@@ -38,7 +38,7 @@ import { skillsExtension } from '../upstream/ext/skills.js';
 import { tasksExtension } from '../upstream/ext/tasks.js';
 import { createFeatures } from './features.js';
 import { createHealth, type ServerHealth } from './health.js';
-import { createMetrics } from './metrics.js';
+import { createMetrics, type Metrics } from './metrics.js';
 import { createStatus, type Status, type StatusSources } from './status.js';
 import type { CatalogMemory } from './state/memory.js';
 import type { SharedStore } from './state/store.js';
@@ -225,7 +225,7 @@ function answerTask(backend: Pick<ToolBackend, 'answer'>, result: Result, task: 
 /** What {@link hosting} serves: the parts every endpoint is given. */
 type HostedParts = Omit<EndpointParts, 'health' | 'metrics' | 'status'> & {
   readonly health: { report: EndpointParts['health'] };
-  readonly metrics: { scrape: () => ReturnType<Proxy['metrics']> };
+  readonly metrics: Pick<Metrics, 'scrape' | 'served'>;
   readonly statusPage: () => Promise<StatusHandler>;
 };
 
@@ -248,11 +248,14 @@ function hosting(
       const endpoint = { ...parts, health: parts.health.report, status, metrics: () => metrics.scrape() };
       const handle = kept(await listenEndpoint(endpoint, overrides));
       https.push(handle);
+      metrics.served();
       return handle;
     },
     async listenMetrics(port) {
       const { listenMetrics } = await import('./metrics-endpoint.js');
-      return kept(await listenMetrics(port, () => metrics.scrape()));
+      const handle = kept(await listenMetrics(port, () => metrics.scrape()));
+      metrics.served();
+      return handle;
     },
     async listenStatus(port) {
       const { listenStatus } = await import('./status-http.js');

@@ -53,9 +53,11 @@ describe('metrics', () => {
     expect(line(body, 'mcp_normalizer_notifications_forwarded_total{kind="progress"}')).toMatch(/ 1$/);
   });
 
-  it('O1, P1: prom-client loads a second after the start is over, not at the first counts, and the counts made before it are all there', async () => {
+  it('O1, P1: with an endpoint, prom-client loads a second after the start is over, not at the first counts, and the counts made before it are all there', async () => {
     vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'setImmediate', 'clearImmediate'] });
     const m = metrics();
+    expect(vi.getTimerCount()).toBe(0);
+    m.served();
     expect(vi.getTimerCount()).toBe(1);
     m.request('legacy', 'initialize');
     m.callEnded('s', 'echo', ok('x', { meta: { server: 's', tool: 'echo', elapsedMs: 5 } }));
@@ -77,14 +79,33 @@ describe('metrics', () => {
     expect(body).toMatch(/^process_cpu_seconds_total /m);
   });
 
-  it('O1, P1: with a server still starting, prom-client loads 10 s after the metrics were made', () => {
+  it('O1, P1: with a server still starting, prom-client loads 10 s after the endpoint opened', () => {
     vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'setImmediate', 'clearImmediate'] });
     const m = metrics();
+    m.served();
     m.request('legacy', 'initialize');
     vi.advanceTimersByTime(9999);
     expect(vi.getTimerCount()).toBe(1);
     vi.advanceTimersByTime(1);
     expect(vi.getTimerCount()).toBe(0);
+  });
+
+  it('O1, P1: with no endpoint that scrapes (stdio alone), prom-client is not loaded after the start; an in-process scrape still finds every count', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'setImmediate', 'clearImmediate'] });
+    const m = metrics();
+    m.startOver();
+    for (let i = 0; i < 3000; i++) {
+      m.callEnded('s', 'echo', ok('x', { meta: { server: 's', tool: 'echo', elapsedMs: 1 } }));
+    }
+    // The counts wait, with no timer: nothing asks for prom-client, however long the process runs.
+    expect(vi.getTimerCount()).toBe(0);
+    vi.advanceTimersByTime(60_000);
+    expect(vi.getTimerCount()).toBe(0);
+    vi.useRealTimers();
+    const { body } = await m.scrape();
+    expect(line(body, 'mcp_normalizer_tool_calls_total{server="s",tool="echo",outcome="ok"}')).toMatch(
+      / 3000$/,
+    );
   });
 
   it('O1: counts recorded off the path are applied once, by the next flush or the next scrape, never twice', async () => {
