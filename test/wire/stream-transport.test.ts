@@ -1,7 +1,7 @@
 /**
  * The message pump both stdio ends share (wire/stream-transport.ts), on in-memory streams.
  */
-import { PassThrough } from 'node:stream';
+import { PassThrough, Writable } from 'node:stream';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { describe, expect, it } from 'vitest';
 import { StreamTransport, type OversizedMessage } from '../../src/wire/stream-transport.js';
@@ -71,6 +71,31 @@ describe('StreamTransport', () => {
     expect(written.join('')).toBe('{"jsonrpc":"2.0","id":5,"result":{}}\n');
     await transport.close();
     await expect(transport.send({ jsonrpc: '2.0', id: 6, result: {} })).rejects.toThrow('Not connected');
+  });
+
+  it("U1: a turn's first message is written at once, its others together in one write at the turn's end", async () => {
+    const writes: string[][] = [];
+    const output = new Writable({
+      write(chunk: Buffer, _encoding, done) {
+        writes.push([chunk.toString('utf8')]);
+        done();
+      },
+      writev(chunks, done) {
+        writes.push(chunks.map(({ chunk }) => (chunk as Buffer).toString('utf8')));
+        done();
+      },
+    });
+    const transport = new TestTransport(undefined, output as unknown as PassThrough);
+    await transport.start();
+    const ids = (batch: string[]): number[] => batch.map((text) => (JSON.parse(text) as { id: number }).id);
+    const sent = [1, 2, 3].map((id) => transport.send({ jsonrpc: '2.0', id, result: {} }));
+    // A lone answer (a sequential call's) leaves before anything else runs.
+    expect(writes.map(ids)).toEqual([[1]]);
+    await Promise.all(sent);
+    expect(writes.map(ids)).toEqual([[1], [2, 3]]);
+    // The next turn starts again with a write of its own.
+    await transport.send({ jsonrpc: '2.0', id: 4, result: {} });
+    expect(writes.map(ids)).toEqual([[1], [2, 3], [4]]);
   });
 
   it('U1: send waits for drain on a full stream and rejects if the stream closes first', async () => {
