@@ -99,21 +99,25 @@ export abstract class StreamTransport implements Transport {
     if (this.#closed || output === undefined || output.destroyed || output.writableEnded) {
       return Promise.reject(new Error('Not connected'));
     }
-    // The first message of a turn of the event loop goes out at once, and the turn's others
-    // together after it, in one system call (a writev at the uncork): at 64 calls in flight the
-    // pipe writes were a third of the gateway's CPU, one per message; and corking the turn's
-    // first message too kept a lone answer's write in Node's corked path (~15 µs of work right
-    // after each write, while the woken peer waited, in a process's first calls: issue 57).
-    // A send resolves once its message went out (the first at once, the others at the uncork),
-    // so that `await send(); exit()` loses nothing.
+    // A turn's messages go out together, in one system call (a writev at the uncork): at 64
+    // calls in flight the pipe writes were a third of the gateway's CPU, one per message. But
+    // when the last turn wrote one message (a sequential call's answer), the first of this one
+    // is written at once: corked, a lone answer's write went through Node's corked path at the
+    // tick, and in a process's first calls the gateway stayed busy ~15 µs after it while the
+    // peer it had woken waited (issue 57). A send resolves once its message went out (at once,
+    // or at the uncork), so that `await send(); exit()` loses nothing.
     let flushed = this.#flushed;
     if (!this.#turnStarted) {
       this.#turnStarted = true;
       process.nextTick(this.#endTurn, output);
-      flushed = SENT;
-    } else if (flushed === undefined) {
-      output.cork();
-      flushed = this.#flushed = new Promise<void>((resolve) => (this.#written = resolve));
+    }
+    this.#turnMessages += 1;
+    if (flushed === undefined) {
+      if (this.#turnMessages === 1 && !this.#burst) flushed = SENT;
+      else {
+        output.cork();
+        flushed = this.#flushed = new Promise<void>((resolve) => (this.#written = resolve));
+      }
     }
     if (output.write(serializeMessage(message))) return flushed;
     this.#drained ??= new Promise<void>((resolve, reject) => {
@@ -134,13 +138,19 @@ export abstract class StreamTransport implements Transport {
     return this.#drained;
   }
 
-  /** A message went out in this turn: the turn's next ones are corked until its end. */
+  /** A message went out in this turn: the turn's others are corked until its end. */
   #turnStarted = false;
-  /** While this turn's later writes are corked (they go out together at the next tick): their end. */
+  /** Messages sent in this turn. */
+  #turnMessages = 0;
+  /** The last turn sent more than one message: this turn's first is corked too. */
+  #burst = false;
+  /** While this turn's writes are corked (they go out together at the next tick): their end. */
   #flushed: Promise<void> | undefined;
   #written: (() => void) | undefined;
   readonly #endTurn = (output: Writable): void => {
+    this.#burst = this.#turnMessages > 1;
     this.#turnStarted = false;
+    this.#turnMessages = 0;
     const written = this.#written;
     if (written === undefined) return;
     this.#flushed = undefined;

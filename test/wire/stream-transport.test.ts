@@ -73,7 +73,7 @@ describe('StreamTransport', () => {
     await expect(transport.send({ jsonrpc: '2.0', id: 6, result: {} })).rejects.toThrow('Not connected');
   });
 
-  it("U1: a turn's first message is written at once, its others together in one write at the turn's end", async () => {
+  it("U1: a lone message is written at once; a turn's others, and a burst's next turn, together at the turn's end", async () => {
     const writes: string[][] = [];
     const output = new Writable({
       write(chunk: Buffer, _encoding, done) {
@@ -93,9 +93,14 @@ describe('StreamTransport', () => {
     expect(writes.map(ids)).toEqual([[1]]);
     await Promise.all(sent);
     expect(writes.map(ids)).toEqual([[1], [2, 3]]);
-    // The next turn starts again with a write of its own.
-    await transport.send({ jsonrpc: '2.0', id: 4, result: {} });
+    // After a turn of three (64 calls in flight), the next turn's first waits for its turn's end.
+    const fourth = transport.send({ jsonrpc: '2.0', id: 4, result: {} });
+    expect(writes.map(ids)).toEqual([[1], [2, 3]]);
+    await fourth;
     expect(writes.map(ids)).toEqual([[1], [2, 3], [4]]);
+    // After a turn of one (a sequential call), the next one leaves at once again.
+    void transport.send({ jsonrpc: '2.0', id: 5, result: {} });
+    expect(writes.map(ids)).toEqual([[1], [2, 3], [4], [5]]);
   });
 
   it('U1: send waits for drain on a full stream and rejects if the stream closes first', async () => {
