@@ -73,6 +73,22 @@ export abstract class MachineGrant implements OAuthClientProvider {
   constructor(private readonly grant: string) {}
 
   abstract get clientMetadata(): OAuthClientMetadata;
+
+  /** The metadata of a client of `grantType` that authenticates with `authMethod`. */
+  protected metadataOf(
+    grantType: string,
+    authMethod: string,
+    scopes: readonly string[] | undefined,
+  ): OAuthClientMetadata {
+    return {
+      client_name: 'mcp-normalizer',
+      redirect_uris: [],
+      grant_types: [grantType],
+      token_endpoint_auth_method: authMethod,
+      ...(scopes !== undefined ? { scope: scopes.join(' ') } : {}),
+    };
+  }
+
   abstract clientInformation(): StoredOAuthClientInformation | undefined;
   abstract prepareTokenRequest(scope?: string): URLSearchParams | Promise<URLSearchParams>;
 
@@ -121,13 +137,7 @@ export class JwtBearerProvider extends MachineGrant {
   }
 
   get clientMetadata(): OAuthClientMetadata {
-    return {
-      client_name: 'mcp-normalizer',
-      redirect_uris: [],
-      grant_types: [JWT_BEARER],
-      token_endpoint_auth_method: 'none',
-      ...(this.#config.scopes !== undefined ? { scope: this.#config.scopes.join(' ') } : {}),
-    };
+    return this.metadataOf(JWT_BEARER, 'none', this.#config.scopes);
   }
 
   clientInformation(): StoredOAuthClientInformation | undefined {

@@ -33,13 +33,7 @@ export class TokenExchangeProvider extends MachineGrant {
   }
 
   get clientMetadata(): OAuthClientMetadata {
-    return {
-      client_name: 'mcp-normalizer',
-      redirect_uris: [],
-      grant_types: [TOKEN_EXCHANGE],
-      token_endpoint_auth_method: 'client_secret_basic',
-      ...(this.#config.scopes !== undefined ? { scope: this.#config.scopes.join(' ') } : {}),
-    };
+    return this.metadataOf(TOKEN_EXCHANGE, 'client_secret_basic', this.#config.scopes);
   }
 
   clientInformation(): StoredOAuthClientInformation {

@@ -102,6 +102,20 @@ const EMPTY_CONTEXT: Context = {
 /** Every span while tracing is off. */
 const UNTRACED: Traced = { span: NON_RECORDING, context: EMPTY_CONTEXT };
 
+/** A tools/call span's name: the tool's, when it exists (O2). */
+function callSpanName(name: string | undefined): string {
+  return name === undefined ? 'tools/call' : `tools/call ${name}`;
+}
+
+/** The attributes every tools/call span has (O2). */
+function callSpanAttributes(name: string | undefined, era: string): Record<string, string> {
+  return {
+    'mcp.method.name': 'tools/call',
+    ...(name === undefined ? {} : { 'mcp.tool.name': name }),
+    'mcp.era': era,
+  };
+}
+
 /** O2: the span of one upstream tools/call, parented to the request's `traceparent` if any. */
 export function startCallSpan(
   name: string | undefined,
@@ -116,13 +130,11 @@ export function startCallSpan(
   const parent = meta === undefined ? root : api.propagation.extract(root, meta, getter);
   // A name no tool has is an agent's input: it names no span (1,202 span names from 1,208 calls).
   const span = tracer.startSpan(
-    name === undefined ? 'tools/call' : `tools/call ${name}`,
+    callSpanName(name),
     {
       kind: api.SpanKind.SERVER,
       attributes: {
-        'mcp.method.name': 'tools/call',
-        ...(name === undefined ? {} : { 'mcp.tool.name': name }),
-        'mcp.era': era,
+        ...callSpanAttributes(name, era),
         // I2: who called (the token's subject, never the token).
         ...(principal === undefined ? {} : { 'enduser.id': principal }),
       },
@@ -142,16 +154,8 @@ export function startSnippetCallSpan(parent: Context, name: string | undefined, 
   const { api, tracer } = otel;
   // As for the model's calls, a name no tool has names no span (it is the snippet's input).
   const span = tracer.startSpan(
-    name === undefined ? 'tools/call' : `tools/call ${name}`,
-    {
-      kind: api.SpanKind.INTERNAL,
-      attributes: {
-        'mcp.method.name': 'tools/call',
-        ...(name === undefined ? {} : { 'mcp.tool.name': name }),
-        'mcp.era': era,
-        'mcp.code_mode': true,
-      },
-    },
+    callSpanName(name),
+    { kind: api.SpanKind.INTERNAL, attributes: { ...callSpanAttributes(name, era), 'mcp.code_mode': true } },
     parent,
   );
   return { span, context: api.trace.setSpan(parent, span) };
@@ -200,7 +204,7 @@ export function endSpan(span: Span, errorType: string | undefined, name?: string
   // O2: a call that came before its tool was known (the catalog was still being built) is named
   // once it is: a name is given here only for a tool that exists.
   if (name !== undefined) {
-    span.updateName(`tools/call ${name}`);
+    span.updateName(callSpanName(name));
     span.setAttribute('mcp.tool.name', name);
   }
   if (errorType !== undefined) {
