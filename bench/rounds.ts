@@ -41,15 +41,21 @@ export interface Plan {
   readonly cpuProf?: { readonly dir: string; readonly kinds: readonly TargetKind[] };
   /** Where the passthrough and mcp-normalizer write their pipe stamps (`--hops`). */
   readonly hopsDir?: string;
+  /** The passthrough's downstream in a session of its own, as P5 spawns ours (`--child-session`). */
+  readonly childSession?: boolean;
 }
 
-/** The spec as the plan wants it: profiled when it asks for its kind, with its normalizer settings. */
+/**
+ * The spec as the plan wants it: profiled when it asks for its kind, with its normalizer settings
+ * and, when asked, the passthrough's downstream in a session of its own.
+ */
 export function profiled(spec: TargetSpec, plan: Plan): TargetSpec {
   const settings =
     spec.kind === 'normalizer' && plan.serverSettings ? { serverSettings: plan.serverSettings } : {};
   const prof = plan.cpuProf?.kinds.includes(spec.kind) ? { cpuProfDir: plan.cpuProf.dir } : {};
   const hops = plan.hopsDir !== undefined && spec.kind !== 'direct' ? { hopsDir: plan.hopsDir } : {};
-  return { ...spec, ...settings, ...prof, ...hops };
+  const session = plan.childSession === true && spec.kind === 'passthrough' ? { childSession: true } : {};
+  return { ...spec, ...settings, ...prof, ...hops, ...session };
 }
 
 /** The parts of an echo suite. */

@@ -15,6 +15,9 @@
  * `--hops` (stamp every pipe read and write of the passthrough and mcp-normalizer, and print where
  * a sequential call's time goes inside each, and this process's own pipes to each stdio target,
  * for the round trip and the host's turn: `--only echo-stdio --parts latency --hops`),
+ * `--child-session` (the passthrough's downstream runs in a session of its own, through util-linux's
+ * `setsid`, as mcp-normalizer spawns every stdio server for P5's process group: on a kernel that
+ * schedules each session as a group, `sched_autogroup`, the like-for-like yardstick),
  * `--table <results.json>` (print the table of a saved run again, measuring nothing).
  */
 import './scratch.js';
@@ -97,7 +100,7 @@ export interface BenchResult {
 export async function runBench(
   size: keyof typeof PLANS,
   only: readonly SuiteName[] = Object.keys(SUITES) as SuiteName[],
-  extra: Pick<Plan, 'cpuProf' | 'hopsDir' | 'parts' | 'serverSettings'> = {},
+  extra: Pick<Plan, 'childSession' | 'cpuProf' | 'hopsDir' | 'parts' | 'serverSettings'> = {},
 ): Promise<BenchResult> {
   const missing = missingBuild();
   if (missing.length > 0) throw new Error(`Run \`npm run build\` first; missing: ${missing.join(', ')}`);
@@ -121,6 +124,7 @@ export async function runBench(
     ...describeRun(size, only, started, commit),
     foreignLoad,
     normalizerServerSettings: extra.serverSettings ?? 'defaults',
+    passthroughChild: extra.childSession === true ? 'own session' : 'same session',
   };
   return { meta, figures, problems };
 }
@@ -178,6 +182,11 @@ function printReport(meta: Record<string, unknown>, figures: readonly Figure[], 
       `${meta['date']}, ${meta['size']} run, ${meta['seconds']} s\n`,
   );
   console.log(markdownTable(figures));
+  if (meta['passthroughChild'] === 'own session') {
+    console.log(
+      "\nthe passthrough's downstream ran in a session of its own (`--child-session`), as P5 spawns ours",
+    );
+  }
   const load = Object.entries((meta['foreignLoad'] ?? {}) as Record<string, number>);
   console.log(
     `\ncores busy with other processes, per suite: ${load.map(([k, v]) => `${k} ${v}`).join(', ')}`,
@@ -212,6 +221,7 @@ async function main(): Promise<void> {
       set: { type: 'string', multiple: true },
       'json-response': { type: 'boolean', default: false },
       table: { type: 'string' },
+      'child-session': { type: 'boolean', default: false },
     },
   });
   if (values.table !== undefined) {
@@ -250,6 +260,7 @@ async function main(): Promise<void> {
     ...(hopsDir === undefined ? {} : { hopsDir }),
     ...(parts === undefined ? {} : { parts }),
     ...(serverSettings === undefined ? {} : { serverSettings }),
+    ...(values['child-session'] ? { childSession: true } : {}),
   });
   mkdirSync(results, { recursive: true });
   const stamp = String(result.meta['date']).replace(/[:.]/g, '-');

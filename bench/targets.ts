@@ -39,6 +39,11 @@ export interface TargetSpec {
   readonly hopsDir?: string;
   /** Extra per-server settings in the normalizer's config (e.g. `concurrency: 64`); none by default. */
   readonly serverSettings?: Readonly<Record<string, number | string | boolean>>;
+  /**
+   * The passthrough's downstream in a session of its own (`setsid`), as mcp-normalizer spawns
+   * every stdio server (P5's process group); by default it shares the passthrough's session.
+   */
+  readonly childSession?: boolean;
 }
 
 /** A started target, connected and with its tool names discovered. */
@@ -90,6 +95,23 @@ function downstreamArgs(tools: number): string[] {
   return [ECHO_SERVER, '--tools', String(tools)];
 }
 
+/**
+ * util-linux's `setsid`, which puts the program it runs in a session of its own (`--wait`: when
+ * it has to fork to do so, it stays and passes the exit status on).
+ */
+function setsidProgram(): string {
+  const found = (process.env['PATH'] ?? '')
+    .split(':')
+    .map((dir) => join(dir, 'setsid'))
+    .find((file) => file.startsWith('/') && existsSync(file));
+  if (found === undefined) {
+    throw new Error(
+      'Expected the `setsid` program (util-linux) on PATH for `--child-session`; install util-linux, or run without the flag',
+    );
+  }
+  return found;
+}
+
 /** A normalizer config with `servers` copies of the bench server (keys s00, s01, ...). */
 function writeNormalizerConfig(spec: TargetSpec): string {
   const dir = mkdtempSync(join(tmpdir(), 'mcp-normalizer-bench-'));
@@ -127,6 +149,7 @@ function targetArgs(spec: TargetSpec, port: number): string[] {
         PASSTHROUGH,
         ...(http ? ['--http'] : []),
         '--',
+        ...(spec.childSession === true ? [setsidProgram(), '--wait'] : []),
         process.execPath,
         ...downstreamArgs(spec.tools),
       ];

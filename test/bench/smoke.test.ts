@@ -6,10 +6,29 @@
  * Needs the compiled build (`npm test` builds first).
  */
 import { execFile } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { kindsOf } from '../../bench/figures.js';
 import { runBench } from '../../bench/run.js';
+import { launch } from '../../bench/targets.js';
+
+/** A process's session id and its children's pids, from /proc (Linux). */
+function sessionOf(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
+  return Number(fields[3]);
+}
+function childrenOf(pid: number): number[] {
+  return readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8')
+    .trim()
+    .split(' ')
+    .filter(Boolean)
+    .map(Number);
+}
+/** Linux with util-linux's `setsid` (`apt-get install util-linux`); skipped by name elsewhere. */
+const SESSIONS_VISIBLE =
+  existsSync(`/proc/${process.pid}/task/${process.pid}/children`) &&
+  (process.env['PATH'] ?? '').split(':').some((dir) => existsSync(`${dir}/setsid`));
 
 describe('bench harness', () => {
   it('U1: every target answers correctly over stdio and Streamable HTTP in a smoke run', async () => {
@@ -22,6 +41,30 @@ describe('bench harness', () => {
       expect(Object.keys(figure.rounds).sort(), figure.id).toEqual([...kindsOf(wire)].sort());
     }
   });
+
+  it.runIf(SESSIONS_VISIBLE)(
+    "P5: --child-session runs the passthrough's downstream in a session of its own, as ours (Linux, util-linux's setsid)",
+    async () => {
+      for (const childSession of [false, true]) {
+        const target = await launch({
+          kind: 'passthrough',
+          wire: 'stdio',
+          servers: 1,
+          tools: 0,
+          childSession,
+        });
+        try {
+          const [child] = childrenOf(target.pid);
+          expect(child, 'the passthrough has its downstream child').toBeDefined();
+          const session = sessionOf(child!);
+          if (childSession) expect(session).toBe(child);
+          else expect(session).toBe(sessionOf(target.pid));
+        } finally {
+          await target.close();
+        }
+      }
+    },
+  );
 
   it('U1: the in-process bench runs both targets to completion and prints their figures', async () => {
     const { stdout } = await promisify(execFile)(
