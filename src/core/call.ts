@@ -4,6 +4,7 @@
  * One type, so that a field added for one side reaches the other. Types only.
  */
 import type { Context } from '@opentelemetry/api';
+import type { CallSignal } from './call-signal.js';
 import type { Caller, InputReply } from './input.js';
 
 /** One progress update from a downstream, forwarded upstream with the upstream's token (P3). */
@@ -16,7 +17,7 @@ export interface ProgressUpdate {
 /** Per-call options of a tool call, upstream and downstream. */
 export interface CallOptions {
   /** The upstream request's cancellation (P3): aborting it cancels the downstream request. */
-  readonly signal?: AbortSignal;
+  readonly signal?: CallSignal;
   /** Present only when the upstream sent a progress token (P3). */
   readonly onProgress?: (update: ProgressUpdate) => void;
   /** The exposed name, for the log (L1). @default `<server>/<tool>` */

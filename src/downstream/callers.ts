@@ -12,6 +12,7 @@
 import { CLIENT_CAPABILITIES_META_KEY, ProtocolError, ProtocolErrorCode } from '@modelcontextprotocol/client';
 import type { ClientCapabilities } from '@modelcontextprotocol/client';
 import type { ClientFeature } from '../config/types.js';
+import type { CallSignal } from '../core/call-signal.js';
 import { hostCanAnswer, type Caller, type ClientAsk, type HostCapabilities } from '../core/input.js';
 import { declaresTasks, TASKS_EXTENSION } from '../core/tasks.js';
 
@@ -110,7 +111,7 @@ export class CallerLane {
   }
 
   /** Resolves when a call of `key` may go; rejects with the signal's reason if it aborts first. */
-  acquire(key: object, signal?: AbortSignal): Promise<void> {
+  acquire(key: object, signal?: CallSignal): Promise<void> {
     if (this.isFree(key)) {
       this.#holder = key;
       this.#inside++;

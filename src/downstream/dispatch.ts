@@ -12,6 +12,7 @@ import { normalizeCallToolResult } from '../core/normalize.js';
 import { isInputRound, type Caller, type InputRound } from '../core/input.js';
 import { isCreatedTask, type CreatedTask } from '../core/tasks.js';
 import type { CallOptions } from '../core/call.js';
+import type { CallSignal } from '../core/call-signal.js';
 import { failure, ok, withMeta, type Result } from '../core/result.js';
 import { logCallStart } from '../log/call-log.js';
 import { endSpan, startDownstreamSpan, traceMeta } from '../log/trace.js';
@@ -130,7 +131,7 @@ interface QueueDeadline {
   expired(): boolean;
 }
 
-function queueDeadline(context: DispatchContext, timeoutMs: number, caller?: AbortSignal): QueueDeadline {
+function queueDeadline(context: DispatchContext, timeoutMs: number, caller?: CallSignal): QueueDeadline {
   // p-queue drops a waiting call when its signal aborts: one controller, aborted by the shared
   // deadline timer (deadlines.ts) or by the caller's own signal, linked by a listener.
   const controller = new AbortController();
@@ -333,7 +334,7 @@ export async function dispatchRequest(
   method: string,
   params: Record<string, unknown>,
   subject: string,
-  signal?: AbortSignal,
+  signal?: CallSignal,
   caller?: Caller,
 ): Promise<Result> {
   const startedAt = context.timers.now();

@@ -29,6 +29,7 @@
  */
 import { ProtocolError, SdkError, SdkErrorCode } from '@modelcontextprotocol/client';
 import type { JSONRPCMessage, Progress, Transport } from '@modelcontextprotocol/client';
+import type { CallSignal } from '../core/call-signal.js';
 import { isRecord } from '../core/json.js';
 
 /** The tap's first request id; ids wrap back to it before {@link LAST_ID}. */
@@ -42,7 +43,7 @@ export interface TapRequestOptions {
   /** Fails the request with REQUEST_TIMEOUT after this long without a result or progress. */
   readonly timeoutMs: number;
   /** Aborting it cancels the request downstream (`notifications/cancelled`). */
-  readonly signal?: AbortSignal;
+  readonly signal?: CallSignal;
   readonly onProgress?: (progress: Progress) => void;
 }
 

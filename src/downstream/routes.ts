@@ -14,6 +14,7 @@
  */
 import type { Client, ClientRequest, Progress } from '@modelcontextprotocol/client';
 import type { ServerConfig } from '../config/types.js';
+import { abortSignalOf, type CallSignal } from '../core/call-signal.js';
 import type { Caller, InputReply } from '../core/input.js';
 import { isRecord } from '../core/json.js';
 import { paramHeaderDeclarations, paramHeaders, type ParamHeader } from '../core/param-headers.js';
@@ -35,7 +36,7 @@ export interface ConnectionCallOptions {
    * The caller's cancellation (P3). One signal per call, like the upstream's per-request signal:
    * the SDK adds an abort listener to it while the request runs.
    */
-  readonly signal?: AbortSignal;
+  readonly signal?: CallSignal;
   /** Progress from the downstream (P3); every notification also restarts the timeout. */
   readonly onProgress?: (progress: Progress) => void;
   /** This request's timeout when less than `timeout_ms` is left (P3: time spent queued counts). */
@@ -179,7 +180,7 @@ export class Routes {
         // P3: progress restarts the clock; a handler is always registered so that it can.
         resetTimeoutOnProgress: true,
         onprogress: onProgress,
-        ...(options.signal !== undefined ? { signal: options.signal } : {}),
+        ...(options.signal !== undefined ? { signal: abortSignalOf(options.signal) } : {}),
         ...(options.headers !== undefined ? { headers: options.headers } : {}),
       },
     );

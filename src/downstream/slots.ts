@@ -12,6 +12,7 @@
  * fall, and the queue is told each time it does.
  */
 import PQueue from 'p-queue';
+import { abortSignalOf, type CallSignal } from '../core/call-signal.js';
 
 export class CallSlots {
   readonly #queue: PQueue;
@@ -47,10 +48,10 @@ export class CallSlots {
    * rejects with the signal's reason and the task never runs (p-queue's behaviour); once running,
    * the task itself must honour the signal.
    */
-  run<T>(task: () => Promise<T>, signal?: AbortSignal): Promise<T> {
+  run<T>(task: () => Promise<T>, signal?: CallSignal): Promise<T> {
     if (this.hasFreeSlot) return this.#runNow(task);
     this.#fitQueue();
-    return this.#queue.add(task, signal ? { signal } : {});
+    return this.#queue.add(task, signal ? { signal: abortSignalOf(signal) } : {});
   }
 
   /** Resolves once nothing runs and nothing waits. */

@@ -14,6 +14,7 @@ import type { Progress } from '@modelcontextprotocol/client';
 import { hostCanAnswer, type Caller, type ClientAsk } from '../core/input.js';
 import { isRecord } from '../core/json.js';
 import { invalidTask, TASKS_EXTENSION, TERMINAL_STATUSES } from '../core/tasks.js';
+import type { CallSignal } from '../core/call-signal.js';
 import type { Timers } from '../core/timers.js';
 import { takeCreatedTask } from './task-results.js';
 import { boundedPollMs, pause, type SendRequest } from './task-runner.js';
@@ -29,7 +30,7 @@ export function needsTasks(error: unknown): boolean {
 export interface DriveOptions {
   readonly timers: Timers;
   readonly timeoutMs: number;
-  readonly signal?: AbortSignal;
+  readonly signal?: CallSignal;
   readonly onProgress?: (progress: Progress) => void;
 }
 

@@ -8,20 +8,21 @@
  */
 import { SdkError, SdkErrorCode } from '@modelcontextprotocol/client';
 import type { Progress } from '@modelcontextprotocol/client';
+import type { CallSignal } from '../core/call-signal.js';
 import type { Timers } from '../core/timers.js';
 
 /** One request to the downstream, as `Connection.request` sends it. */
 export type SendRequest = (
   method: string,
   params: Record<string, unknown>,
-  options: { signal?: AbortSignal; timeoutMs?: number },
+  options: { signal?: CallSignal | undefined; timeoutMs?: number },
 ) => Promise<unknown>;
 
 /** What a task run needs besides the call. */
 export interface TaskRunOptions {
   readonly timers: Timers;
   readonly timeoutMs: number;
-  readonly signal?: AbortSignal;
+  readonly signal?: CallSignal;
   readonly onProgress?: (progress: Progress) => void;
 }
 
@@ -47,7 +48,7 @@ export function boundedPollMs(asked: unknown): number {
 const pollMs = (task: TaskView): number => boundedPollMs(task.pollInterval);
 
 /** Waits `ms`, or rejects with the signal's reason once it aborts. */
-export function pause(timers: Timers, ms: number, signal: AbortSignal | undefined): Promise<void> {
+export function pause(timers: Timers, ms: number, signal: CallSignal | undefined): Promise<void> {
   return new Promise((resolve, reject) => {
     if (signal?.aborted === true) return reject(signal.reason as Error);
     const onAbort = (): void => {

@@ -12,6 +12,7 @@ import {
 import type { Context } from '@opentelemetry/api';
 import type { Logger } from 'pino';
 import { endSpan, startSnippetCallSpan } from '../log/trace.js';
+import { abortSignalOf, type CallSignal } from '../core/call-signal.js';
 import { isInputRound, type Caller, type InputReply, type InputRound } from '../core/input.js';
 import { isCreatedTask, type CreatedTask } from '../core/tasks.js';
 import { failure, type FailureResult, type Result } from '../core/result.js';
@@ -22,7 +23,7 @@ import type { ProgressSink } from './parked-call.js';
 
 export /** What one tools/call request brings besides its name and arguments (at most seven fields). */
 interface CallExtra {
-  readonly signal: AbortSignal;
+  readonly signal: CallSignal;
   readonly requestId: string | number;
   readonly onProgress: ProgressSink;
   /** Q1: the upstream client that answers what the call's server asks meanwhile. */
@@ -211,7 +212,7 @@ export function createCallPipeline<F extends PreparedForward>(deps: PipelineDeps
           endSpan(traced.span, span.outcome.errorType);
         }
       },
-      extra.signal,
+      abortSignalOf(extra.signal),
     );
     return backend.answer?.(name, result, extra.requestId, extra.who.subject) ?? result;
   }

@@ -15,7 +15,8 @@
  * `notifications/cancelled` for a call answered here aborts it; others go to the SDK.
  *
  * What the SDK promises, kept rule for rule: the handler gets the request's signal, `_meta` and
- * `notify`; a cancelled call is never answered; a thrown error becomes a JSON-RPC error with its
+ * `notify` (the signal is a `LazySignal`, `core/call-signal.ts`: no `AbortController` unless
+ * something reads `signal`); a cancelled call is never answered; a thrown error becomes a JSON-RPC error with its
  * code (-32603 when it has none; 2025 maps -32002 to -32602); an `input_required` round toward
  * this 2025 host goes through the SDK's own legacy shim, which asks the host and calls the
  * handler again; a result is checked against the 2025 schema only when its shape is not the
@@ -38,6 +39,7 @@ import type {
   ServerContext,
   Transport,
 } from '@modelcontextprotocol/server';
+import { LazySignal, type CallSignal } from '../core/call-signal.js';
 import { isRecord } from '../core/json.js';
 
 /** The session's tools/call handler, as registered on its `Server`. */
@@ -65,6 +67,16 @@ interface LegacyShimHost {
 
 /** A direct call carries no request state (a round's retry is the SDK's). */
 const noState = (): undefined => undefined;
+
+/**
+ * The cancellation of the call `ctx` serves: the direct path's own (its `callSignal`, which the
+ * SDK's input-round shim copies with the rest of `mcpReq`), else the SDK's per-request signal.
+ * @example const signal = callSignalOf(ctx);
+ */
+export function callSignalOf(ctx: ServerContext): CallSignal {
+  const own = (ctx.mcpReq as { callSignal?: unknown }).callSignal;
+  return own instanceof LazySignal ? own : ctx.mcpReq.signal;
+}
 
 const PLAIN_PARAMS = new Set(['name', 'arguments', '_meta']);
 /** 2025 error code the SDK's 2025 codec rewrites on the way out. */
@@ -110,7 +122,7 @@ function isPlainResult(result: CallToolResult): boolean {
 export function answerCallsDirectly(server: Server, transport: Transport, handler: CallHandler): void {
   const shim = server as unknown as Partial<LegacyShimHost>;
   if (typeof shim._legacyInputRequiredShim !== 'function') return;
-  const inflight = new Map<string | number, AbortController>();
+  const inflight = new Map<string | number, LazySignal>();
   const sdkMessage = transport.onmessage;
   const sdkClose = transport.onclose;
 
@@ -125,28 +137,34 @@ export function answerCallsDirectly(server: Server, transport: Transport, handle
 
   const answer = (request: CallToolRequest & { id: string | number }): void => {
     const id = request.id;
-    const controller = new AbortController();
-    inflight.set(id, controller);
+    const cancel = new LazySignal();
+    inflight.set(id, cancel);
+    // Its cancellation is a LazySignal, which the call path listens to (`callSignal`): a real
+    // AbortSignal is made only if something reads `signal` (the SDK's input-round shim, which
+    // also copies `mcpReq` with a spread: hence an own getter), not one per call.
     const ctx = {
       mcpReq: {
         id,
         method: 'tools/call',
         _meta: request.params._meta,
-        signal: controller.signal,
+        callSignal: cancel,
+        get signal(): AbortSignal {
+          return cancel.toAbortSignal();
+        },
         requestState: noState,
         notify,
       },
     } as unknown as ServerContext;
     const done = (): void => {
-      if (inflight.get(id) === controller) inflight.delete(id);
+      if (inflight.get(id) === cancel) inflight.delete(id);
     };
     const answered = (result: CallToolResult): void => {
       done();
-      if (!controller.signal.aborted) send({ jsonrpc: '2.0', id, result } as JSONRPCMessage);
+      if (!cancel.aborted) send({ jsonrpc: '2.0', id, result } as JSONRPCMessage);
     };
     const failed = (thrownValue: unknown): void => {
       done();
-      if (controller.signal.aborted) return;
+      if (cancel.aborted) return;
       const error = (isRecord(thrownValue) || thrownValue instanceof Error ? thrownValue : {}) as {
         code?: unknown;
         message?: unknown;
@@ -199,9 +217,9 @@ export function answerCallsDirectly(server: Server, transport: Transport, handle
     }
     if ('method' in message && message.method === 'notifications/cancelled' && !('id' in message)) {
       const params = message.params as { requestId?: string | number; reason?: unknown } | undefined;
-      const controller = params?.requestId === undefined ? undefined : inflight.get(params.requestId);
-      if (controller !== undefined) {
-        controller.abort(params?.reason);
+      const cancel = params?.requestId === undefined ? undefined : inflight.get(params.requestId);
+      if (cancel !== undefined) {
+        cancel.abort(params?.reason);
         return;
       }
     }
@@ -213,10 +231,10 @@ export function answerCallsDirectly(server: Server, transport: Transport, handle
       sdkClose?.();
     } finally {
       // As the SDK does: the session's own close hook first, then every call in flight aborted.
-      const controllers = [...inflight.values()];
+      const cancels = [...inflight.values()];
       inflight.clear();
-      for (const controller of controllers)
-        controller.abort(new SdkError(SdkErrorCode.ConnectionClosed, 'Connection closed'));
+      for (const cancel of cancels)
+        cancel.abort(new SdkError(SdkErrorCode.ConnectionClosed, 'Connection closed'));
     }
   };
 }

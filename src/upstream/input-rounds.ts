@@ -19,6 +19,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { createRequestStateCodec, ProtocolError, ProtocolErrorCode } from '@modelcontextprotocol/server';
 import type { CallToolResult, InputRequiredResult, ServerContext } from '@modelcontextprotocol/server';
 import type { Logger } from 'pino';
+import type { CallSignal } from '../core/call-signal.js';
 import type { Caller, HostCapabilities, InputReply, InputRound } from '../core/input.js';
 import { isInputRound } from '../core/input.js';
 import { canonicalJson } from '../core/json.js';
@@ -82,7 +83,7 @@ export type { ProgressSink } from './parked-call.js';
 export type StartCall = (run: {
   readonly caller: Caller;
   readonly reply: InputReply | undefined;
-  readonly signal: AbortSignal;
+  readonly signal: CallSignal;
   readonly onProgress: ProgressSink;
 }) => Promise<CallToolResult | InputRound>;
 
@@ -104,7 +105,7 @@ export interface RoundRequest {
   /** The call's arguments: a round's state is bound to them too. */
   readonly arguments: Record<string, unknown> | undefined;
   readonly capabilities: HostCapabilities | undefined;
-  readonly signal: AbortSignal;
+  readonly signal: CallSignal;
   readonly onProgress: ProgressSink;
   /** A 2026 request: its signal ends with its answer, so a parked call must not run under it. */
   readonly detach: boolean;

@@ -6,6 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import { ProtocolError } from '@modelcontextprotocol/server';
 import type { CallToolResult } from '@modelcontextprotocol/server';
+import type { CallSignal } from '../core/call-signal.js';
 import type { ClientAsk, InputRound } from '../core/input.js';
 import { failure, type FailureResult } from '../core/result.js';
 
@@ -135,7 +136,7 @@ export class Parked {
   }
 
   /** A later request serves the parked call now: its cancellation abandons the call. */
-  link(signal: AbortSignal, progress: ProgressSink): void {
+  link(signal: CallSignal, progress: ProgressSink): void {
     this.#unlink?.();
     this.progress = progress;
     const abort = (): void => {

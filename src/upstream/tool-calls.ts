@@ -10,7 +10,7 @@ import { endSpan, startCallSpan } from '../log/trace.js';
 import type { PreparedForward, ToolBackend } from './backend.js';
 import type { CallPipeline } from './call-pipeline.js';
 import type { RequestCaller } from './caller-identity.js';
-import type { CallHandler } from './direct-calls.js';
+import { callSignalOf, type CallHandler } from './direct-calls.js';
 import type { InputRounds, RoundState } from './input-rounds.js';
 import { progressSink } from './progress.js';
 import type { RequestScope } from './scope.js';
@@ -64,10 +64,12 @@ export function toolCallHandler<F extends PreparedForward>(
         callerId: who.roundKey,
         arguments: request.params.arguments,
         capabilities: who.capabilities,
-        // The SDK's per-request signal goes down as it is: whatever a cancelled call rejects
-        // with is classified `cancelled` (R3). It fires on `notifications/cancelled` (legacy,
-        // modern stdio) and when a modern HTTP client closes the call's response stream (P3, E3).
-        signal: ctx.mcpReq.signal,
+        // The request's cancellation goes down as it is (the SDK's per-request signal, or the
+        // direct path's own, which makes no AbortController unless asked): whatever a cancelled
+        // call rejects with is classified `cancelled` (R3). It fires on `notifications/cancelled`
+        // (legacy, modern stdio) and when a modern HTTP client closes the call's response stream
+        // (P3, E3).
+        signal: callSignalOf(ctx),
         onProgress: progressSink(ctx, () => onForward?.('progress'), logger),
         detach: era === 'modern',
       },

@@ -9,6 +9,7 @@ import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { Server } from '@modelcontextprotocol/server';
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import { LazySignal, type CallSignal } from '../../src/core/call-signal.js';
 import { failure, ok, type Result } from '../../src/core/result.js';
 import type { ToolBackend, UpstreamDeps } from '../../src/upstream/server.js';
 import { fakeBackend, testUpstream } from './fake-backend.js';
@@ -66,6 +67,32 @@ describe('direct tools/call path', () => {
     expect(dispatched.mock.calls.length).toBe(before + 1);
   });
 
+  it('P3, issue 57: a plain call makes no AbortController: its cancellation is a LazySignal until something asks for a real one', async () => {
+    const Real = globalThis.AbortController;
+    let made = 0;
+    globalThis.AbortController = class extends Real {
+      constructor() {
+        super();
+        made += 1;
+      }
+    };
+    cleanups.push(async () => {
+      globalThis.AbortController = Real;
+    });
+    const signals: CallSignal[] = [];
+    const backend = fakeBackend((call, options) => {
+      signals.push(options.signal);
+      return Promise.resolve(ok(call.arguments['text'], { meta: { server: call.server, tool: call.tool } }));
+    });
+    const { received, send } = await session(backend);
+    const before = made;
+    for (const id of [1, 2, 3])
+      await send({ id, method: 'tools/call', params: { name: 'demo_echo', arguments: { text: 'hi' } } });
+    await expect.poll(() => [1, 2, 3].every((id) => answerTo(received, id) !== undefined)).toBe(true);
+    expect(made - before).toBe(0);
+    expect(signals.map((signal) => signal instanceof LazySignal)).toEqual([true, true, true]);
+  });
+
   it('P3: a cancelled call is never answered, and the downstream call sees the abort with the reason', async () => {
     let release: (result: Result) => void = () => undefined;
     const reasons: unknown[] = [];
@@ -89,7 +116,7 @@ describe('direct tools/call path', () => {
   });
 
   it('P4: the session closing aborts every call in flight, after the session is forgotten', async () => {
-    const signals: AbortSignal[] = [];
+    const signals: CallSignal[] = [];
     const backend = fakeBackend(
       (_call, options) =>
         new Promise<Result>((resolve) => {

@@ -6,6 +6,7 @@ import type { Tool } from '@modelcontextprotocol/server';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import { pino } from 'pino';
+import type { CallSignal } from '../../src/core/call-signal.js';
 import type { FailureResult, Result } from '../../src/core/result.js';
 import { failure, ok } from '../../src/core/result.js';
 import { createUpstreamServer } from '../../src/upstream/server.js';
@@ -22,7 +23,7 @@ export interface RecordedCall {
   readonly server: string;
   readonly tool: string;
   readonly arguments: Record<string, unknown>;
-  readonly signal: AbortSignal;
+  readonly signal: CallSignal;
   readonly progress: boolean;
 }
 
@@ -30,7 +31,7 @@ export interface RecordedCall {
 /** The upstream server always hands a call its signal. */
 export type Script = (
   call: PreparedForward,
-  options: CallOptions & { readonly signal: AbortSignal },
+  options: CallOptions & { readonly signal: CallSignal },
 ) => Promise<Result>;
 
 export const ECHO_TOOL: Tool = {

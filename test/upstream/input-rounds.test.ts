@@ -4,6 +4,7 @@
  */
 import type { CallToolResult } from '@modelcontextprotocol/server';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import type { CallSignal } from '../../src/core/call-signal.js';
 import type { FailureResult } from '../../src/core/result.js';
 import {
   createInputRounds,
@@ -224,7 +225,7 @@ describe('input rounds', () => {
 
   it("Q3: a 2026 request's call runs under its own controller: the first answer ends nothing, a later request's cancellation cancels it", async () => {
     const r = rounds();
-    let downstream: AbortSignal | undefined;
+    let downstream: CallSignal | undefined;
     const start: StartCall = async ({ caller, signal }) => {
       downstream = signal;
       await caller.ask({ method: 'elicitation/create', params: {} }).catch(() => undefined);
