@@ -6,7 +6,7 @@
  * Why: a 2025 stdio host's plain tools/call (upstream/direct-calls.ts) needs a cancellation of
  * its own, and its downstream request (downstream/request-tap.ts) listens to it. Node's
  * `AbortController` is an `EventTarget` built in JavaScript: one per call, with the tap's
- * listener, was ~15% of the gateway's CPU per call in a process's first 3,000 calls
+ * listener, was 8–15% of the gateway's CPU per call in a process's first 3,000 calls
  * (docs/performance-log.md). Most calls are never cancelled and never reach code that needs a
  * real signal (the SDK's own requests, p-queue, fetch, a code-mode snippet): those ask
  * {@link abortSignalOf}, which makes one then.

@@ -16,11 +16,12 @@
  *
  * What the SDK promises, kept rule for rule: the handler gets the request's signal, `_meta` and
  * `notify` (the signal is a `LazySignal`, `core/call-signal.ts`: no `AbortController` unless
- * something reads `signal`); a cancelled call is never answered; a thrown error becomes a JSON-RPC error with its
- * code (-32603 when it has none; 2025 maps -32002 to -32602); an `input_required` round toward
- * this 2025 host goes through the SDK's own legacy shim, which asks the host and calls the
- * handler again; a result is checked against the 2025 schema only when its shape is not the
- * renderer's plain one; the session's close aborts every call in flight.
+ * something reads `signal`); a cancelled call is never answered; a thrown error becomes a
+ * JSON-RPC error with its code (-32603 when it has none; 2025 maps -32002 to -32602); an
+ * `input_required` round toward this 2025 host goes through the SDK's own legacy shim, which
+ * asks the host and calls the handler again; a result is checked against the 2025 schema only
+ * when its shape is not the renderer's plain one; the session's close aborts every call in
+ * flight.
  */
 import { CallToolResultSchema } from '@modelcontextprotocol/core';
 import {
