@@ -29,7 +29,7 @@
  */
 import { ProtocolError, SdkError, SdkErrorCode } from '@modelcontextprotocol/client';
 import type { JSONRPCMessage, Progress, Transport } from '@modelcontextprotocol/client';
-import type { CallSignal } from '../core/call-signal.js';
+import { LazySignal, type CallSignal } from '../core/call-signal.js';
 import { isRecord } from '../core/json.js';
 
 /** The tap's first request id; ids wrap back to it before {@link LAST_ID}. */
@@ -208,21 +208,29 @@ export class RequestTap {
   }
 
   /**
-   * Forgets request `id` as answered. Its abort listener is removed later, with those of the
-   * other calls answered meanwhile ({@link SWEEP_AFTER_MS}): done at once it was ~5 µs of the
-   * answer's path, and done right after the answer it still slowed the host's next request
-   * (docs/performance-log.md). An abort in between finds the request no longer pending.
+   * Forgets request `id` as answered. The abort listener on a `LazySignal` (the stdio direct
+   * path's calls) goes at once: that is a field. One on an `AbortSignal` is removed later, with
+   * those of the other calls answered meanwhile ({@link SWEEP_AFTER_MS}): done at once it was
+   * ~5 µs of the answer's path, and done right after the answer it still slowed the host's next
+   * request; kept until the sweep, each answered request and its result outlived a few hundred
+   * calls, which cost the cold path at 64 in flight (docs/performance-log.md). An abort in
+   * between finds the request no longer pending.
    */
   #answered(id: number): Pending {
     const pending = this.#pending.get(id) as Pending;
     this.#pending.delete(id);
-    if (this.#stale.push(pending) === 1) this.#sweepTimer = setTimeout(this.#sweep, SWEEP_AFTER_MS).unref();
+    const signal = pending.options.signal;
+    if (signal === undefined || signal instanceof LazySignal) pending.forget();
+    else this.#stale.push(pending);
+    // The sweep also drops the deadline timer once nothing is pending.
+    this.#sweepTimer ??= setTimeout(this.#sweep, SWEEP_AFTER_MS).unref();
     return pending;
   }
 
   /** Removes answered requests' listeners; with nothing pending, the deadline timer goes too. */
   readonly #sweep = (): void => {
     clearTimeout(this.#sweepTimer);
+    this.#sweepTimer = undefined;
     const stale = this.#stale;
     this.#stale = [];
     for (const pending of stale) pending.forget();

@@ -9,6 +9,7 @@ import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { ProtocolError, SdkError, SdkErrorCode } from '@modelcontextprotocol/client';
 import type { Transport } from '@modelcontextprotocol/client';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { LazySignal } from '../../src/core/call-signal.js';
 import { FIRST_ID, RequestTap } from '../../src/downstream/request-tap.js';
 
 type Message = Record<string, unknown> & { id?: number; method?: string; params?: Record<string, unknown> };
@@ -141,6 +142,32 @@ describe('RequestTap', () => {
     await expect(
       tap.request('tools/call', { name: 'x' }, { timeoutMs: 1000, signal: third.signal }),
     ).rejects.toBe(reason);
+  });
+
+  it("P3, issue 57: a LazySignal's listener goes as the answer comes (a field, nothing kept for the sweep); its abort cancels as an AbortSignal's does", async () => {
+    const { tap, received, reply } = await setup();
+    const cancel = new LazySignal();
+    const removed = vi.spyOn(cancel, 'removeEventListener');
+    const call = tap.request('tools/call', { name: 'slow' }, { timeoutMs: 1000, signal: cancel });
+    cancel.abort('user stop');
+    await expect(call).rejects.toMatchObject({ message: expect.stringContaining('user stop') });
+    expect(received.at(-1)).toMatchObject({
+      method: 'notifications/cancelled',
+      params: { requestId: FIRST_ID, reason: 'user stop' },
+    });
+
+    const next = new LazySignal();
+    const forgotten = vi.spyOn(next, 'removeEventListener');
+    const answered = tap.request('tools/call', { name: 'fast' }, { timeoutMs: 1000, signal: next });
+    await reply({ id: FIRST_ID + 1, result: { content: [] } });
+    await answered;
+    expect(forgotten).toHaveBeenCalledTimes(1);
+    expect(removed).toHaveBeenCalledTimes(1);
+    // The sweep still comes, for the deadline timer, and then nothing is left.
+    await vi.advanceTimersByTimeAsync(100);
+    expect(vi.getTimerCount()).toBe(0);
+    next.abort('too late');
+    expect(received.filter((message) => message.method === 'notifications/cancelled')).toHaveLength(1);
   });
 
   it('P3: requests share one deadline timer; each times out at its own deadline, a shorter one after a longer one included', async () => {
