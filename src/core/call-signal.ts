@@ -26,8 +26,9 @@ export interface CallSignal {
 /**
  * A cancellation that behaves as an `AbortSignal` does for the {@link CallSignal} part: `abort()`
  * once, the reason an `AbortError` `DOMException` when none is given, each listener once, in the
- * order added (a listener added twice counts once; one added after the abort never runs), and a
- * listener's throw reported as uncaught without stopping the others. {@link toAbortSignal} makes
+ * order added (a listener added twice counts once; one added after the abort, or removed by an
+ * earlier listener, never runs), and a listener's throw reported as uncaught without stopping the
+ * others. {@link toAbortSignal} makes
  * the real signal on first use, aborted with the same reason.
  * @example
  * const cancel = new LazySignal();
@@ -51,14 +52,16 @@ export class LazySignal implements CallSignal {
   }
 
   addEventListener(type: 'abort', listener: AbortListener): void {
-    if (type !== 'abort' || this.#aborted) return;
-    if (this.#listener === listener || this.#more?.includes(listener) === true) return;
+    if (type !== 'abort' || this.#aborted || this.#has(listener)) return;
     if (this.#listener === undefined && this.#more === undefined) this.#listener = listener;
     else (this.#more ??= []).push(listener);
   }
 
   removeEventListener(type: 'abort', listener: AbortListener): void {
-    if (type !== 'abort') return;
+    if (type === 'abort') this.#remove(listener);
+  }
+
+  #remove(listener: AbortListener): void {
     if (this.#listener === listener) {
       this.#listener = undefined;
       return;
@@ -75,11 +78,12 @@ export class LazySignal implements CallSignal {
       reason === undefined ? new DOMException('This operation was aborted', 'AbortError') : reason;
     this.#controller?.abort(this.#reason);
     const listeners = [...(this.#listener !== undefined ? [this.#listener] : []), ...(this.#more ?? [])];
-    this.#listener = undefined;
-    this.#more = undefined;
     if (listeners.length === 0) return;
     const event = new Event('abort');
     for (const listener of listeners) {
+      // One removed by a listener before it does not run, as with an EventTarget.
+      if (!this.#has(listener)) continue;
+      this.#remove(listener);
       try {
         if (typeof listener === 'function') listener.call(this, event);
         else listener.handleEvent(event);
@@ -90,6 +94,10 @@ export class LazySignal implements CallSignal {
         });
       }
     }
+  }
+
+  #has(listener: AbortListener): boolean {
+    return this.#listener === listener || this.#more?.includes(listener) === true;
   }
 
   /** The real `AbortSignal`, made now if it was not yet (aborted already when this was). */

@@ -64,6 +64,21 @@ describe('LazySignal', () => {
       },
     ],
     [
+      'a listener removed by an earlier one does not run',
+      (signal, abort) => {
+        const seen: string[] = [];
+        const third = (): number => seen.push('third');
+        signal.addEventListener('abort', () => {
+          seen.push('first');
+          signal.removeEventListener('abort', third);
+        });
+        signal.addEventListener('abort', () => seen.push('second'));
+        signal.addEventListener('abort', third);
+        abort();
+        return seen;
+      },
+    ],
+    [
       'a listener added after the abort never runs',
       (signal, abort) => {
         const seen: string[] = [];
