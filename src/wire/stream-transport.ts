@@ -107,11 +107,8 @@ export abstract class StreamTransport implements Transport {
     // peer it had woken waited (issue 57). A send resolves once its message went out (at once,
     // or at the uncork), so that `await send(); exit()` loses nothing.
     let flushed = this.#flushed;
-    if (!this.#turnStarted) {
-      this.#turnStarted = true;
-      process.nextTick(this.#endTurn, output);
-    }
-    this.#turnMessages += 1;
+    // The turn's first message: its end is scheduled.
+    if (this.#turnMessages++ === 0) process.nextTick(this.#endTurn, output);
     if (flushed === undefined) {
       if (this.#turnMessages === 1 && !this.#burst) flushed = SENT;
       else {
@@ -138,9 +135,7 @@ export abstract class StreamTransport implements Transport {
     return this.#drained;
   }
 
-  /** A message went out in this turn: the turn's others are corked until its end. */
-  #turnStarted = false;
-  /** Messages sent in this turn. */
+  /** Messages sent in this turn (its others are corked until its end). */
   #turnMessages = 0;
   /** The last turn sent more than one message: this turn's first is corked too. */
   #burst = false;
@@ -149,7 +144,6 @@ export abstract class StreamTransport implements Transport {
   #written: (() => void) | undefined;
   readonly #endTurn = (output: Writable): void => {
     this.#burst = this.#turnMessages > 1;
-    this.#turnStarted = false;
     this.#turnMessages = 0;
     const written = this.#written;
     if (written === undefined) return;
