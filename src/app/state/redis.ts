@@ -67,7 +67,15 @@ export function createRedisStore(url: string, logger: Logger, onConnected?: () =
     },
   );
   connected.catch(() => undefined);
+  // The bound is the store's answer (and the first connection), not the module's loading: with
+  // every core busy that alone can take most of a second, and a replica's first read (its
+  // remembered catalogs, K2) would be cut short by it.
+  const loaded = loading.then(
+    () => undefined,
+    () => undefined,
+  );
   const bounded = async <T>(command: (client: RedisClient) => Promise<T>): Promise<T> => {
+    await loaded;
     const run = connected.then(command);
     if ((await raceTimeout(run, COMMAND_MS, systemTimers)) === 'timeout')
       throw new Error(`no answer within ${COMMAND_MS} ms`);
