@@ -3,7 +3,8 @@
  * product). It timestamps every read and write of the target's two pipes, its own stdin/stdout
  * (the host) and its child's stdout/stdin (the downstream), and writes them to
  * `<dir>/hops-<pid>.json` at exit, where `<dir>` is this module's `?dir=` query. `hops.ts` turns
- * them into where a call's time goes inside the target (docs/performance-log.md).
+ * them into where a call's time goes inside the target (docs/performance-log.md). The bench echo
+ * server is loaded with it too: its own reads and writes are those of its stdin and stdout.
  */
 import { writeFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
@@ -46,7 +47,13 @@ if (dir !== null) {
     const target = basename(process.argv[1] ?? 'unknown');
     writeFileSync(
       join(dir, `hops-${process.pid}.json`),
-      JSON.stringify({ target, events: events.map((event) => String(event)), busyAfterCout, busyAfterOut }),
+      JSON.stringify({
+        target,
+        parent: process.ppid,
+        events: events.map((event) => String(event)),
+        busyAfterCout,
+        busyAfterOut,
+      }),
     );
   });
 }

@@ -38,21 +38,46 @@ function stamps(events: readonly string[]): Stamp[] {
   return out;
 }
 
-/** One markdown row per target process: medians in µs of each hop of a sequential call. */
+interface HopsFile {
+  readonly target: string;
+  /** The process that spawned it (a downstream's is its target's). */
+  readonly parent?: number;
+  readonly events: string[];
+  readonly busyAfterCout?: number[];
+  readonly busyAfterOut?: number[];
+}
+
+/** µs from each request the downstream read to its answer written: its own time per call. */
+function ownTimes(all: readonly Stamp[]): number[] {
+  const times: number[] = [];
+  for (let i = 0; i + 1 < all.length; i++) {
+    const [read, written] = [all[i] as Stamp, all[i + 1] as Stamp];
+    if (read.kind === 'in' && written.kind === 'out') times.push((written.start - read.start) / 1000);
+  }
+  return times;
+}
+
+/**
+ * One markdown row per target process: medians in µs of each hop of a sequential call, and the
+ * downstream's own time on that target's requests (the echo server, stamped as well).
+ */
 export function hopsTable(dir: string): string {
   const rows = [
-    '| target | calls | host → downstream write | downstream turnaround | downstream → host write | in → out | out → next in | busy after downstream write | busy after host write |',
-    '|---|--:|--:|--:|--:|--:|--:|--:|--:|',
+    "| target | calls | host → downstream write | downstream turnaround | downstream → host write | in → out | out → next in | busy after downstream write | busy after host write | the downstream's own time |",
+    '|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|',
   ];
-  for (const file of readdirSync(dir).filter((name) => name.startsWith('hops-'))) {
-    const { target, events, busyAfterCout, busyAfterOut } = JSON.parse(
-      readFileSync(join(dir, file), 'utf8'),
-    ) as {
-      target: string;
-      events: string[];
-      busyAfterCout?: number[];
-      busyAfterOut?: number[];
-    };
+  const files = readdirSync(dir)
+    .filter((name) => name.startsWith('hops-'))
+    .map((name) => ({
+      pid: Number(name.slice(5, -5)),
+      ...(JSON.parse(readFileSync(join(dir, name), 'utf8')) as HopsFile),
+    }));
+  const downstreamOf = new Map<number, number[]>();
+  for (const file of files)
+    if (file.target === 'echo.js' && file.parent !== undefined)
+      downstreamOf.set(file.parent, ownTimes(stamps(file.events)));
+  for (const { pid, target, events, busyAfterCout, busyAfterOut } of files) {
+    if (target === 'echo.js') continue;
     const all = stamps(events);
     const hops: number[][] = [[], [], [], [], []];
     for (let i = 0; i + 4 < all.length; i++) {
@@ -70,7 +95,9 @@ export function hopsTable(dir: string): string {
     }
     if (hops[0]?.length === 0) continue;
     const busy = [busyAfterCout ?? [], busyAfterOut ?? []].map((list) => list.map((ns) => ns / 1000));
-    const cells = [...hops, ...busy].map((values) => (values.length > 0 ? median(values).toFixed(1) : '–'));
+    const cells = [...hops, ...busy, downstreamOf.get(pid) ?? []].map((values) =>
+      values.length > 0 ? median(values).toFixed(1) : '–',
+    );
     const name = target === 'main.js' ? 'mcp-normalizer' : target.replace(/\.js$/, '');
     rows.push(`| ${name} | ${hops[0]?.length} | ${cells.join(' | ')} |`);
   }

@@ -43,6 +43,8 @@ export interface Plan {
   readonly hopsDir?: string;
   /** The passthrough's downstream in a session of its own, as P5 spawns ours (`--child-session`). */
   readonly childSession?: boolean;
+  /** The passthrough's calls carry a progress token, as P3's do (`--passthrough-progress`). */
+  readonly passthroughProgress?: boolean;
 }
 
 /**
@@ -54,8 +56,10 @@ export function profiled(spec: TargetSpec, plan: Plan): TargetSpec {
     spec.kind === 'normalizer' && plan.serverSettings ? { serverSettings: plan.serverSettings } : {};
   const prof = plan.cpuProf?.kinds.includes(spec.kind) ? { cpuProfDir: plan.cpuProf.dir } : {};
   const hops = plan.hopsDir !== undefined && spec.kind !== 'direct' ? { hopsDir: plan.hopsDir } : {};
-  const session = plan.childSession === true && spec.kind === 'passthrough' ? { childSession: true } : {};
-  return { ...spec, ...settings, ...prof, ...hops, ...session };
+  const passthrough = spec.kind === 'passthrough';
+  const session = plan.childSession === true && passthrough ? { childSession: true } : {};
+  const progress = plan.passthroughProgress === true && passthrough ? { progress: true } : {};
+  return { ...spec, ...settings, ...prof, ...hops, ...session, ...progress };
 }
 
 /** The parts of an echo suite. */

@@ -18,6 +18,8 @@
  * `--child-session` (the passthrough's downstream runs in a session of its own, through util-linux's
  * `setsid`, as mcp-normalizer spawns every stdio server for P5's process group: on a kernel that
  * schedules each session as a group, `sched_autogroup`, the like-for-like yardstick),
+ * `--passthrough-progress` (the passthrough's calls carry a progress token and restart their
+ * timeout on progress, as P3 makes ours: the downstream reads the token on every call),
  * `--table <results.json>` (print the table of a saved run again, measuring nothing).
  */
 import './scratch.js';
@@ -100,7 +102,10 @@ export interface BenchResult {
 export async function runBench(
   size: keyof typeof PLANS,
   only: readonly SuiteName[] = Object.keys(SUITES) as SuiteName[],
-  extra: Pick<Plan, 'childSession' | 'cpuProf' | 'hopsDir' | 'parts' | 'serverSettings'> = {},
+  extra: Pick<
+    Plan,
+    'childSession' | 'cpuProf' | 'hopsDir' | 'parts' | 'passthroughProgress' | 'serverSettings'
+  > = {},
 ): Promise<BenchResult> {
   const missing = missingBuild();
   if (missing.length > 0) throw new Error(`Run \`npm run build\` first; missing: ${missing.join(', ')}`);
@@ -125,6 +130,7 @@ export async function runBench(
     foreignLoad,
     normalizerServerSettings: extra.serverSettings ?? 'defaults',
     passthroughChild: extra.childSession === true ? 'own session' : 'same session',
+    passthroughCalls: extra.passthroughProgress === true ? 'with a progress token' : 'as the host sent them',
   };
   return { meta, figures, problems };
 }
@@ -187,6 +193,11 @@ function printReport(meta: Record<string, unknown>, figures: readonly Figure[], 
       "\nthe passthrough's downstream ran in a session of its own (`--child-session`), as P5 spawns ours",
     );
   }
+  if (meta['passthroughCalls'] === 'with a progress token') {
+    console.log(
+      "\nthe passthrough's calls carried a progress token (`--passthrough-progress`), as P3 makes ours",
+    );
+  }
   const load = Object.entries((meta['foreignLoad'] ?? {}) as Record<string, number>);
   console.log(
     `\ncores busy with other processes, per suite: ${load.map(([k, v]) => `${k} ${v}`).join(', ')}`,
@@ -222,6 +233,7 @@ async function main(): Promise<void> {
       'json-response': { type: 'boolean', default: false },
       table: { type: 'string' },
       'child-session': { type: 'boolean', default: false },
+      'passthrough-progress': { type: 'boolean', default: false },
     },
   });
   if (values.table !== undefined) {
@@ -261,6 +273,7 @@ async function main(): Promise<void> {
     ...(parts === undefined ? {} : { parts }),
     ...(serverSettings === undefined ? {} : { serverSettings }),
     ...(values['child-session'] ? { childSession: true } : {}),
+    ...(values['passthrough-progress'] ? { passthroughProgress: true } : {}),
   });
   mkdirSync(results, { recursive: true });
   const stamp = String(result.meta['date']).replace(/[:.]/g, '-');

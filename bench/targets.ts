@@ -44,6 +44,8 @@ export interface TargetSpec {
    * every stdio server (P5's process group); by default it shares the passthrough's session.
    */
   readonly childSession?: boolean;
+  /** The passthrough's calls carry a progress token, as P3's do (`passthrough-server.ts`). */
+  readonly progress?: boolean;
 }
 
 /** A started target, connected and with its tool names discovered. */
@@ -91,8 +93,9 @@ export function expectedTools(spec: TargetSpec): number {
   return spec.servers * (2 + spec.tools);
 }
 
-function downstreamArgs(tools: number): string[] {
-  return [ECHO_SERVER, '--tools', String(tools)];
+function downstreamArgs(tools: number, hopsDir?: string): string[] {
+  // `--hops`: the downstream is stamped too, for its own time on each target's requests.
+  return [...(hopsDir === undefined ? [] : hopsImport(hopsDir)), ECHO_SERVER, '--tools', String(tools)];
 }
 
 /**
@@ -120,7 +123,7 @@ function writeNormalizerConfig(spec: TargetSpec): string {
   for (let i = 0; i < spec.servers; i += 1) {
     lines.push(`  s${String(i).padStart(2, '0')}:`);
     lines.push(`    command: ${JSON.stringify(process.execPath)}`);
-    lines.push(`    args: ${JSON.stringify(downstreamArgs(spec.tools))}`);
+    lines.push(`    args: ${JSON.stringify(downstreamArgs(spec.tools, spec.hopsDir))}`);
     for (const [key, value] of Object.entries(spec.serverSettings ?? {})) {
       lines.push(`    ${key}: ${JSON.stringify(value)}`);
     }
@@ -148,10 +151,11 @@ function targetArgs(spec: TargetSpec, port: number): string[] {
         ...prof,
         PASSTHROUGH,
         ...(http ? ['--http'] : []),
+        ...(spec.progress === true ? ['--progress'] : []),
         '--',
         ...(spec.childSession === true ? [setsidProgram(), '--wait'] : []),
         process.execPath,
-        ...downstreamArgs(spec.tools),
+        ...downstreamArgs(spec.tools, spec.hopsDir),
       ];
     case 'normalizer': {
       if (!existsSync(NORMALIZER)) throw new Error(`mcp-normalizer is not built: no ${NORMALIZER}`);
