@@ -48,6 +48,58 @@ type Answer = { meta_data?: { error_type?: string; error_data?: Record<string, u
 const echo = async (who: Client): Promise<Answer> =>
   (await who.callTool({ name: 'e_echo', arguments: { text: 'x' } })).structuredContent as Answer;
 
+/**
+ * K2: replica one lists server `e` (its gate open) and remembers it in the store; replica two, with
+ * a state folder of its own and the gate shut, lists it from the store.
+ */
+async function laterReplicaLists(
+  entry: (gate: string) => { command: string; args: string[] },
+): Promise<void> {
+  const redis = await startRedis();
+  redises.push(redis);
+  const dir = mkdtempSync(join(tmpdir(), 'mcp-normalizer-shared-'));
+  const gate = join(dir, 'gate');
+  const { command, args } = entry(gate);
+  const config = (state: string): string =>
+    writeConfig(
+      [
+        `store: { url: "${redis.url}" }`,
+        `state_dir: ${JSON.stringify(join(dir, state))}`,
+        'servers:',
+        '  e:',
+        `    command: ${JSON.stringify(command)}`,
+        `    args: ${JSON.stringify(args)}`,
+        // serve --http listens once the first connection round is over: a second, for the stuck one.
+        '    startup_timeout_ms: 1000',
+      ].join('\n'),
+    );
+  writeFileSync(gate, '');
+  const first = await serveHttp(config('one'));
+  children.push(first.child);
+  const early = new Client({ name: 'first', version: '1.0.0' });
+  clients.push(early);
+  await early.connect(new StreamableHTTPClientTransport(new URL(first.url)));
+  expect((await early.listTools()).tools.map((tool) => tool.name)).toEqual(['e_echo']);
+  // The first replica stored what it listed.
+  const reader = createClient({ url: redis.url });
+  reader.on('error', () => undefined);
+  await reader.connect();
+  try {
+    await expect.poll(async () => (await reader.keys('mcp-normalizer:state:catalogs/*')).length).toBe(1);
+  } finally {
+    reader.destroy();
+  }
+
+  rmSync(gate);
+  const second = await serveHttp(config('two'));
+  children.push(second.child);
+  const late = new Client({ name: 'second', version: '1.0.0' });
+  clients.push(late);
+  await late.connect(new StreamableHTTPClientTransport(new URL(second.url)));
+  // Its server cannot be up (the gate is shut) and its folder is empty: the store's catalog.
+  expect((await late.listTools()).tools.map((tool) => tool.name)).toEqual(['e_echo']);
+}
+
 describeWith(['redis-server'])('state shared by replicas in Redis', () => {
   it('I7: with one store.url, 10 calls per window for one principal hold across two replicas; another principal is not limited; a store gone fails only what needs it, by name', async () => {
     const redis = await startRedis();
@@ -191,49 +243,18 @@ describeWith(['redis-server'])('state shared by replicas in Redis', () => {
   });
 
   it('K2: a replica started later, with a state folder of its own, lists the catalog another replica remembered in the store, before its server is up', async () => {
-    const redis = await startRedis();
-    redises.push(redis);
-    const dir = mkdtempSync(join(tmpdir(), 'mcp-normalizer-shared-'));
-    const gate = join(dir, 'gate');
     const { command, args } = fixtureServer('echo');
-    const config = (state: string): string =>
-      writeConfig(
-        [
-          `store: { url: "${redis.url}" }`,
-          `state_dir: ${JSON.stringify(join(dir, state))}`,
-          'servers:',
-          '  e:',
-          `    command: ${JSON.stringify(command)}`,
-          `    args: ${JSON.stringify([...args, `--start-after=${gate}`])}`,
-          // serve --http listens once the first connection round is over: a second, for the stuck one.
-          '    startup_timeout_ms: 1000',
-        ].join('\n'),
-      );
-    writeFileSync(gate, '');
-    const first = await serveHttp(config('one'));
-    children.push(first.child);
-    const early = new Client({ name: 'first', version: '1.0.0' });
-    clients.push(early);
-    await early.connect(new StreamableHTTPClientTransport(new URL(first.url)));
-    expect((await early.listTools()).tools.map((tool) => tool.name)).toEqual(['e_echo']);
-    // The first replica stored what it listed.
-    const reader = createClient({ url: redis.url });
-    reader.on('error', () => undefined);
-    await reader.connect();
-    try {
-      await expect.poll(async () => (await reader.keys('mcp-normalizer:state:catalogs/*')).length).toBe(1);
-    } finally {
-      reader.destroy();
-    }
+    // The server waits for the gate: shut, it is stuck starting.
+    await laterReplicaLists((gate) => ({ command, args: [...args, `--start-after=${gate}`] }));
+  });
 
-    rmSync(gate);
-    const second = await serveHttp(config('two'));
-    children.push(second.child);
-    const late = new Client({ name: 'second', version: '1.0.0' });
-    clients.push(late);
-    await late.connect(new StreamableHTTPClientTransport(new URL(second.url)));
-    // Its server cannot be up (the gate is shut) and its folder is empty: the store's catalog.
-    expect((await late.listTools()).tools.map((tool) => tool.name)).toEqual(['e_echo']);
+  it('K2, issue 48: a replica whose server fails at once, before the store is read, lists the catalog another replica remembered there', async () => {
+    const { command, args } = fixtureServer('echo');
+    // The server exits at once while the gate is shut (a stand-in "listing nothing" is made then).
+    await laterReplicaLists((gate) => ({
+      command: 'sh',
+      args: ['-c', 'test -e "$0" || exit 1; exec "$@"', gate, command, ...args],
+    }));
   });
 
   it("F7, I5: with one store.url, a 2026 client's file link made on one replica reads on the other for the same principal, and never for another", async () => {

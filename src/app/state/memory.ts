@@ -80,6 +80,12 @@ interface CatalogFile {
   readonly savedAt: string;
   readonly tools: readonly unknown[];
   readonly features: FeatureLists;
+  /**
+   * K2: a stand-in, written when the server's first attempt failed with nothing remembered: it
+   * lists nothing, in this folder only (never shared), and a catalog another replica remembered
+   * in the store replaces it.
+   */
+  readonly firstAttemptFailed?: true;
 }
 
 /** A text's hex SHA-256 (the pins' digest). */
@@ -143,6 +149,7 @@ export function catalogOf(file: unknown): CatalogFile | undefined {
       resources: list('resources'),
       resourceTemplates: list('resourceTemplates'),
     } as unknown as FeatureLists,
+    ...(file['firstAttemptFailed'] === true ? { firstAttemptFailed: true } : {}),
   };
 }
 
@@ -256,13 +263,7 @@ export function createMemory(options: MemoryOptions): CatalogMemory {
   }
 
   /** K2: a live listing that differs from the one remembered is saved (scrubbed, L2). */
-  function remember(
-    server: string,
-    entry: Entry,
-    tools: readonly unknown[],
-    features: FeatureLists,
-    share = true,
-  ) {
+  function remember(server: string, entry: Entry, tools: readonly unknown[], features: FeatureLists) {
     const digest = digestOf(tools, features);
     if (digest === entry.saved) return;
     entry.saved = digest;
@@ -276,7 +277,27 @@ export function createMemory(options: MemoryOptions): CatalogMemory {
     entry.remembered = file;
     const kept = options.scrub === undefined ? file : scrubDeep(file, options.scrub);
     write(entry.paths.catalog, () => writeStateFile(entry.paths.catalog, kept));
-    if (share) options.saved?.(`catalogs/${basename(entry.paths.catalog)}`, JSON.stringify(kept));
+    options.saved?.(`catalogs/${basename(entry.paths.catalog)}`, JSON.stringify(kept));
+  }
+
+  /**
+   * K2: a first attempt that failed, of a server nothing is remembered of, is remembered as
+   * listing nothing, so that the next start's lists do not wait for it again: in this folder only
+   * (the store keeps what another replica listed, and that replaces it, {@link CatalogFile}).
+   */
+  function rememberFailure(server: string, entry: Entry): void {
+    const file: CatalogFile = {
+      version: 1,
+      server,
+      savedAt: new Date().toISOString(),
+      tools: [],
+      features: EMPTY_FEATURES,
+      firstAttemptFailed: true,
+    };
+    entry.remembered = file;
+    // A live listing is saved over it, even one of nothing.
+    entry.saved = undefined;
+    write(entry.paths.catalog, () => writeStateFile(entry.paths.catalog, file));
   }
 
   /** K3, K4: the listing compared with the pins; the changed ones withheld under `hold`. */
@@ -385,19 +406,19 @@ export function createMemory(options: MemoryOptions): CatalogMemory {
     stateChanged(server, state) {
       if (state === 'ready') up.add(server);
       else if (state === 'connecting') up.delete(server);
-      // K2: a first attempt that failed, of a server nothing is remembered of, is remembered as
-      // listing nothing, so that the next start's lists do not wait for it again (in this folder
-      // only: the shared store keeps what another replica listed).
       const entry = entries.get(server);
       if (state === 'down' && !up.has(server) && entry !== undefined && entry.remembered === undefined)
-        remember(server, entry, [], EMPTY_FEATURES, false);
+        rememberFailure(server, entry);
     },
     changes: () => [...entries.values()].flatMap((entry) => entry.checked?.changes ?? []),
     adopt(server, catalog, pins) {
       const entry = entryOf(server);
       const shared = catalogOf(catalog);
       let taken = false;
-      if (entry.remembered === undefined && shared !== undefined) {
+      // Issue 48, K2: a stand-in for a failed first attempt is no memory of the server: a replica
+      // whose server fails at once, before the store has been read, still lists what it holds.
+      const none = entry.remembered === undefined || entry.remembered.firstAttemptFailed === true;
+      if (none && shared !== undefined && shared.firstAttemptFailed !== true) {
         entry.remembered = shared;
         entry.saved = digestOf(shared.tools, shared.features);
         taken = true;

@@ -12,6 +12,7 @@ import { memoryPaths, type CatalogMemory } from './memory.js';
 import { readStateFile } from './state-files.js';
 import { KEYS, type SharedStore } from './store.js';
 import { parseBoundedJson, STATE_FILE_BOUNDS } from '../../core/bounded-json.js';
+import { isRecord } from '../../core/json.js';
 
 /** The state folder and the config file its pins are keyed by (memory.ts). */
 export type StateWhere = Pick<Config, 'stateDir'> & Partial<Pick<Config, 'file'>>;
@@ -76,7 +77,9 @@ export async function seedShared(
         [names.pins, paths.pins],
       ] as const) {
         const file = readStateFile(path);
-        if (file !== undefined && (await store.get(KEYS.state(name))) === undefined)
+        // K2: a failed first attempt's stand-in (memory.ts) is this folder's alone.
+        if (file === undefined || (isRecord(file) && file['firstAttemptFailed'] === true)) continue;
+        if ((await store.get(KEYS.state(name))) === undefined)
           await store.put(KEYS.state(name), JSON.stringify(file));
       }
     }
