@@ -11,7 +11,7 @@ import { existsSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
 import type { Proxy } from '../app/proxy.js';
-import { memoryPaths } from '../app/state/memory.js';
+import { memoryPaths } from '../app/state/memory-files.js';
 
 /** A lock older than this is a dead run's. */
 const STALE_MS = 120_000;

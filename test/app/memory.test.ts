@@ -20,7 +20,7 @@ import {
   readCatalogFile,
   sha256,
   writePinsFile,
-} from '../../src/app/state/memory.js';
+} from '../../src/app/state/memory-files.js';
 import type { Config } from '../../src/config/types.js';
 import { approve, comparePins } from '../../src/core/pins.js';
 import { memoryConfig, runtimeConfig } from '../helpers/fixtures.js';

@@ -8,7 +8,8 @@
 import { basename } from 'node:path';
 import type { Logger } from 'pino';
 import type { Config, ServerConfig } from '../../config/types.js';
-import { memoryPaths, type CatalogMemory } from './memory.js';
+import type { CatalogMemory } from './memory.js';
+import { memoryPaths } from './memory-files.js';
 import { readStateFile } from './state-files.js';
 import { KEYS, type SharedStore } from './store.js';
 import { parseBoundedJson, STATE_FILE_BOUNDS } from '../../core/bounded-json.js';

@@ -17,7 +17,7 @@ import {
   readPinsFile,
   sha256,
   writePinsFile,
-} from '../../app/state/memory.js';
+} from '../../app/state/memory-files.js';
 import { sharedNames } from '../../app/state/shared-memory.js';
 import { createRedisStore } from '../../app/state/redis.js';
 import { KEYS, type SharedStore } from '../../app/state/store.js';

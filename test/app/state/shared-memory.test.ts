@@ -10,7 +10,8 @@ import { join } from 'node:path';
 import pino from 'pino';
 import { describe, expect, it } from 'vitest';
 import { createLocalStore, localBacking } from '../../../src/app/state/local.js';
-import { createMemory, readCatalogFile, memoryPaths } from '../../../src/app/state/memory.js';
+import { createMemory } from '../../../src/app/state/memory.js';
+import { memoryPaths, readCatalogFile } from '../../../src/app/state/memory-files.js';
 import { loadShared, seedShared, sharedNames } from '../../../src/app/state/shared-memory.js';
 import { KEYS } from '../../../src/app/state/store.js';
 import type { ServerSnapshot } from '../../../src/downstream/snapshot.js';
@@ -36,7 +37,12 @@ const theirs = {
 
 function replica(stateDir: string) {
   const where = { stateDir };
-  const memory = createMemory({ config: where, logger, scrub: undefined, pinsChanged: () => undefined });
+  const memory = createMemory({
+    config: { ...where, pinning: 'warn' },
+    logger,
+    scrub: undefined,
+    pinsChanged: () => undefined,
+  });
   /** The first attempt of `server` failed before anything was read from the store. */
   const failedAtOnce = (): void => {
     expect(memory.remembers(server)).toBe(false);
