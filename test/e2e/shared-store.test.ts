@@ -257,6 +257,64 @@ describeWith(['redis-server'])('state shared by replicas in Redis', () => {
     }));
   });
 
+  it('K2, issue 48: a replica started while the store was away takes what it remembers once it is back', async () => {
+    let redis = await startRedis();
+    redises.push(redis);
+    const dir = mkdtempSync(join(tmpdir(), 'mcp-normalizer-shared-'));
+    const gate = join(dir, 'gate');
+    const { command, args } = fixtureServer('echo');
+    const config = (state: string): string =>
+      writeConfig(
+        [
+          `store: { url: "${redis.url}" }`,
+          `state_dir: ${JSON.stringify(join(dir, state))}`,
+          'servers:',
+          '  e:',
+          '    command: sh',
+          `    args: ${JSON.stringify(['-c', 'test -e "$0" || exit 1; exec "$@"', gate, command, ...args])}`,
+        ].join('\n'),
+      );
+    // Replica one lists e and remembers it in the store; what it stored is kept aside.
+    writeFileSync(gate, '');
+    const first = await serveHttp(config('one'));
+    children.push(first.child);
+    const early = new Client({ name: 'first', version: '1.0.0' });
+    clients.push(early);
+    await early.connect(new StreamableHTTPClientTransport(new URL(first.url)));
+    expect((await early.listTools()).tools.map((tool) => tool.name)).toEqual(['e_echo']);
+    const raw = createClient({ url: redis.url });
+    raw.on('error', () => undefined);
+    await raw.connect();
+    await expect.poll(async () => (await raw.keys('mcp-normalizer:state:*')).length).toBe(2);
+    const stored = new Map<string, string>();
+    for (const key of await raw.keys('mcp-normalizer:state:*')) stored.set(key, (await raw.get(key)) ?? '');
+    raw.destroy();
+    await redis.stop();
+
+    // Replica two starts with the store away and its server failing at once: it lists nothing.
+    rmSync(gate);
+    const second = await serveHttp(config('two'));
+    children.push(second.child);
+    const late = new Client({ name: 'second', version: '1.0.0' });
+    clients.push(late);
+    await late.connect(new StreamableHTTPClientTransport(new URL(second.url)));
+    expect((await late.listTools()).tools).toEqual([]);
+    // The store comes back with what replica one remembered; replica two reconnects (its backoff
+    // is at most 5 s) and lists it.
+    redis = await startRedis(Number(new URL(redis.url).port));
+    redises.push(redis);
+    const writer = createClient({ url: redis.url });
+    await writer.connect();
+    for (const [key, value] of stored) await writer.set(key, value);
+    await writer.quit();
+    await expect
+      .poll(async () => (await late.listTools()).tools.map((tool) => tool.name), {
+        timeout: 15_000,
+        interval: 250,
+      })
+      .toEqual(['e_echo']);
+  });
+
   it("F7, I5: with one store.url, a 2026 client's file link made on one replica reads on the other for the same principal, and never for another", async () => {
     const redis = await startRedis();
     redises.push(redis);

@@ -36,10 +36,17 @@ export function rememberedState(
 ) {
   // K6: the state folder 0700, no symbolic link followed, never one others can write.
   secureStateDir(config.stateDir);
-  // Issue 55: each time the store is (re)connected it is given what this replica knows.
+  // Issue 55: each time the store is (re)connected it is given what this replica knows; issue 48:
+  // and what it holds is taken, as at the start (a replica that started while the store was away
+  // takes the others' catalogs and pins once it is back, not at its next start).
   const reseed = (): void => {
     if (store === undefined) return;
-    void seedShared(store, servers.list(), config, logger).then(reconnected);
+    void seedShared(store, servers.list(), config, logger)
+      .then(() => loadShared(store, memory, servers.list(), config, logger))
+      .then((taken) => {
+        if (taken) rebuild();
+        reconnected();
+      });
   };
   const store = config.store === undefined ? undefined : createRedisStore(config.store.url, logger, reseed);
   const saved = (name: string, json: string): void =>
