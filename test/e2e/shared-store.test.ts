@@ -48,15 +48,28 @@ type Answer = { meta_data?: { error_type?: string; error_data?: Record<string, u
 const echo = async (who: Client): Promise<Answer> =>
   (await who.callTool({ name: 'e_echo', arguments: { text: 'x' } })).structuredContent as Answer;
 
+/** A server `e` that starts only while `gate` exists (see the callers). */
+type GatedEntry = (gate: string) => { command: string; args: string[] };
+
+/** The echo fixture behind a shell that exits at once while the gate is shut. */
+const failsAtOnce: GatedEntry = (gate) => {
+  const { command, args } = fixtureServer('echo');
+  return { command: 'sh', args: ['-c', 'test -e "$0" || exit 1; exec "$@"', gate, command, ...args] };
+};
+
+/** A replica on `url` (its own Streamable HTTP client): the names it lists. */
+async function listedBy(url: string): Promise<() => Promise<string[]>> {
+  const made = new Client({ name: 'replica-client', version: '1.0.0' });
+  clients.push(made);
+  await made.connect(new StreamableHTTPClientTransport(new URL(url)));
+  return async () => (await made.listTools()).tools.map((tool) => tool.name);
+}
+
 /**
- * K2: replica one lists server `e` (its gate open) and remembers it in the store; replica two, with
- * a state folder of its own and the gate shut, lists it from the store.
+ * K2: replica one, on `redis`, lists server `e` (its gate open) and remembers it in the store.
+ * Returns the config of a replica with a state folder `state` of its own, and the gate.
  */
-async function laterReplicaLists(
-  entry: (gate: string) => { command: string; args: string[] },
-): Promise<void> {
-  const redis = await startRedis();
-  redises.push(redis);
+async function replicaOneRemembers(redis: RedisPeer, entry: GatedEntry) {
   const dir = mkdtempSync(join(tmpdir(), 'mcp-normalizer-shared-'));
   const gate = join(dir, 'gate');
   const { command, args } = entry(gate);
@@ -76,28 +89,29 @@ async function laterReplicaLists(
   writeFileSync(gate, '');
   const first = await serveHttp(config('one'));
   children.push(first.child);
-  const early = new Client({ name: 'first', version: '1.0.0' });
-  clients.push(early);
-  await early.connect(new StreamableHTTPClientTransport(new URL(first.url)));
-  expect((await early.listTools()).tools.map((tool) => tool.name)).toEqual(['e_echo']);
+  expect(await (await listedBy(first.url))()).toEqual(['e_echo']);
   // The first replica stored what it listed.
   const reader = createClient({ url: redis.url });
   reader.on('error', () => undefined);
   await reader.connect();
   try {
-    await expect.poll(async () => (await reader.keys('mcp-normalizer:state:catalogs/*')).length).toBe(1);
+    await expect.poll(async () => (await reader.keys('mcp-normalizer:state:*')).length).toBe(2);
   } finally {
     reader.destroy();
   }
+  return { config, gate };
+}
 
+/** K2: replica two, with a state folder of its own and the gate shut, lists `e` from the store. */
+async function laterReplicaLists(entry: GatedEntry): Promise<void> {
+  const redis = await startRedis();
+  redises.push(redis);
+  const { config, gate } = await replicaOneRemembers(redis, entry);
   rmSync(gate);
   const second = await serveHttp(config('two'));
   children.push(second.child);
-  const late = new Client({ name: 'second', version: '1.0.0' });
-  clients.push(late);
-  await late.connect(new StreamableHTTPClientTransport(new URL(second.url)));
   // Its server cannot be up (the gate is shut) and its folder is empty: the store's catalog.
-  expect((await late.listTools()).tools.map((tool) => tool.name)).toEqual(['e_echo']);
+  expect(await (await listedBy(second.url))()).toEqual(['e_echo']);
 }
 
 describeWith(['redis-server'])('state shared by replicas in Redis', () => {
@@ -249,56 +263,28 @@ describeWith(['redis-server'])('state shared by replicas in Redis', () => {
   });
 
   it('K2, issue 48: a replica whose server fails at once, before the store is read, lists the catalog another replica remembered there', async () => {
-    const { command, args } = fixtureServer('echo');
     // The server exits at once while the gate is shut (a stand-in "listing nothing" is made then).
-    await laterReplicaLists((gate) => ({
-      command: 'sh',
-      args: ['-c', 'test -e "$0" || exit 1; exec "$@"', gate, command, ...args],
-    }));
+    await laterReplicaLists(failsAtOnce);
   });
 
   it('K2, issue 48: a replica started while the store was away takes what it remembers once it is back', async () => {
     let redis = await startRedis();
     redises.push(redis);
-    const dir = mkdtempSync(join(tmpdir(), 'mcp-normalizer-shared-'));
-    const gate = join(dir, 'gate');
-    const { command, args } = fixtureServer('echo');
-    const config = (state: string): string =>
-      writeConfig(
-        [
-          `store: { url: "${redis.url}" }`,
-          `state_dir: ${JSON.stringify(join(dir, state))}`,
-          'servers:',
-          '  e:',
-          '    command: sh',
-          `    args: ${JSON.stringify(['-c', 'test -e "$0" || exit 1; exec "$@"', gate, command, ...args])}`,
-        ].join('\n'),
-      );
-    // Replica one lists e and remembers it in the store; what it stored is kept aside.
-    writeFileSync(gate, '');
-    const first = await serveHttp(config('one'));
-    children.push(first.child);
-    const early = new Client({ name: 'first', version: '1.0.0' });
-    clients.push(early);
-    await early.connect(new StreamableHTTPClientTransport(new URL(first.url)));
-    expect((await early.listTools()).tools.map((tool) => tool.name)).toEqual(['e_echo']);
+    const { config, gate } = await replicaOneRemembers(redis, failsAtOnce);
+    // What replica one stored is kept aside, and the store goes away.
     const raw = createClient({ url: redis.url });
-    raw.on('error', () => undefined);
     await raw.connect();
-    await expect.poll(async () => (await raw.keys('mcp-normalizer:state:*')).length).toBe(2);
     const stored = new Map<string, string>();
     for (const key of await raw.keys('mcp-normalizer:state:*')) stored.set(key, (await raw.get(key)) ?? '');
-    raw.destroy();
+    await raw.quit();
     await redis.stop();
 
     // Replica two starts with the store away and its server failing at once: it lists nothing.
     rmSync(gate);
     const second = await serveHttp(config('two'));
     children.push(second.child);
-    const late = new Client({ name: 'second', version: '1.0.0' });
-    clients.push(late);
-    await late.connect(new StreamableHTTPClientTransport(new URL(second.url)));
-    expect((await late.listTools()).tools).toEqual([]);
+    const listed = await listedBy(second.url);
+    expect(await listed()).toEqual([]);
     // The store comes back with what replica one remembered; replica two reconnects (its backoff
     // is at most 5 s) and lists it.
     redis = await startRedis(Number(new URL(redis.url).port));
@@ -307,12 +293,7 @@ describeWith(['redis-server'])('state shared by replicas in Redis', () => {
     await writer.connect();
     for (const [key, value] of stored) await writer.set(key, value);
     await writer.quit();
-    await expect
-      .poll(async () => (await late.listTools()).tools.map((tool) => tool.name), {
-        timeout: 15_000,
-        interval: 250,
-      })
-      .toEqual(['e_echo']);
+    await expect.poll(listed, { timeout: 15_000, interval: 250 }).toEqual(['e_echo']);
   });
 
   it("F7, I5: with one store.url, a 2026 client's file link made on one replica reads on the other for the same principal, and never for another", async () => {
