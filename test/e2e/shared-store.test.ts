@@ -8,12 +8,12 @@ import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/cli
 import { afterEach, expect, it } from 'vitest';
 import { describeWith } from '../helpers/peers.js';
 import { awayFromWindowEnd, startRedis, type RedisPeer } from '../helpers/redis.js';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createClient } from 'redis';
 import { fixtureServer } from '../helpers/fixtures.js';
-import { fixtureEntry, modernHttpClient, serveHttp, writeConfig } from './cli-process.js';
+import { fixtureEntry, modernHttpClient, runCli, serveHttp, writeConfig } from './cli-process.js';
 
 const children: ChildProcess[] = [];
 const clients: Client[] = [];
@@ -294,6 +294,60 @@ describeWith(['redis-server'])('state shared by replicas in Redis', () => {
     for (const [key, value] of stored) await writer.set(key, value);
     await writer.quit();
     await expect.poll(listed, { timeout: 15_000, interval: 250 }).toEqual(['e_echo']);
+  });
+
+  it('K4, issue 48: `pins` says when the store could not be read, and `pins approve` approves nothing until it can put the approval there', async () => {
+    let redis = await startRedis();
+    redises.push(redis);
+    const dir = mkdtempSync(join(tmpdir(), 'mcp-normalizer-pins-'));
+    const file = writeConfig(
+      [
+        `store: { url: "${redis.url}" }`,
+        `state_dir: ${JSON.stringify(dir)}`,
+        'pinning: hold',
+        'servers:',
+        fixtureEntry('e', 'echo'),
+      ].join('\n'),
+    );
+    // The gateway lists e once (catalog and pins, in the folder and the store) ...
+    expect((await runCli(['tools', '--config', file])).code).toBe(0);
+    await redis.stop();
+    // ... and remembers a changed description of it (as a later listing would have).
+    const [catalogFile] = readdirSync(join(dir, 'catalogs'));
+    const catalogPath = join(dir, 'catalogs', catalogFile!);
+    const catalog = JSON.parse(readFileSync(catalogPath, 'utf8')) as { tools: { description?: string }[] };
+    catalog.tools[0]!.description = 'Changed.';
+    writeFileSync(catalogPath, JSON.stringify(catalog));
+    const [pinsName] = readdirSync(join(dir, 'pins'));
+    const pinsBefore = readFileSync(join(dir, 'pins', pinsName!), 'utf8');
+
+    const listed = await runCli(['pins', '--config', file]);
+    expect(listed.code).toBe(0);
+    expect(listed.stdout).toContain('+ description: "Changed."');
+    expect(listed.stderr).toContain(
+      `note: the store at ${redis.url} could not be read (no answer within 1000 ms:`,
+    );
+    const digest = /--digest (\S+)/.exec(listed.stdout)![1]!;
+    const refused = await runCli(['pins', 'approve', 'e', '--digest', digest, '--config', file]);
+    expect(refused.code).toBe(4);
+    expect(refused.stderr).toContain(
+      `Nothing approved: the store at ${redis.url} could not be read (no answer within 1000 ms: connect ECONNREFUSED`,
+    );
+    expect(refused.stderr).toContain(
+      'every replica takes approvals from it. Run this again once it is reachable.',
+    );
+    expect(readFileSync(join(dir, 'pins', pinsName!), 'utf8')).toBe(pinsBefore);
+
+    // Back (and empty): the approval goes to the store and to the folder.
+    redis = await startRedis(Number(new URL(redis.url).port));
+    redises.push(redis);
+    const approved = await runCli(['pins', 'approve', 'e', '--digest', digest, '--config', file]);
+    expect([approved.code, approved.stderr.trim()]).toEqual([0, 'Approved: e tool echo (changed)']);
+    expect(readFileSync(join(dir, 'pins', pinsName!), 'utf8')).toContain('Changed.');
+    const raw = createClient({ url: redis.url });
+    await raw.connect();
+    expect(await raw.get(`mcp-normalizer:state:pins/${pinsName!}`)).toContain('Changed.');
+    await raw.quit();
   });
 
   it("F7, I5: with one store.url, a 2026 client's file link made on one replica reads on the other for the same principal, and never for another", async () => {

@@ -78,7 +78,8 @@ export function createRedisStore(url: string, logger: Logger, onConnected?: () =
     await loaded;
     const run = connected.then(command);
     if ((await raceTimeout(run, COMMAND_MS, systemTimers)) === 'timeout')
-      throw new Error(`no answer within ${COMMAND_MS} ms`);
+      // The connection's last error says why, where there is one (a refused connection retries).
+      throw new Error(`no answer within ${COMMAND_MS} ms${lastError === undefined ? '' : `: ${lastError}`}`);
     return run;
   };
   /** The second connection, which only listens (Redis's pub/sub). */

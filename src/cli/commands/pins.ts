@@ -5,7 +5,7 @@
  * (within two seconds) without a restart.
  */
 import type { Config, ServerConfig } from '../../config/types.js';
-import { approve, comparePins, reviewDigest, type DefinitionChange } from '../../core/pins.js';
+import { approve, comparePins, reviewDigest, type DefinitionChange, type PinSet } from '../../core/pins.js';
 import { commandLine } from '../../config/command-line.js';
 import { parseBoundedJson, STATE_FILE_BOUNDS } from '../../core/bounded-json.js';
 import {
@@ -17,6 +17,7 @@ import {
   readPinsFile,
   sha256,
   writePinsFile,
+  type CatalogFile,
 } from '../../app/state/memory-files.js';
 import { sharedNames } from '../../app/state/shared-memory.js';
 import { createRedisStore } from '../../app/state/redis.js';
@@ -35,7 +36,8 @@ first sees it. \`pins\` lists the definitions that differ from their pins now (a
 exactly that: \`pins approve\` pins them as they were shown (one by its downstream name, or every
 change of the server), named by the review digest \`pins\` printed; if the server changed since, it
 approves nothing and says so. Without --digest it shows what it would approve, and the command. A
-running gateway picks an approval up within two seconds.
+running gateway picks an approval up within two seconds. With \`store:\` the store is read first and
+an approval goes there first, where every replica takes it; without the store, nothing is approved.
 
 Options:
   -c, --config FILE   config file (default: $MCP_NORMALIZER_CONFIG, else ./mcp-normalizer.{yaml,yml,json})
@@ -43,7 +45,8 @@ Options:
       --digest D      (approve) the review digest \`pins\` printed for what you approve
   -h, --help          show this help
 
-Exit codes: 0 done, 2 usage error, 3 invalid config.`;
+Exit codes: 0 done, 1 nothing approved (not reviewed, or changed since), 2 usage error, 3 invalid config,
+4 the store could not be reached.`;
 
 /** The store client's own log lines are not this command's output. */
 const quiet = pino({ level: 'silent' });
@@ -58,18 +61,35 @@ const OPTIONS = {
 /** Issue 48: the store the replicas share, when the config names one (its files come first). */
 type Shared = { get(name: string): Promise<string | undefined> } | undefined;
 
+/** What is remembered of one server, and its changes. */
+interface ServerState {
+  readonly paths: ReturnType<typeof memoryPaths>;
+  readonly catalog: CatalogFile | undefined;
+  readonly pins: PinSet | undefined;
+  /** What the catalog lists (when there are pins to compare it with). */
+  readonly listing?: { readonly tools: readonly unknown[]; readonly prompts: readonly unknown[] };
+  readonly changes: readonly DefinitionChange[];
+  /** Why the store could not be read (this folder's files were used). */
+  readonly unread?: string;
+}
+
 /** What is remembered of `server` (in the shared store, else this folder), and its changes. */
-async function stateOf(config: Config, server: ServerConfig, shared: Shared) {
+async function stateOf(config: Config, server: ServerConfig, shared: Shared): Promise<ServerState> {
   const paths = memoryPaths(config.stateDir, server, config.file);
   const names = sharedNames(config, server);
+  let unread: string | undefined;
   const fromStore = async (name: string): Promise<unknown> => {
-    const json = await shared?.get(KEYS.state(name)).catch(() => undefined);
+    const json = await shared?.get(KEYS.state(name)).catch((error: unknown) => {
+      unread = error instanceof Error ? error.message : String(error);
+      return undefined;
+    });
     return parseBoundedJson(json, STATE_FILE_BOUNDS);
   };
   const catalog = catalogOf(await fromStore(names.catalog)) ?? readCatalogFile(paths.catalog);
   const pins =
     pinsOf(await fromStore(names.pins)) ?? readPinsFile(paths.pins) ?? readPinsFile(paths.pinsByEntry);
-  if (catalog === undefined || pins === undefined) return { paths, catalog, pins, changes: [] };
+  const read = unread === undefined ? {} : { unread };
+  if (catalog === undefined || pins === undefined) return { paths, catalog, pins, changes: [], ...read };
   const listing = { tools: catalog.tools, prompts: catalog.features.prompts };
   // `off` shows nothing to approve; `warn` pins a new tool at once, `hold` waits for it.
   const mode = config.pinning === 'off' ? 'hold' : config.pinning;
@@ -79,7 +99,13 @@ async function stateOf(config: Config, server: ServerConfig, shared: Shared) {
     pins,
     listing,
     changes: comparePins(server.name, pins, listing, mode, sha256).changes,
+    ...read,
   };
+}
+
+/** Issue 48: the store named by the config could not be read; what was shown instead. */
+function unreadNote(store: SharedStore, why: string): string {
+  return `note: the store at ${store.where} could not be read (${why}): this folder's catalogs and pins are shown, which other replicas may not share`;
 }
 
 /** K4: the command that approves exactly `changes` (of one server; one tool when `tool` is named). */
@@ -138,6 +164,8 @@ async function command(
         io.err(`note: nothing is remembered of "${server.name}" yet (the gateway has not listed it)`);
     });
     if (config.pinning === 'off') io.err('note: pinning is off in this config: changes are not acted on');
+    const unread = states.find((state) => state.unread !== undefined)?.unread;
+    if (store !== undefined && unread !== undefined) io.err(unreadNote(store, unread));
     return EXIT.ok;
   }
   if (verb !== 'approve' || name === undefined || extra.length > 0)
@@ -149,6 +177,13 @@ async function command(
       EXIT.usage,
     );
   const state = await stateOf(config, server, store);
+  // Issue 48: the replicas take an approval from the store; one made without it reaches none.
+  if (store !== undefined && state.unread !== undefined) {
+    io.err(
+      `Nothing approved: the store at ${store.where} could not be read (${state.unread}); every replica takes approvals from it. Run this again once it is reachable.`,
+    );
+    return EXIT.runtime;
+  }
   if (state.pins === undefined || state.listing === undefined) {
     io.err(`Nothing to approve: "${name}" has no pins yet (they are made when the gateway first lists it).`);
     return EXIT.ok;
@@ -176,9 +211,20 @@ async function command(
     );
     return EXIT.ok;
   }
+  // Issue 48: every replica takes the approval from the store, so it goes there first: when it
+  // cannot, nothing is approved anywhere (this folder's pins would be undone by the store's).
+  const shared = JSON.stringify(pinsFile(server.name, pins));
+  const put = await store?.put(KEYS.state(sharedNames(config, server).pins), shared).then(
+    () => undefined,
+    (error: unknown) => (error instanceof Error ? error.message : String(error)),
+  );
+  if (store !== undefined && put !== undefined) {
+    io.err(
+      `Nothing approved: the store at ${store.where} did not take the approval (${put}); every replica takes approvals from it. Run this again once it is reachable.`,
+    );
+    return EXIT.runtime;
+  }
   await writePinsFile(state.paths.pins, server.name, pins);
-  // Issue 48: every replica takes the approval from the store.
-  await store?.put(KEYS.state(sharedNames(config, server).pins), JSON.stringify(pinsFile(server.name, pins)));
   for (const change of approved)
     io.err(`Approved: ${change.server} ${change.kind} ${change.name} (${change.change})`);
   return EXIT.ok;
