@@ -70,21 +70,33 @@ export function loggedIn(target: LoginServer): boolean {
   );
 }
 
+/** What {@link withSharedLogins} did: the work's result, and the store it could not reach. */
+export interface SharedWork<T> {
+  readonly result: T;
+  /** The store (without its credentials) and why it could not be reached, if it could not. */
+  readonly unreached?: { readonly where: string; readonly why: string };
+}
+
 /**
  * Issue 48: runs `work` (a login, a logout) with the token files mirrored to the store the
- * replicas share, when the config names one: every running replica takes the change. The
- * store's warnings go to stderr.
+ * replicas share, when the config names one: every running replica takes the change, unless the
+ * store could not be reached (said in the answer, for the command to report in one line: the
+ * store client's own log lines are not the command's output).
  */
-export async function withSharedLogins<T>(config: Config, work: () => T | Promise<T>): Promise<T> {
-  if (config.store === undefined) return work();
-  const logger = pino({ level: 'warn', base: undefined }, pino.destination(2));
+export async function withSharedLogins<T>(
+  config: Config,
+  work: () => T | Promise<T>,
+): Promise<SharedWork<T>> {
+  if (config.store === undefined) return { result: await work() };
+  const logger = pino({ level: 'silent' });
   const store = createRedisStore(config.store.url, logger);
   const shared = shareLogins({ store, logger, self: randomUUID() });
   try {
     await shared.attach(config.servers);
     const result = await work();
     await shared.flush();
-    return result;
+    const why = shared.unreached();
+    return why === undefined ? { result } : { result, unreached: { where: store.where, why } };
   } finally {
     await store.close();
   }

@@ -38,6 +38,8 @@ export interface SharedLogins {
   attach(servers: readonly ServerConfig[]): Promise<void>;
   /** Resolves once every change written so far has reached the store (the CLI waits for it). */
   flush(): Promise<void>;
+  /** Why the store could not be reached, the last time it could not (the CLI says so). */
+  unreached(): string | undefined;
 }
 
 /** The `auth: oauth` settings of `server`, if it logs in so. */
@@ -65,9 +67,12 @@ export function shareLogins(options: SharedLoginsOptions): SharedLogins {
   const files = new Map<string, TokenStore>();
   const writes = new Set<Promise<void>>();
   let listening: Promise<void> | undefined;
+  let unreached: string | undefined;
 
-  const warn = (error: unknown, what: string): void =>
-    logger.warn({ store: store.where, error: why(error) }, what);
+  const warn = (error: unknown, what: string): void => {
+    unreached = why(error);
+    logger.warn({ store: store.where, error: unreached }, what);
+  };
 
   /** Takes the store's login of `principal` to `server` when it is newer than this file's. */
   async function pull(server: string, principal: string): Promise<boolean> {
@@ -181,5 +186,6 @@ export function shareLogins(options: SharedLoginsOptions): SharedLogins {
     async flush() {
       await Promise.all([...writes]);
     },
+    unreached: () => unreached,
   };
 }

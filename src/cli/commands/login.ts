@@ -90,7 +90,7 @@ export async function run(args: readonly string[], io: CliIO): Promise<number> {
     throw new CliError(`login: --timeout must be a whole number of seconds, got "${timeout}"`, EXIT.usage);
   const noBrowser = values['no-browser'] === true;
   try {
-    const store = await withSharedLogins(config, () =>
+    const { result: tokens, unreached } = await withSharedLogins(config, () =>
       login(server, {
         open(url) {
           io.err(`Open this URL to log in to ${server.server}:\n\n  ${url.href}\n`);
@@ -99,8 +99,12 @@ export async function run(args: readonly string[], io: CliIO): Promise<number> {
         ...(timeout !== undefined ? { timeoutMs: Number(timeout) * 1000 } : {}),
       }),
     );
-    io.err(`Logged in to ${server.server}; the tokens are in ${store}.`);
-    return EXIT.ok;
+    io.err(`Logged in to ${server.server}; the tokens are in ${tokens}.`);
+    if (unreached === undefined) return EXIT.ok;
+    io.err(
+      `The store at ${unreached.where} could not be reached (${unreached.why}): the other replicas do not have this login. Run this again once it is reachable.`,
+    );
+    return EXIT.runtime;
   } catch (error) {
     const why = error instanceof Error ? error.message : String(error);
     throw new CliError(`login to ${server.server} failed: ${why.split('\n')[0] ?? why}`, EXIT.runtime);
@@ -112,7 +116,14 @@ export async function runLogout(args: readonly string[], io: CliIO): Promise<num
   const found = await target('logout', args, io, LOGOUT_HELP);
   if (found === undefined) return EXIT.ok;
   const { server, config } = found;
-  const was = await withSharedLogins(config, () => logout(server));
+  const { result: was, unreached } = await withSharedLogins(config, () => logout(server));
+  if (unreached !== undefined) {
+    // D2: what the store keeps, every replica goes on using: this logout is not done.
+    io.err(
+      `${was ? `Logged out of ${server.server} in this folder only` : `No login to ${server.server} was stored in this folder`}: the store at ${unreached.where} could not be reached (${unreached.why}), and a login kept there stays in use by every replica. Run this again once it is reachable.`,
+    );
+    return EXIT.runtime;
+  }
   io.err(was ? `Logged out of ${server.server}.` : `No login to ${server.server} was stored.`);
   return EXIT.ok;
 }
