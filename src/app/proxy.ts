@@ -21,13 +21,11 @@ import { LOCAL_PRINCIPAL, type CallAccess } from '../core/policy.js';
 import { Pool } from '../downstream/pool.js';
 import type { PoolOptions, ServerSnapshot } from '../downstream/pool.js';
 import { transportFactory, type EarlyChildren } from '../downstream/transport.js';
-import type { HealthReport, HttpHandle, HttpOptions } from '../upstream/http.js';
+import type { HealthReport, HttpHandle } from '../upstream/http.js';
 import { createInputRounds } from '../upstream/input-rounds.js';
 import { createNotifier } from '../upstream/notifier.js';
 import { createUpstreamServer, type ToolBackend, type UpstreamServer } from '../upstream/server.js';
 import type { Result } from '../core/result.js';
-import { serveStdio } from '../upstream/stdio.js';
-import type { StdioHandle, StdioOptions } from '../upstream/stdio.js';
 import { createCatalogs } from './catalogs.js';
 import { countByServer, fileStore, rateLimits, rememberedState } from './state/state.js';
 import type { DefinitionChange } from '../core/pins.js';
@@ -38,7 +36,7 @@ import { skillsExtension } from '../upstream/ext/skills.js';
 import { tasksExtension } from '../upstream/ext/tasks.js';
 import { createFeatures } from './features.js';
 import { createHealth, type ServerHealth } from './health.js';
-import { createMetrics, type Metrics } from './metrics.js';
+import { createMetrics } from './metrics.js';
 import { createStatus, type Status, type StatusSources } from './status.js';
 import type { CatalogMemory } from './state/memory.js';
 import type { SharedStore } from './state/store.js';
@@ -50,7 +48,7 @@ import { serverHolder } from './servers.js';
 import { createToolBackend } from './calls.js';
 import { createSearches } from './searches.js';
 import { callerViews, renderings } from './identity.js';
-import { listenEndpoint, type EndpointParts } from './http-endpoint.js';
+import { hosting, type Hosting } from './http-endpoint.js';
 import type { StatusHandler } from './status-http.js';
 import type { Views } from './views.js';
 import { PACKAGE_NAME, packageVersion } from './version.js';
@@ -81,8 +79,8 @@ export interface ProxyOptions {
   readonly headStart?: EarlyChildren;
 }
 
-/** A proxy built from one config. */
-export interface Proxy {
+/** A proxy built from one config (its endpoints: {@link Hosting}). */
+export interface Proxy extends Hosting {
   readonly config: Config;
   readonly pool: Pool;
   /** Issue 47: the skills of the servers behind (`skills`, `check`). */
@@ -114,10 +112,6 @@ export interface Proxy {
   health(): HealthReport;
   /** P1: connects every downstream in parallel; resolves once each is ready or failed once. */
   start(): Promise<void>;
-  /** U1: serves over stdio. */
-  serveStdio(options?: StdioOptions): Promise<StdioHandle>;
-  /** U1: serves Streamable HTTP; `http` config unless overridden. */
-  listenHttp(overrides?: Partial<Omit<HttpOptions, 'health'>>): Promise<HttpHandle>;
   /** P5: stop taking calls, drain up to `graceMs`, close endpoints, close every downstream. */
   stop(options?: { graceMs?: number }): Promise<void>;
   /** P5, forced exit only: SIGKILL every downstream child process now. */
@@ -129,10 +123,6 @@ export interface Proxy {
   reload(next: Config, graceMs?: number): Promise<{ readonly restartNeeded: readonly string[] }>;
   /** O1: the Prometheus exposition (what `GET /metrics` answers). */
   metrics(): Promise<{ contentType: string; body: string }>;
-  /** O1: `GET /metrics` alone on 127.0.0.1:`port` (for `serve` over stdio, `--metrics-port`). */
-  listenMetrics(port: number): Promise<{ url: string; close(): Promise<void> }>;
-  /** O4: the status page alone on 127.0.0.1:`port` (for `serve` over stdio, `--status-port`). */
-  listenStatus(port: number): Promise<{ url: string; close(): Promise<void> }>;
 }
 
 /**
@@ -220,48 +210,6 @@ function statusOf(
 /** X5: a completed task's answer through `backend`'s outcome step, named as its call was. */
 function answerTask(backend: Pick<ToolBackend, 'answer'>, result: Result, task: AnsweredTask): Result {
   return backend.answer?.(task.exposed ?? task.tool, result, undefined, task.owner || undefined) ?? result;
-}
-
-/** What {@link hosting} serves: the parts every endpoint is given. */
-type HostedParts = Omit<EndpointParts, 'health' | 'metrics' | 'status'> & {
-  readonly health: { report: EndpointParts['health'] };
-  readonly metrics: Pick<Metrics, 'scrape' | 'served'>;
-  readonly statusPage: () => Promise<StatusHandler>;
-};
-
-/**
- * U1, O1, O4: the endpoints of one proxy (stdio, HTTP, the metrics and the status page alone),
- * each kept in `endpoints` for the ordered stop, the HTTP ones in `https` too.
- */
-function hosting(
-  parts: HostedParts,
-  endpoints: { close(): Promise<void> }[],
-  https: HttpHandle[],
-): Pick<Proxy, 'serveStdio' | 'listenHttp' | 'listenMetrics' | 'listenStatus'> {
-  const { config, logger, upstream, onRequest, metrics, statusPage } = parts;
-  const kept = <H extends { close(): Promise<void> }>(handle: H): H => (endpoints.push(handle), handle);
-  return {
-    serveStdio: async (stdioOptions) =>
-      kept(await serveStdio(upstream, { onRequest, ...stdioOptions }, logger)),
-    async listenHttp(overrides = {}) {
-      const status = config.statusPage ? statusPage : undefined;
-      const endpoint = { ...parts, health: parts.health.report, status, metrics: () => metrics.scrape() };
-      const handle = kept(await listenEndpoint(endpoint, overrides));
-      https.push(handle);
-      metrics.served();
-      return handle;
-    },
-    async listenMetrics(port) {
-      const { listenMetrics } = await import('./metrics-endpoint.js');
-      const handle = kept(await listenMetrics(port, () => metrics.scrape()));
-      metrics.served();
-      return handle;
-    },
-    async listenStatus(port) {
-      const { listenStatus } = await import('./status-http.js');
-      return kept(await listenStatus(port, await statusPage()));
-    },
-  };
 }
 
 /**
