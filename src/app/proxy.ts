@@ -213,6 +213,21 @@ function answerTask(backend: Pick<ToolBackend, 'answer'>, result: Result, task: 
 }
 
 /**
+ * P1, issue 48: starts `pool` once `first` settled: the logins the other replicas made, and the
+ * pins (K4: a server's first listing is compared with theirs, never pinned afresh ahead of them).
+ * `finally`: even if the pool's start ever rejected (it is written never to), the first round
+ * must end, or /healthz would say `starting` for ever. Nothing to wait for: it starts at once.
+ */
+function startPool(
+  pool: Pool,
+  first: readonly (Promise<unknown> | undefined)[],
+  done: () => void,
+): Promise<void> {
+  const waits = first.filter((wait) => wait !== undefined).map((wait) => wait.catch(() => undefined));
+  return (waits.length === 0 ? pool.start() : Promise.all(waits).then(() => pool.start())).finally(done);
+}
+
+/**
  * Builds the proxy. Nothing starts until {@link Proxy.start}.
  * @example const proxy = createProxy(config, { logger }); void proxy.start(); await proxy.serveStdio();
  */
@@ -356,13 +371,10 @@ export function createProxy(config: Config, options: ProxyOptions): Proxy {
     servers: health.servers,
     health: health.report,
     start() {
-      // `finally`: even if the pool's start ever rejected (it is written never to), the first
-      // round must end, or /healthz would say `starting` for ever.
-      catalogs.begin(remembered.load());
-      if (started !== undefined) return started;
-      // Issue 48: a replica's first connections use the logins the others made.
-      const shared = logins.share(servers.list());
-      started = (shared === undefined ? pool.start() : shared.then(() => pool.start())).finally(() => {
+      const loaded = remembered.load();
+      catalogs.begin(loaded);
+      // Issue 48: what the others made, read first: the logins, and (K4) the pins when there is a store.
+      started ??= startPool(pool, [logins.share(servers.list()), store && loaded], () => {
         firstRoundDone = true;
         if (!stopping) catalogs.rebuild();
         metrics.startOver();
@@ -375,7 +387,8 @@ export function createProxy(config: Config, options: ProxyOptions): Proxy {
       await remembered.close();
     },
     async reload(next, graceMs = 5000) {
-      await logins.share(next.servers);
+      // As at the start: what the store holds of the servers is read before they list (K4).
+      await Promise.all([logins.share(next.servers), remembered.load(next.servers)]);
       await applyServers(pool, servers, next, graceMs, logger);
       catalogs.rebuild();
       return { restartNeeded: restartNeeded(config, next) };

@@ -6,7 +6,7 @@
  */
 import { secureStateDir } from './state-files.js';
 import type { Logger } from 'pino';
-import type { Config } from '../../config/types.js';
+import type { Config, ServerConfig } from '../../config/types.js';
 import type { DefinitionChange } from '../../core/pins.js';
 import { compileLimits } from '../../core/rate-limits.js';
 import type { Scrubber } from '../../core/secrets.js';
@@ -56,9 +56,9 @@ export function rememberedState(
   return {
     memory,
     store,
-    /** Resolves once what the store holds is loaded (at once without a store). */
-    load: async (): Promise<void> => {
-      if (store !== undefined && (await loadShared(store, memory, servers.list(), config, logger))) rebuild();
+    /** Resolves once what the store holds of `list` is loaded (at once without a store). */
+    load: async (list: readonly ServerConfig[] = servers.list()): Promise<void> => {
+      if (store !== undefined && (await loadShared(store, memory, list, config, logger))) rebuild();
     },
     async close(): Promise<void> {
       watch?.stop();
