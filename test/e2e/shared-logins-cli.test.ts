@@ -55,7 +55,7 @@ describeWith(['redis-server'])('`logout` with a store the replicas share', () =>
     const away = await runCli(['logout', 'r', '--config', file]);
     expect(away.code).toBe(4);
     expect(away.stderr.trim()).toBe(
-      `No login to r was stored in this folder: the store at ${redis.url} could not be reached (no answer within 1000 ms: connect ECONNREFUSED ${new URL(redis.url).host}), and a login kept there stays in use by every replica. Run this again once it is reachable.`,
+      `No login to r was stored in this folder: the store at ${redis.url} could not be reached (unreachable: connect ECONNREFUSED ${new URL(redis.url).host}), and a login kept there stays in use by every replica. Run this again once it is reachable.`,
     );
 
     redis = await startRedis(Number(new URL(redis.url).port));

@@ -55,10 +55,14 @@ export function createRedisStore(url: string, logger: Logger, onConnected?: () =
     });
     return client;
   });
-  // A command waits for the first connection (within its bound), then fails at once while down.
+  // A command waits for the first attempt to connect (within its bound); once that attempt has
+  // failed, or the connection is lost, commands fail at once (no offline queue) until it is back:
+  // a replica starting while the store is away is not held a second per read.
   const connected = loading.then(
     async (client) => {
-      if (!closed) await client.connect().catch(() => undefined);
+      if (closed) return client;
+      const failed = new Promise<void>((resolve) => client.once('error', () => resolve()));
+      await Promise.race([client.connect().catch(() => undefined), failed]);
       return client;
     },
     (error: unknown) => {
@@ -80,7 +84,10 @@ export function createRedisStore(url: string, logger: Logger, onConnected?: () =
     if ((await raceTimeout(run, COMMAND_MS, systemTimers)) === 'timeout')
       // The connection's last error says why, where there is one (a refused connection retries).
       throw new Error(`no answer within ${COMMAND_MS} ms${lastError === undefined ? '' : `: ${lastError}`}`);
-    return run;
+    return run.catch((error: unknown) => {
+      // Down: why, as the connection knows it (not the client's "offline").
+      throw lastError === undefined ? error : new Error(`unreachable: ${lastError}`);
+    });
   };
   /** The second connection, which only listens (Redis's pub/sub). */
   let subscriber:
