@@ -215,16 +215,30 @@ function answerTask(backend: Pick<ToolBackend, 'answer'>, result: Result, task: 
 /**
  * P1, issue 48: starts `pool` once `first` settled: the logins the other replicas made, and the
  * pins (K4: a server's first listing is compared with theirs, never pinned afresh ahead of them).
- * `finally`: even if the pool's start ever rejected (it is written never to), the first round
- * must end, or /healthz would say `starting` for ever. Nothing to wait for: it starts at once.
+ * `begun`: the pool's start was called (a list waits for it: before, no server is "starting").
+ * `started`: its first round ended; `finally`, even if the start ever rejected (it is written
+ * never to), or /healthz would say `starting` for ever. Nothing to wait for: it starts at once.
  */
 function startPool(
   pool: Pool,
   first: readonly (Promise<unknown> | undefined)[],
   done: () => void,
-): Promise<void> {
+): { readonly begun: Promise<void>; readonly started: Promise<void> } {
   const waits = first.filter((wait) => wait !== undefined).map((wait) => wait.catch(() => undefined));
-  return (waits.length === 0 ? pool.start() : Promise.all(waits).then(() => pool.start())).finally(done);
+  if (waits.length === 0) return { begun: Promise.resolve(), started: pool.start().finally(done) };
+  let begin: () => void = () => undefined;
+  const begun = new Promise<void>((resolve) => (begin = resolve));
+  const started = Promise.all(waits)
+    .then(() => {
+      const round = pool.start();
+      begin();
+      return round;
+    })
+    .finally(() => {
+      begin();
+      done();
+    });
+  return { begun, started };
 }
 
 /**
@@ -239,7 +253,7 @@ export function createProxy(config: Config, options: ProxyOptions): Proxy {
   const pool = createPool(config, options, scrub);
   /** What most parts are built from. */
   const base = { config, servers, pool, logger };
-  let started: Promise<void> | undefined;
+  let starting: ReturnType<typeof startPool> | undefined;
   let firstRoundDone = false;
   let stopping = false;
   const endpoints: { close(): Promise<void> }[] = [];
@@ -350,7 +364,7 @@ export function createProxy(config: Config, options: ProxyOptions): Proxy {
   const health = createHealth({
     pool,
     catalog: catalogs.tools,
-    lifecycle: () => ({ started: started !== undefined && firstRoundDone, stopping }),
+    lifecycle: () => ({ started: starting !== undefined && firstRoundDone, stopping }),
     ...(store !== undefined ? { store: () => ({ where: store.where, ...store.health() }) } : {}),
     ...(scrub !== undefined ? { scrub } : {}),
   });
@@ -372,14 +386,15 @@ export function createProxy(config: Config, options: ProxyOptions): Proxy {
     health: health.report,
     start() {
       const loaded = remembered.load();
-      catalogs.begin(loaded);
       // Issue 48: what the others made, read first: the logins, and (K4) the pins when there is a store.
-      started ??= startPool(pool, [logins.share(servers.list()), store && loaded], () => {
+      starting ??= startPool(pool, [logins.share(servers.list()), store && loaded], () => {
         firstRoundDone = true;
         if (!stopping) catalogs.rebuild();
         metrics.startOver();
       });
-      return started;
+      // P1: a list waits for the pool to have begun, then for the servers starting.
+      catalogs.begin(starting.begun.then(() => loaded));
+      return starting.started;
     },
     async stop({ graceMs = 5000 } = {}) {
       stopping = true;

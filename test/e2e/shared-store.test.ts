@@ -5,6 +5,7 @@
  */
 import type { ChildProcess } from 'node:child_process';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { afterEach, expect, it } from 'vitest';
 import { describeWith } from '../helpers/peers.js';
 import { awayFromWindowEnd, startRedis, type RedisPeer } from '../helpers/redis.js';
@@ -13,7 +14,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createClient } from 'redis';
 import { fixtureServer } from '../helpers/fixtures.js';
-import { fixtureEntry, modernHttpClient, runCli, serveHttp, writeConfig } from './cli-process.js';
+import { fixtureEntry, modernHttpClient, runCli, serveHttp, serveStdio, writeConfig } from './cli-process.js';
 
 const children: ChildProcess[] = [];
 const clients: Client[] = [];
@@ -254,6 +255,25 @@ describeWith(['redis-server'])('state shared by replicas in Redis', () => {
     expect(await keys()).toEqual([]);
     // The replica reconnects (its backoff is at most 5 s) and gives the store what it knows.
     await expect.poll(keys, { timeout: 15_000, interval: 250 }).toEqual(before);
+  });
+
+  it('P1, K2: with a store, a host that lists once on the very first start gets every tool', async () => {
+    const redis = await startRedis();
+    redises.push(redis);
+    const dir = mkdtempSync(join(tmpdir(), 'mcp-normalizer-shared-'));
+    const file = writeConfig(
+      [
+        `store: { url: "${redis.url}" }`,
+        `state_dir: ${JSON.stringify(dir)}`,
+        'servers:',
+        fixtureEntry('e', 'echo'),
+      ].join('\n'),
+    );
+    const host = new Client({ name: 'lists-once', version: '1.0.0' });
+    clients.push(host);
+    await host.connect(new StdioClientTransport({ ...serveStdio(file), stderr: 'ignore' }));
+    // Nothing is remembered anywhere: the list waits for the server (after the store's read).
+    expect((await host.listTools()).tools.map((tool) => tool.name)).toEqual(['e_echo']);
   });
 
   it('K2: a replica started later, with a state folder of its own, lists the catalog another replica remembered in the store, before its server is up', async () => {
