@@ -1,10 +1,12 @@
 /**
  * K4, issue 48 with a real Redis and real processes: under `pinning: hold`, a definition that
  * changed is withheld by every replica, and one `pins approve` on the command line (another
- * folder, the same config) releases it on every running replica, through the store.
+ * folder, the same config) releases it on every running replica, through the store; a server a
+ * reload adds is compared with the store's pins; with the store away, `pins` says so and
+ * `pins approve` approves nothing.
  */
 import type { ChildProcess } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
@@ -13,7 +15,7 @@ import { afterEach, expect, it } from 'vitest';
 import { fixtureServer } from '../helpers/fixtures.js';
 import { describeWith } from '../helpers/peers.js';
 import { startRedis, type RedisPeer } from '../helpers/redis.js';
-import { runCli, serveHttp, writeConfig } from './cli-process.js';
+import { fixtureEntry, runCli, serveHttp, writeConfig } from './cli-process.js';
 
 const children: ChildProcess[] = [];
 const clients: Client[] = [];
@@ -125,5 +127,59 @@ describeWith(['redis-server'])('pins the replicas share', () => {
       .poll(async () => (await runCli(['pins', '--json', '--config', file])).stdout, { timeout: 10_000 })
       .toContain('"server": "f"');
     expect(await two()).toEqual({ e_echo: 'Echoes text.' });
+  });
+
+  it('K4, issue 48: `pins` says when the store could not be read, and `pins approve` approves nothing until it can put the approval there', async () => {
+    let redis = await startRedis();
+    redises.push(redis);
+    const dir = mkdtempSync(join(tmpdir(), 'mcp-normalizer-pins-'));
+    const file = writeConfig(
+      [
+        `store: { url: "${redis.url}" }`,
+        `state_dir: ${JSON.stringify(dir)}`,
+        'pinning: hold',
+        'servers:',
+        fixtureEntry('e', 'echo'),
+      ].join('\n'),
+    );
+    // The gateway lists e once (catalog and pins, in the folder and the store) ...
+    expect((await runCli(['tools', '--config', file])).code).toBe(0);
+    await redis.stop();
+    // ... and remembers a changed description of it (as a later listing would have).
+    const [catalogFile] = readdirSync(join(dir, 'catalogs'));
+    const catalogPath = join(dir, 'catalogs', catalogFile!);
+    const catalog = JSON.parse(readFileSync(catalogPath, 'utf8')) as { tools: { description?: string }[] };
+    catalog.tools[0]!.description = 'Changed.';
+    writeFileSync(catalogPath, JSON.stringify(catalog));
+    const [pinsName] = readdirSync(join(dir, 'pins'));
+    const pinsBefore = readFileSync(join(dir, 'pins', pinsName!), 'utf8');
+
+    const listed = await runCli(['pins', '--config', file]);
+    expect(listed.code).toBe(0);
+    expect(listed.stdout).toContain('+ description: "Changed."');
+    expect(listed.stderr).toContain(
+      `note: the store at ${redis.url} could not be read (unreachable: connect ECONNREFUSED`,
+    );
+    const digest = /--digest (\S+)/.exec(listed.stdout)![1]!;
+    const refused = await runCli(['pins', 'approve', 'e', '--digest', digest, '--config', file]);
+    expect(refused.code).toBe(4);
+    expect(refused.stderr).toContain(
+      `Nothing approved: the store at ${redis.url} could not be read (unreachable: connect ECONNREFUSED`,
+    );
+    expect(refused.stderr).toContain(
+      'every replica takes approvals from it. Run this again once it is reachable.',
+    );
+    expect(readFileSync(join(dir, 'pins', pinsName!), 'utf8')).toBe(pinsBefore);
+
+    // Back (and empty): the approval goes to the store and to the folder.
+    redis = await startRedis(Number(new URL(redis.url).port));
+    redises.push(redis);
+    const approved = await runCli(['pins', 'approve', 'e', '--digest', digest, '--config', file]);
+    expect([approved.code, approved.stderr.trim()]).toEqual([0, 'Approved: e tool echo (changed)']);
+    expect(readFileSync(join(dir, 'pins', pinsName!), 'utf8')).toContain('Changed.');
+    const raw = createClient({ url: redis.url });
+    await raw.connect();
+    expect(await raw.get(`mcp-normalizer:state:pins/${pinsName!}`)).toContain('Changed.');
+    await raw.quit();
   });
 });
