@@ -38,7 +38,10 @@ export interface SharedLogins {
   attach(servers: readonly ServerConfig[]): Promise<void>;
   /** Resolves once every change written so far has reached the store (the CLI waits for it). */
   flush(): Promise<void>;
-  /** Why the store could not be reached, the last time it could not (the CLI says so). */
+  /**
+   * Why the store could not be reached, if the last thing tried there failed (the CLI says so): a
+   * login written there since clears it; a logout that found nothing to remove leaves it.
+   */
   unreached(): string | undefined;
 }
 
@@ -97,7 +100,10 @@ export function shareLogins(options: SharedLoginsOptions): SharedLogins {
           ),
         )
         .then(
-          () => undefined,
+          () => {
+            // It reached the store after all (a login written once the store was back).
+            unreached = undefined;
+          },
           (error: unknown) => warn(error, `a login to ${name} not shared: the other replicas keep theirs`),
         );
       writes.add(write);
