@@ -72,7 +72,9 @@ describe('L2: no secret in any output', () => {
   it('L2: check and call print no secret, though a downstream echoes it in its error and a result echoes it back', async () => {
     const file = await config();
     const check = await runCli(['check', '--config', file, '--log-level', 'trace'], env);
-    expect(check.stdout).toMatch(/remote\s+down/);
+    // Down after its first attempt, or already retrying (its backoff can end before `check`
+    // prints, on a loaded machine): either way not up, its error shown redacted.
+    expect(check.stdout).toMatch(/remote\s+(down|restarting)/);
     expect(check.stdout).toContain('[REDACTED]');
     expect(leaks(check.stdout), check.stdout).toBe(false);
     expect(leaks(check.stderr), 'the trace log').toBe(false);
@@ -140,7 +142,9 @@ describe('L2: no secret in any output', () => {
     const forms = [...secretForms(KEY), ...secretForms(PASSWORD), secrets.MCP_BASIC];
     const leaked = (text: string): string[] => forms.filter((form) => text.includes(form));
     const check = await runCli(['check', '--config', file, '--log-level', 'trace'], secrets);
-    expect(check.stdout).toMatch(/remote\s+down/);
+    // Down after its first attempt, or already retrying (its backoff can end before `check`
+    // prints, on a loaded machine): either way not up, its error shown redacted.
+    expect(check.stdout).toMatch(/remote\s+(down|restarting)/);
     expect(`${check.stdout}${check.stderr}`).toContain('/mcp?key=');
     expect(leaked(check.stdout), check.stdout).toEqual([]);
     expect(leaked(check.stderr), 'the trace log').toEqual([]);
