@@ -45,6 +45,22 @@ export function writeConfig(body: string): string {
   return file;
 }
 
+/**
+ * Issue 48: a config of echo server `e` with the shared store at `storeUrl` and the state folder
+ * `stateDir` (`extra` lines before `servers:`), written as {@link writeConfig} does.
+ */
+export function storeConfig(storeUrl: string, stateDir: string, extra: readonly string[] = []): string {
+  return writeConfig(
+    [
+      `store: { url: "${storeUrl}" }`,
+      `state_dir: ${JSON.stringify(stateDir)}`,
+      ...extra,
+      'servers:',
+      fixtureEntry('e', 'echo'),
+    ].join('\n'),
+  );
+}
+
 /** The environment of every child: the parent's, minus anything that would change the config. */
 export function childEnv(extra: Record<string, string> = {}): Record<string, string> {
   const env: Record<string, string> = {};

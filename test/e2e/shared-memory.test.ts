@@ -15,7 +15,7 @@ import { afterEach, expect, it } from 'vitest';
 import { fixtureServer } from '../helpers/fixtures.js';
 import { describeWith } from '../helpers/peers.js';
 import { startRedis, type RedisPeer } from '../helpers/redis.js';
-import { fixtureEntry, serveHttp, serveStdio, writeConfig } from './cli-process.js';
+import { fixtureEntry, serveHttp, serveStdio, storeConfig, writeConfig } from './cli-process.js';
 
 const children: ChildProcess[] = [];
 const clients: Client[] = [];
@@ -122,14 +122,7 @@ describeWith(['redis-server'])('what the replicas remember, through the store', 
     const redis = await startRedis();
     redises.push(redis);
     const dir = mkdtempSync(join(tmpdir(), 'mcp-normalizer-shared-'));
-    const file = writeConfig(
-      [
-        `store: { url: "${redis.url}" }`,
-        `state_dir: ${JSON.stringify(dir)}`,
-        'servers:',
-        fixtureEntry('e', 'echo'),
-      ].join('\n'),
-    );
+    const file = storeConfig(redis.url, dir);
     const host = new Client({ name: 'lists-once', version: '1.0.0' });
     clients.push(host);
     await host.connect(new StdioClientTransport({ ...serveStdio(file), stderr: 'ignore' }));
@@ -148,7 +141,7 @@ describeWith(['redis-server'])('what the replicas remember, through the store', 
     await laterReplicaLists(failsAtOnce);
   });
 
-  it('K2, issue 48: a replica started while the store was away takes what it remembers once it is back', async () => {
+  it('K2, K5, issue 48: a replica started while the store was away takes what it remembers once it is back', async () => {
     let redis = await startRedis();
     redises.push(redis);
     const { config, gate } = await replicaOneRemembers(redis, failsAtOnce);

@@ -15,7 +15,7 @@ import { afterEach, expect, it } from 'vitest';
 import { fixtureServer } from '../helpers/fixtures.js';
 import { describeWith } from '../helpers/peers.js';
 import { startRedis, type RedisPeer } from '../helpers/redis.js';
-import { fixtureEntry, runCli, serveHttp, writeConfig } from './cli-process.js';
+import { runCli, serveHttp, storeConfig, writeConfig } from './cli-process.js';
 
 const children: ChildProcess[] = [];
 const clients: Client[] = [];
@@ -71,7 +71,7 @@ async function storedPins(url: string): Promise<number> {
 }
 
 describeWith(['redis-server'])('pins the replicas share', () => {
-  it('K4, issue 48: a changed definition is withheld by every replica, and one `pins approve` releases it on all of them', async () => {
+  it('K1, K4, issue 48: a changed definition is withheld by every replica, and one `pins approve` releases it on all of them', async () => {
     const redis = await startRedis();
     redises.push(redis);
     const dir = mkdtempSync(join(tmpdir(), 'mcp-normalizer-shared-pins-'));
@@ -133,15 +133,7 @@ describeWith(['redis-server'])('pins the replicas share', () => {
     let redis = await startRedis();
     redises.push(redis);
     const dir = mkdtempSync(join(tmpdir(), 'mcp-normalizer-pins-'));
-    const file = writeConfig(
-      [
-        `store: { url: "${redis.url}" }`,
-        `state_dir: ${JSON.stringify(dir)}`,
-        'pinning: hold',
-        'servers:',
-        fixtureEntry('e', 'echo'),
-      ].join('\n'),
-    );
+    const file = storeConfig(redis.url, dir, ['pinning: hold']);
     // The gateway lists e once (catalog and pins, in the folder and the store) ...
     expect((await runCli(['tools', '--config', file])).code).toBe(0);
     await redis.stop();
